@@ -1,0 +1,46 @@
+# svclust: PGXS build.  `make && make install`, then `make installcheck`
+# against a running server; `make unit` runs the core's unit tests.
+EXTENSION = svclust
+EXTVERSION = 0.1.0
+MODULE_big = svclust
+
+CORE_SRCS = $(sort $(wildcard src/core/*.c))
+GLUE_SRCS = $(sort $(wildcard src/*.c))
+OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
+HEADERS = $(wildcard src/core/*.h src/*.h)
+
+DATA = sql/$(EXTENSION)--$(EXTVERSION).sql
+
+# pg_regress tests: every sql/*.sql but the extension script.
+REGRESS = $(patsubst sql/%.sql,%,$(filter-out sql/$(EXTENSION)--%,$(sort $(wildcard sql/*.sql))))
+REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
+
+PG_CONFIG ?= pg_config
+PG_CPPFLAGS += -Isrc/core
+PG_CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
+
+# Flags for the kernel loops only (FINDINGS.md section 8): -ffast-math lets
+# gcc call glibc's vector exp.  OPTFLAGS is the escape hatch for portable or
+# native builds: `make OPTFLAGS=` (portable, default) or
+# `make OPTFLAGS=-march=native`.
+OPTFLAGS ?=
+KERNEL_CFLAGS = -O3 -ffast-math $(OPTFLAGS)
+src/core/kernel.o: CFLAGS += $(KERNEL_CFLAGS)
+src/core/kernel.bc: BITCODE_CFLAGS += $(KERNEL_CFLAGS)
+
+# the vector exp of glibc that -ffast-math calls
+SHLIB_LINK += -lmvec -lm
+
+EXTRA_CLEAN = test/unit/build
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+$(OBJS): $(HEADERS)
+
+.PHONY: unit unit-valgrind
+unit:
+	$(MAKE) -C test/unit run
+
+unit-valgrind:
+	$(MAKE) -C test/unit valgrind

@@ -1,0 +1,61 @@
+-- svclust 0.1.0: support vector clustering in PostgreSQL
+\echo Use "CREATE EXTENSION svclust" to load this file. \quit
+
+-- The training aggregate's state: a bounded reservoir sample with exact
+-- scaling statistics.  A type of its own (not internal) so that parallel
+-- workers and Citus nodes can ship it; written as \x followed by hex.
+CREATE TYPE svc_state;
+
+CREATE FUNCTION svc_state_in(cstring) RETURNS svc_state
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION svc_state_out(svc_state) RETURNS cstring
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION svc_state_recv(internal) RETURNS svc_state
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION svc_state_send(svc_state) RETURNS bytea
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE TYPE svc_state (
+    INPUT = svc_state_in,
+    OUTPUT = svc_state_out,
+    RECEIVE = svc_state_recv,
+    SEND = svc_state_send,
+    INTERNALLENGTH = VARIABLE,
+    ALIGNMENT = double,
+    STORAGE = extended
+);
+
+-- Training: svc_train(features) and svc_train(features, options)
+CREATE FUNCTION svc_train_transfn(svc_state, float8[]) RETURNS svc_state
+    AS 'MODULE_PATHNAME', 'svc_train_transfn' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION svc_train_transfn(svc_state, float8[], jsonb) RETURNS svc_state
+    AS 'MODULE_PATHNAME', 'svc_train_transfn' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION svc_train_combinefn(svc_state, svc_state) RETURNS svc_state
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION svc_train_finalfn(svc_state) RETURNS bytea
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE AGGREGATE svc_train(float8[]) (
+    SFUNC = svc_train_transfn,
+    STYPE = svc_state,
+    COMBINEFUNC = svc_train_combinefn,
+    FINALFUNC = svc_train_finalfn,
+    PARALLEL = SAFE
+);
+
+CREATE AGGREGATE svc_train(float8[], jsonb) (
+    SFUNC = svc_train_transfn,
+    STYPE = svc_state,
+    COMBINEFUNC = svc_train_combinefn,
+    FINALFUNC = svc_train_finalfn,
+    PARALLEL = SAFE
+);
+
+-- Inspecting and scoring
+CREATE FUNCTION svc_model_info(model bytea) RETURNS jsonb
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION svc_decision(model bytea, features float8[]) RETURNS float8
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION svc_predict(model bytea, features float8[]) RETURNS integer
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+

@@ -1,0 +1,236 @@
+/*
+ * bytes.c - little-endian encoding and the CRC-32C checksum
+ */
+#include "bytes.h"
+
+#include <string.h>
+
+uint32_t
+svc_load_u32(const uint8_t *p)
+{
+	return (uint32_t) p[0] | ((uint32_t) p[1] << 8) |
+		((uint32_t) p[2] << 16) | ((uint32_t) p[3] << 24);
+}
+
+void
+svc_store_u32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t) v;
+	p[1] = (uint8_t) (v >> 8);
+	p[2] = (uint8_t) (v >> 16);
+	p[3] = (uint8_t) (v >> 24);
+}
+
+uint64_t
+svc_load_u64(const uint8_t *p)
+{
+	return (uint64_t) svc_load_u32(p) | ((uint64_t) svc_load_u32(p + 4) << 32);
+}
+
+void
+svc_store_u64(uint8_t *p, uint64_t v)
+{
+	svc_store_u32(p, (uint32_t) v);
+	svc_store_u32(p + 4, (uint32_t) (v >> 32));
+}
+
+double
+svc_load_f64(const uint8_t *p)
+{
+	uint64_t	bits = svc_load_u64(p);
+	double		v;
+
+	memcpy(&v, &bits, sizeof(v));
+	return v;
+}
+
+void
+svc_store_f64(uint8_t *p, double v)
+{
+	uint64_t	bits;
+
+	memcpy(&bits, &v, sizeof(bits));
+	svc_store_u64(p, bits);
+}
+
+void
+svc_reader_init(SvcReader *r, const uint8_t *data, size_t len)
+{
+	r->p = data;
+	r->left = len;
+	r->failed = false;
+}
+
+/* Claim n bytes, or latch failure and return NULL. */
+static const uint8_t *
+take(SvcReader *r, size_t n)
+{
+	const uint8_t *p;
+
+	if (r->failed || r->left < n)
+	{
+		r->failed = true;
+		return NULL;
+	}
+	p = r->p;
+	r->p += n;
+	r->left -= n;
+	return p;
+}
+
+uint8_t
+svc_get_u8(SvcReader *r)
+{
+	const uint8_t *p = take(r, 1);
+
+	return p ? p[0] : 0;
+}
+
+uint16_t
+svc_get_u16(SvcReader *r)
+{
+	const uint8_t *p = take(r, 2);
+
+	return p ? (uint16_t) (p[0] | (p[1] << 8)) : 0;
+}
+
+uint32_t
+svc_get_u32(SvcReader *r)
+{
+	const uint8_t *p = take(r, 4);
+
+	return p ? svc_load_u32(p) : 0;
+}
+
+uint64_t
+svc_get_u64(SvcReader *r)
+{
+	const uint8_t *p = take(r, 8);
+
+	return p ? svc_load_u64(p) : 0;
+}
+
+double
+svc_get_f64(SvcReader *r)
+{
+	const uint8_t *p = take(r, 8);
+
+	return p ? svc_load_f64(p) : 0.0;
+}
+
+const uint8_t *
+svc_get_raw(SvcReader *r, size_t n)
+{
+	return take(r, n);
+}
+
+void
+svc_writer_init(SvcWriter *w, uint8_t *data, size_t len)
+{
+	w->p = data;
+	w->left = len;
+	w->failed = false;
+}
+
+static uint8_t *
+claim(SvcWriter *w, size_t n)
+{
+	uint8_t    *p;
+
+	if (w->failed || w->left < n)
+	{
+		w->failed = true;
+		return NULL;
+	}
+	p = w->p;
+	w->p += n;
+	w->left -= n;
+	return p;
+}
+
+void
+svc_put_u8(SvcWriter *w, uint8_t v)
+{
+	uint8_t    *p = claim(w, 1);
+
+	if (p)
+		p[0] = v;
+}
+
+void
+svc_put_u16(SvcWriter *w, uint16_t v)
+{
+	uint8_t    *p = claim(w, 2);
+
+	if (p)
+	{
+		p[0] = (uint8_t) v;
+		p[1] = (uint8_t) (v >> 8);
+	}
+}
+
+void
+svc_put_u32(SvcWriter *w, uint32_t v)
+{
+	uint8_t    *p = claim(w, 4);
+
+	if (p)
+		svc_store_u32(p, v);
+}
+
+void
+svc_put_u64(SvcWriter *w, uint64_t v)
+{
+	uint8_t    *p = claim(w, 8);
+
+	if (p)
+		svc_store_u64(p, v);
+}
+
+void
+svc_put_f64(SvcWriter *w, double v)
+{
+	uint8_t    *p = claim(w, 8);
+
+	if (p)
+		svc_store_f64(p, v);
+}
+
+void
+svc_put_raw(SvcWriter *w, const void *src, size_t n)
+{
+	uint8_t    *p = claim(w, n);
+
+	if (p && n > 0)
+		memcpy(p, src, n);
+}
+
+/* Table-driven CRC-32C; the table is built on first use. */
+static uint32_t crc_table[256];
+static bool crc_table_ready = false;
+
+static void
+crc_init(void)
+{
+	for (uint32_t i = 0; i < 256; i++)
+	{
+		uint32_t	c = i;
+
+		for (int k = 0; k < 8; k++)
+			c = (c & 1) ? (c >> 1) ^ UINT32_C(0x82F63B78) : c >> 1;
+		crc_table[i] = c;
+	}
+	crc_table_ready = true;
+}
+
+uint32_t
+svc_crc32c(const uint8_t *data, size_t len)
+{
+	uint32_t	crc = UINT32_C(0xFFFFFFFF);
+
+	if (!crc_table_ready)
+		crc_init();
+	for (size_t i = 0; i < len; i++)
+		crc = crc_table[(crc ^ data[i]) & 0xFF] ^ (crc >> 8);
+	return crc ^ UINT32_C(0xFFFFFFFF);
+}

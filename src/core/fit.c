@@ -1,0 +1,225 @@
+/*
+ * fit.c - from the aggregate's state to a trained, labelled model
+ */
+#include "fit.h"
+#include "label.h"
+#include "state.h"
+#include "train.h"
+#include "kernel.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Scaling from the statistics of every row seen (not only the sample). */
+static void
+set_scaling(SvcModel *m, const double *mean, const double *stddev,
+			const double *min, const double *max)
+{
+	for (int32_t j = 0; j < m->dims; j++)
+	{
+		switch (m->opt.scale)
+		{
+			case SVC_SCALE_STANDARD:
+				m->shift[j] = mean[j];
+				m->mul[j] = stddev[j] > 0 && isfinite(1.0 / stddev[j]) ? 1.0 / stddev[j] : 1.0;
+				break;
+			case SVC_SCALE_MINMAX:
+				m->shift[j] = min[j];
+				m->mul[j] = max[j] > min[j] && isfinite(1.0 / (max[j] - min[j]))
+					? 1.0 / (max[j] - min[j]) : 1.0;
+				break;
+			case SVC_SCALE_NONE:
+				m->shift[j] = 0.0;
+				m->mul[j] = 1.0;
+				break;
+		}
+	}
+}
+
+static int
+cmp_double(const void *pa, const void *pb)
+{
+	double		a = *(const double *) pa,
+				b = *(const double *) pb;
+
+	return (a > b) - (a < b);
+}
+
+/*
+ * The threshold of f from the data (FINDINGS.md section 1): with the
+ * paper's fixed threshold 1 the domain f >= 0 is empty at the widths that
+ * separate clusters, so the offset is the nu-quantile of the kernel sums
+ * over the training rows, which leaves a share nu of them outside, as in
+ * a nu-one-class SVM.  Far from the data the sum vanishes and f < 0.
+ */
+static SvcStatus
+set_offset_quantile(const SvcEnv *env, SvcModel *m, const double *rows, int64_t n,
+					SvcError *err)
+{
+	double	   *sums = svc_alloc(env, sizeof(double) * (size_t) n, err);
+	double		q,
+				top;
+	int64_t		idx;
+
+	if (sums == NULL)
+		return SVC_ERR_NOMEM;
+	for (int64_t i = 0; i < n; i++)
+	{
+		if ((i & 4095) == 0 && svc_interrupted(env, err))
+		{
+			svc_free(env, sums);
+			return SVC_ERR_INTERRUPTED;
+		}
+		sums[i] = svc_kernel_sum(m->sv, m->alpha, m->n_sv, m->dims, m->gamma,
+								 rows + (size_t) i * m->dims);
+	}
+	qsort(sums, (size_t) n, sizeof(double), cmp_double);
+	idx = (int64_t) floor(m->opt.nu * (double) n);
+	if (idx >= n)
+		idx = n - 1;
+	q = sums[idx];
+	top = sums[n - 1];
+	svc_free(env, sums);
+	/* never 0: f must stay negative where every kernel term underflows */
+	if (!(q > 1e-12 * top) || !(q > 0))
+		q = top > 0 ? 1e-12 * top : 1e-300;
+	m->offset = q;
+	return SVC_OK;
+}
+
+/* Scale, train and label; rows are scaled in place. */
+static SvcStatus
+fit_scaled(const SvcEnv *env, double *rows, int64_t n, SvcModel *m, SvcError *err)
+{
+	SvcStatus	st;
+	double		gamma = m->opt.gamma;
+
+	for (int64_t i = 0; i < n; i++)
+		svc_model_scale_row(m, rows + (size_t) i * m->dims, rows + (size_t) i * m->dims);
+	if (gamma == 0.0)
+	{
+		SvcRng		rng;
+
+		/* its own stream: the SGD draws must not depend on it */
+		svc_rng_seed(&rng, m->opt.seed ^ UINT64_C(0x47414D4D41));
+		gamma = svc_gamma_auto(rows, n, m->dims, &rng);
+	}
+	m->solver = SVC_SOLVER_BSGD;
+	m->boundary = SVC_BOUNDARY_HYPERPLANE;
+	st = svc_train_bsgd(env, rows, n, m->dims, &m->opt, gamma, m, err);
+	if (st != SVC_OK)
+		return st;
+	if (m->opt.nu > 0)
+	{
+		st = set_offset_quantile(env, m, rows, n, err);
+		if (st != SVC_OK)
+			return st;
+	}
+	m->epsilon = m->opt.epsilon;
+	return svc_label_train(env, m, rows, n, NULL, err);
+}
+
+/* Allocate the scaling arrays only; the solver and labelling add the rest. */
+static SvcStatus
+model_start(const SvcEnv *env, SvcModel *m, int32_t dims, const SvcOptions *opt,
+			SvcError *err)
+{
+	memset(m, 0, sizeof(*m));
+	m->dims = dims;
+	m->opt = *opt;
+	m->shift = svc_alloc(env, sizeof(double) * (size_t) dims, err);
+	m->mul = svc_alloc(env, sizeof(double) * (size_t) dims, err);
+	return (m->shift && m->mul) ? SVC_OK : SVC_ERR_NOMEM;
+}
+
+SvcStatus
+svc_fit_state(const SvcEnv *env, const uint8_t *state, SvcModel *m, SvcError *err)
+{
+	int32_t		dims = svc_state_dims(state);
+	int64_t		kept = svc_state_kept(state);
+	SvcOptions	opt;
+	double	   *rows,
+			   *stats;
+	size_t		nvals;
+	SvcStatus	st;
+
+	svc_state_options(state, &opt);
+	st = model_start(env, m, dims, &opt, err);
+	if (st != SVC_OK)
+		return st;
+	if (kept < 1)
+		return svc_fail(err, SVC_ERR_INTERNAL, "no rows to train on");
+	/* twice the rows: extraction sorts with the second half as scratch */
+	if (!svc_size_mul((size_t) kept * 2, (size_t) dims, &nvals))
+		return svc_fail(err, SVC_ERR_LIMIT, "training sample is too large");
+	rows = svc_alloc(env, sizeof(double) * nvals, err);
+	stats = svc_alloc(env, sizeof(double) * 4 * (size_t) dims, err);
+	if (!rows || !stats)
+		return SVC_ERR_NOMEM;
+	svc_state_extract(state, rows, stats, stats + dims, stats + 2 * dims, stats + 3 * dims);
+	set_scaling(m, stats, stats + dims, stats + 2 * dims, stats + 3 * dims);
+	m->rows_seen = svc_state_seen(state);
+	m->rows_used = kept;
+	st = fit_scaled(env, rows, kept, m, err);
+	svc_free(env, rows);
+	svc_free(env, stats);
+	return st;
+}
+
+SvcStatus
+svc_fit_rows(const SvcEnv *env, const double *rows, int64_t n, int32_t dims,
+			 const SvcOptions *opt, SvcModel *m, SvcError *err)
+{
+	double	   *copy,
+			   *stats;
+	size_t		nvals;
+	SvcStatus	st;
+
+	st = model_start(env, m, dims, opt, err);
+	if (st != SVC_OK)
+		return st;
+	if (n < 1)
+		return svc_fail(err, SVC_ERR_INTERNAL, "no rows to train on");
+	if (!svc_size_mul((size_t) n, (size_t) dims, &nvals))
+		return svc_fail(err, SVC_ERR_LIMIT, "training set is too large");
+	copy = svc_alloc(env, sizeof(double) * nvals, err);
+	stats = svc_alloc(env, sizeof(double) * 4 * (size_t) dims, err);
+	if (!copy || !stats)
+		return SVC_ERR_NOMEM;
+	memcpy(copy, rows, sizeof(double) * nvals);
+	for (int32_t j = 0; j < dims; j++)
+	{
+		double		s = 0,
+					ss = 0,
+					lo = HUGE_VAL,
+					hi = -HUGE_VAL;
+
+		for (int64_t i = 0; i < n; i++)
+		{
+			double		v = rows[(size_t) i * dims + j];
+
+			s += v;
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
+		}
+		s /= (double) n;
+		for (int64_t i = 0; i < n; i++)
+		{
+			double		t = rows[(size_t) i * dims + j] - s;
+
+			ss += t * t;
+		}
+		stats[j] = s;
+		stats[dims + j] = sqrt(ss / (double) n);
+		stats[2 * dims + j] = lo;
+		stats[3 * dims + j] = hi;
+	}
+	set_scaling(m, stats, stats + dims, stats + 2 * dims, stats + 3 * dims);
+	m->rows_seen = n;
+	m->rows_used = n;
+	st = fit_scaled(env, copy, n, m, err);
+	svc_free(env, copy);
+	svc_free(env, stats);
+	return st;
+}

@@ -1,0 +1,26 @@
+/*
+ * fit.h - from the aggregate's state to a trained, labelled model
+ */
+#ifndef SVC_FIT_H
+#define SVC_FIT_H
+
+#include "svc_core.h"
+#include "model.h"
+
+/*
+ * Train a model from a checked state buffer (see state.h): scale the
+ * kept rows, choose gamma, run the solver, label the equilibria.  The
+ * model's arrays are allocated from env.
+ */
+SvcStatus	svc_fit_state(const SvcEnv *env, const uint8_t *state, SvcModel *m,
+						  SvcError *err);
+
+/*
+ * The same from rows in memory (row-major, n * dims, unscaled), for the
+ * unit tests and the benchmark driver.
+ */
+SvcStatus	svc_fit_rows(const SvcEnv *env, const double *rows, int64_t n,
+						 int32_t dims, const SvcOptions *opt, SvcModel *m,
+						 SvcError *err);
+
+#endif							/* SVC_FIT_H */

@@ -1,0 +1,114 @@
+/*
+ * kernel.c - RBF kernel sums
+ *
+ * The distance loops vectorise at -O2; the exp calls vectorise (glibc's
+ * libmvec) only under the fast-math flags the Makefile gives this file
+ * alone.  Results are then reproducible per build, not bit-identical
+ * across builds, which FINDINGS.md section 8 measured to be worth it.
+ */
+#include "kernel.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+double
+svc_sqdist(const double *a, const double *b, int32_t d)
+{
+	double		s = 0.0;
+
+	for (int32_t j = 0; j < d; j++)
+	{
+		double		t = a[j] - b[j];
+
+		s += t * t;
+	}
+	return s;
+}
+
+/* Block size: distances are computed into a small buffer, then exp'd. */
+#define KBLOCK 64
+
+double
+svc_kernel_sum(const double *s, const double *alpha, int32_t n, int32_t d,
+			   double gamma, const double *x)
+{
+	double		buf[KBLOCK];
+	double		total = 0.0;
+
+	for (int32_t i0 = 0; i0 < n; i0 += KBLOCK)
+	{
+		int32_t		m = (n - i0 < KBLOCK) ? n - i0 : KBLOCK;
+		const double *row = s + (size_t) i0 * d;
+
+		for (int32_t i = 0; i < m; i++)
+			buf[i] = -gamma * svc_sqdist(row + (size_t) i * d, x, d);
+		for (int32_t i = 0; i < m; i++)
+			buf[i] = exp(buf[i]);
+		for (int32_t i = 0; i < m; i++)
+			total += alpha[i0 + i] * buf[i];
+	}
+	return total;
+}
+
+void
+svc_kernel_row(const double *s, int32_t n, int32_t d, double gamma,
+			   const double *x, double *out)
+{
+	for (int32_t i = 0; i < n; i++)
+		out[i] = -gamma * svc_sqdist(s + (size_t) i * d, x, d);
+	for (int32_t i = 0; i < n; i++)
+		out[i] = exp(out[i]);
+}
+
+double
+svc_kernel_fixed_point(const double *s, const double *alpha, int32_t n,
+					   int32_t d, double gamma, const double *x,
+					   double *next, double *work, bool *ok)
+{
+	double		emax = -DBL_MAX;
+	double		den = 0.0;
+	double		absden = 0.0;
+	double		shift;
+
+	for (int32_t i = 0; i < n; i++)
+	{
+		work[i] = -gamma * svc_sqdist(s + (size_t) i * d, x, d);
+		if (work[i] > emax)
+			emax = work[i];
+	}
+	for (int32_t i = 0; i < n; i++)
+		work[i] = exp(work[i] - emax);
+
+	memset(next, 0, sizeof(double) * (size_t) d);
+	for (int32_t i = 0; i < n; i++)
+	{
+		double		w = alpha[i] * work[i];
+		const double *row = s + (size_t) i * d;
+
+		den += w;
+		absden += fabs(w);
+		for (int32_t j = 0; j < d; j++)
+			next[j] += w * row[j];
+	}
+
+	/*
+	 * With negative alphas the weights can cancel: the denominator is then
+	 * noise and the step meaningless, so the trajectory stops here.
+	 */
+	if (n == 0 || !(den > 1e-9 * absden) || !(den > 0.0))
+	{
+		*ok = false;
+		memcpy(next, x, sizeof(double) * (size_t) d);
+	}
+	else
+	{
+		double		inv = 1.0 / den;
+
+		for (int32_t j = 0; j < d; j++)
+			next[j] *= inv;
+		*ok = true;
+	}
+	shift = (n == 0) ? 0.0 : exp(emax);
+	return den * shift;
+}

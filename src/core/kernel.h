@@ -1,0 +1,38 @@
+/*
+ * kernel.h - RBF kernel sums, the inner loop of everything
+ *
+ * Support vectors are stored row-major and contiguous; these loops are
+ * compiled with the vectorising flags of the Makefile (see OPTFLAGS).
+ */
+#ifndef SVC_KERNEL_H
+#define SVC_KERNEL_H
+
+#include "svc_core.h"
+
+/* Squared Euclidean distance. */
+double		svc_sqdist(const double *a, const double *b, int32_t d);
+
+/* sum_i alpha_i exp(-gamma ||x - s_i||^2) over n rows s of d values. */
+double		svc_kernel_sum(const double *s, const double *alpha, int32_t n,
+						   int32_t d, double gamma, const double *x);
+
+/* out[i] = exp(-gamma ||x - s_i||^2) for i < n. */
+void		svc_kernel_row(const double *s, int32_t n, int32_t d, double gamma,
+						   const double *x, double *out);
+
+/*
+ * One step of the fixed-point iteration P(x) (a weighted mean shift):
+ * writes sum_i w_i s_i / sum_i w_i into next, with w_i = alpha_i K(x, s_i).
+ * The exponents are shifted by their largest value before exp, so the
+ * ratio is exact far from every support vector where all K underflow.
+ * work needs n doubles.  Returns the (unshifted) kernel sum,
+ * sum_i alpha_i K(x, s_i), so f(x) = result - offset comes for free.
+ * *ok is false when the shifted denominator is not safely positive
+ * (projection can make some alpha negative): next is then a copy of x.
+ */
+double		svc_kernel_fixed_point(const double *s, const double *alpha,
+								   int32_t n, int32_t d, double gamma,
+								   const double *x, double *next,
+								   double *work, bool *ok);
+
+#endif							/* SVC_KERNEL_H */

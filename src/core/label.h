@@ -1,0 +1,52 @@
+/*
+ * label.h - clusters from the equilibria of the decision function
+ *
+ * Training runs every kept row to its equilibrium (a fixed point of the
+ * weighted mean shift P(x)), merges equilibria closer than a tolerance,
+ * and labels them: by default through a saddle tree cut by the merge
+ * ratio rule (FINDINGS.md section 9); with labeling = paper, as Algorithm 3
+ * of the budgeted SVC paper (trajectories from B_eps only, equilibria
+ * connected when the m = 20 points of the segment between them have
+ * f >= 0).  The labelled equilibria are stored in the model, so a new row
+ * is clustered by running its own trajectory (svc_label_predict).
+ */
+#ifndef SVC_LABEL_H
+#define SVC_LABEL_H
+
+#include "svc_core.h"
+#include "model.h"
+
+/* Workspace for trajectories: sized for a model, reused across rows. */
+typedef struct SvcLabelWork
+{
+	int32_t		dims;
+	int32_t		n_sv;
+	double	   *x;				/* [dims] current point */
+	double	   *next;			/* [dims] */
+	double	   *kbuf;			/* [n_sv] */
+} SvcLabelWork;
+
+SvcStatus	svc_label_work_init(const SvcEnv *env, const SvcModel *m,
+								SvcLabelWork *w, SvcError *err);
+void		svc_label_work_free(const SvcEnv *env, SvcLabelWork *w);
+
+/*
+ * Label the model from n training rows xs (scaled, row-major): fills
+ * m->n_eq, m->eq, m->eq_cluster, m->eq_f, m->n_clusters, m->cluster_size
+ * and m->epsilon (when options ask for "auto"), with cluster ids 1..K by
+ * decreasing size on these rows.  If labels is not NULL it receives each
+ * row's cluster id.
+ */
+SvcStatus	svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs,
+							int64_t n, int32_t *labels, SvcError *err);
+
+/*
+ * Cluster id (1..n_clusters) of one scaled row: its trajectory's
+ * equilibrium, matched to the nearest labelled equilibrium.  Writes the
+ * decision value f(xs) into *decision when not NULL.  Returns 0 only for
+ * a model without labelled equilibria.
+ */
+int32_t		svc_label_predict(const SvcModel *m, const double *xs,
+							  SvcLabelWork *w, double *decision);
+
+#endif							/* SVC_LABEL_H */

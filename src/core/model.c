@@ -1,0 +1,370 @@
+/*
+ * model.c - the model's versioned, self-checking bytes
+ *
+ * Layout (all little-endian, see README "Model format"):
+ *   "SVCM" u16 version u16 flags u32 dims u8 solver u8 boundary u16 0
+ *   options (SVC_OPTIONS_WIRE_SIZE bytes)
+ *   f64 gamma epsilon offset; u64 rows_seen rows_used iterations
+ *   u32 converged u32 n_sv u32 n_eq u32 n_clusters
+ *   f64 shift[dims] mul[dims]
+ *   f64 sv[n_sv*dims] alpha[n_sv]
+ *   f64 eq[n_eq*dims]; u32 eq_cluster[n_eq]; f64 eq_f[n_eq]
+ *   u64 cluster_size[n_clusters]
+ *   u32 crc32c of everything before it
+ */
+#include "model.h"
+#include "bytes.h"
+#include "kernel.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MODEL_FIXED_SIZE (4 + 2 + 2 + 4 + 4 + SVC_OPTIONS_WIRE_SIZE + 3 * 8 + 3 * 8 + 4 * 4)
+#define MODEL_MAX_SV 1000000
+#define MODEL_MAX_EQ 10000000
+
+SvcStatus
+svc_model_alloc(const SvcEnv *env, SvcModel *m, int32_t dims, int32_t n_sv,
+				int32_t n_eq, int32_t n_clusters, SvcError *err)
+{
+	size_t		d = (size_t) dims;
+
+	m->dims = dims;
+	m->n_sv = n_sv;
+	m->n_eq = n_eq;
+	m->n_clusters = n_clusters;
+	m->shift = svc_alloc0(env, sizeof(double) * d, err);
+	m->mul = svc_alloc0(env, sizeof(double) * d, err);
+	m->sv = svc_alloc0(env, sizeof(double) * d * (size_t) n_sv, err);
+	m->alpha = svc_alloc0(env, sizeof(double) * (size_t) n_sv, err);
+	m->eq = svc_alloc0(env, sizeof(double) * d * (size_t) n_eq, err);
+	m->eq_cluster = svc_alloc0(env, sizeof(int32_t) * (size_t) n_eq, err);
+	m->eq_f = svc_alloc0(env, sizeof(double) * (size_t) n_eq, err);
+	m->cluster_size = svc_alloc0(env, sizeof(int64_t) * (size_t) n_clusters, err);
+	if (!m->shift || !m->mul || !m->sv || !m->alpha || !m->eq ||
+		!m->eq_cluster || !m->eq_f || !m->cluster_size)
+		return SVC_ERR_NOMEM;
+	return SVC_OK;
+}
+
+void
+svc_model_free(const SvcEnv *env, SvcModel *m)
+{
+	svc_free(env, m->shift);
+	svc_free(env, m->mul);
+	svc_free(env, m->sv);
+	svc_free(env, m->alpha);
+	svc_free(env, m->eq);
+	svc_free(env, m->eq_cluster);
+	svc_free(env, m->eq_f);
+	svc_free(env, m->cluster_size);
+	m->shift = m->mul = m->sv = m->alpha = m->eq = m->eq_f = NULL;
+	m->eq_cluster = NULL;
+	m->cluster_size = NULL;
+}
+
+/* Encoded size, or 0 if it would overflow size_t. */
+static size_t
+encoded_size(uint64_t dims, uint64_t n_sv, uint64_t n_eq, uint64_t n_clusters)
+{
+	uint64_t	total;
+
+	if (dims > SVC_MAX_DIMS || n_sv > MODEL_MAX_SV || n_eq > MODEL_MAX_EQ ||
+		n_clusters > MODEL_MAX_EQ)
+		return 0;
+	total = MODEL_FIXED_SIZE;
+	total += 8 * 2 * dims;
+	total += 8 * n_sv * (dims + 1);
+	total += n_eq * (8 * dims + 4 + 8);
+	total += 8 * n_clusters;
+	total += 4;
+	if (total > SIZE_MAX)
+		return 0;
+	return (size_t) total;
+}
+
+size_t
+svc_model_encoded_size(const SvcModel *m)
+{
+	return encoded_size((uint64_t) m->dims, (uint64_t) m->n_sv,
+						(uint64_t) m->n_eq, (uint64_t) m->n_clusters);
+}
+
+void
+svc_model_encode(const SvcModel *m, uint8_t *out)
+{
+	size_t		len = svc_model_encoded_size(m);
+	size_t		d = (size_t) m->dims;
+	uint8_t		optbuf[SVC_OPTIONS_WIRE_SIZE];
+	SvcWriter	w;
+
+	svc_writer_init(&w, out, len);
+	svc_put_raw(&w, SVC_MODEL_MAGIC, 4);
+	svc_put_u16(&w, SVC_MODEL_FORMAT_VERSION);
+	svc_put_u16(&w, 0);
+	svc_put_u32(&w, (uint32_t) m->dims);
+	svc_put_u8(&w, (uint8_t) m->solver);
+	svc_put_u8(&w, (uint8_t) m->boundary);
+	svc_put_u16(&w, 0);
+	svc_options_encode(&m->opt, optbuf);
+	svc_put_raw(&w, optbuf, sizeof(optbuf));
+	svc_put_f64(&w, m->gamma);
+	svc_put_f64(&w, m->epsilon);
+	svc_put_f64(&w, m->offset);
+	svc_put_u64(&w, (uint64_t) m->rows_seen);
+	svc_put_u64(&w, (uint64_t) m->rows_used);
+	svc_put_u64(&w, (uint64_t) m->iterations);
+	svc_put_u32(&w, m->converged ? 1 : 0);
+	svc_put_u32(&w, (uint32_t) m->n_sv);
+	svc_put_u32(&w, (uint32_t) m->n_eq);
+	svc_put_u32(&w, (uint32_t) m->n_clusters);
+	for (size_t j = 0; j < d; j++)
+		svc_put_f64(&w, m->shift[j]);
+	for (size_t j = 0; j < d; j++)
+		svc_put_f64(&w, m->mul[j]);
+	for (size_t i = 0; i < (size_t) m->n_sv * d; i++)
+		svc_put_f64(&w, m->sv[i]);
+	for (int32_t i = 0; i < m->n_sv; i++)
+		svc_put_f64(&w, m->alpha[i]);
+	for (size_t i = 0; i < (size_t) m->n_eq * d; i++)
+		svc_put_f64(&w, m->eq[i]);
+	for (int32_t i = 0; i < m->n_eq; i++)
+		svc_put_u32(&w, (uint32_t) m->eq_cluster[i]);
+	for (int32_t i = 0; i < m->n_eq; i++)
+		svc_put_f64(&w, m->eq_f[i]);
+	for (int32_t i = 0; i < m->n_clusters; i++)
+		svc_put_u64(&w, (uint64_t) m->cluster_size[i]);
+	svc_put_u32(&w, svc_crc32c(out, len - 4));
+}
+
+static SvcStatus
+corrupt(SvcError *err, const char *what)
+{
+	svc_fail(err, SVC_ERR_CORRUPT, "invalid svclust model");
+	svc_error_detail(err, "%s", what);
+	svc_error_hint(err, "The value must be a model made by svc_train(), unchanged.");
+	return SVC_ERR_CORRUPT;
+}
+
+/* Read n doubles, all finite; false on short input or a non-finite one. */
+static bool
+get_finite(SvcReader *r, double *out, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+	{
+		out[i] = svc_get_f64(r);
+		if (!isfinite(out[i]))
+			return false;
+	}
+	return !r->failed;
+}
+
+SvcStatus
+svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
+				 SvcModel *m, SvcError *err)
+{
+	SvcReader	r;
+	const uint8_t *magic;
+	uint32_t	dims,
+				n_sv,
+				n_eq,
+				n_clusters,
+				converged;
+	uint16_t	version;
+	uint8_t		solver,
+				boundary;
+	const uint8_t *optbuf;
+	size_t		expect;
+	size_t		d;
+	SvcStatus	st;
+
+	memset(m, 0, sizeof(*m));
+	if (len < MODEL_FIXED_SIZE + 4)
+		return corrupt(err, "The value is too short to be a model.");
+	svc_reader_init(&r, data, len);
+	magic = svc_get_raw(&r, 4);
+	if (memcmp(magic, SVC_MODEL_MAGIC, 4) != 0)
+		return corrupt(err, "The value does not start with the svclust model signature.");
+	version = svc_get_u16(&r);
+	if (version != SVC_MODEL_FORMAT_VERSION)
+	{
+		svc_fail(err, SVC_ERR_CORRUPT, "unsupported svclust model format version %u", version);
+		svc_error_detail(err, "This build of svclust reads model format version %d.",
+						 SVC_MODEL_FORMAT_VERSION);
+		svc_error_hint(err, "Train the model again with this version of svclust.");
+		return SVC_ERR_CORRUPT;
+	}
+	(void) svc_get_u16(&r);
+	dims = svc_get_u32(&r);
+	solver = svc_get_u8(&r);
+	boundary = svc_get_u8(&r);
+	(void) svc_get_u16(&r);
+	optbuf = svc_get_raw(&r, SVC_OPTIONS_WIRE_SIZE);
+	if (r.failed)
+		return corrupt(err, "The value is truncated.");
+	if (svc_options_decode(optbuf, &m->opt, err) != SVC_OK)
+		return corrupt(err, "The stored options are invalid.");
+	m->gamma = svc_get_f64(&r);
+	m->epsilon = svc_get_f64(&r);
+	m->offset = svc_get_f64(&r);
+	m->rows_seen = (int64_t) svc_get_u64(&r);
+	m->rows_used = (int64_t) svc_get_u64(&r);
+	m->iterations = (int64_t) svc_get_u64(&r);
+	converged = svc_get_u32(&r);
+	n_sv = svc_get_u32(&r);
+	n_eq = svc_get_u32(&r);
+	n_clusters = svc_get_u32(&r);
+	if (r.failed)
+		return corrupt(err, "The value is truncated.");
+
+	if (dims < 1 || dims > SVC_MAX_DIMS)
+		return corrupt(err, "The dimension is out of range.");
+	if (solver < SVC_SOLVER_BSGD || solver > SVC_SOLVER_AID ||
+		boundary < SVC_BOUNDARY_HYPERPLANE || boundary > SVC_BOUNDARY_SPHERE)
+		return corrupt(err, "The solver or boundary kind is unknown.");
+	if (!(isfinite(m->gamma) && m->gamma > 0) ||
+		!(isfinite(m->epsilon) && m->epsilon >= 0) || !isfinite(m->offset))
+		return corrupt(err, "The kernel parameters are invalid.");
+	if (m->rows_seen < 0 || m->rows_used < 0 || m->rows_used > m->rows_seen ||
+		m->iterations < 0 || converged > 1)
+		return corrupt(err, "The training counts are invalid.");
+	if (n_sv < 1 || n_eq < 1 || n_clusters < 1 || n_clusters > n_eq)
+		return corrupt(err, "The numbers of support vectors, equilibria or clusters are invalid.");
+	expect = encoded_size(dims, n_sv, n_eq, n_clusters);
+	if (expect == 0 || expect != len)
+		return corrupt(err, "The length does not match the counts in the header.");
+	if (svc_crc32c(data, len - 4) != svc_load_u32(data + len - 4))
+		return corrupt(err, "The checksum does not match: the value was changed or truncated.");
+
+	m->solver = (SvcSolver) solver;
+	m->boundary = (SvcBoundary) boundary;
+	m->converged = converged == 1;
+	st = svc_model_alloc(env, m, (int32_t) dims, (int32_t) n_sv, (int32_t) n_eq,
+						 (int32_t) n_clusters, err);
+	if (st != SVC_OK)
+		return st;
+	d = dims;
+	if (!get_finite(&r, m->shift, d) || !get_finite(&r, m->mul, d))
+		return corrupt(err, "The scaling is not finite.");
+	for (size_t j = 0; j < d; j++)
+		if (!(m->mul[j] > 0))
+			return corrupt(err, "A scaling factor is not positive.");
+	if (!get_finite(&r, m->sv, d * n_sv) || !get_finite(&r, m->alpha, n_sv))
+		return corrupt(err, "A support vector or coefficient is not finite.");
+	if (!get_finite(&r, m->eq, d * n_eq))
+		return corrupt(err, "An equilibrium is not finite.");
+	for (uint32_t i = 0; i < n_eq; i++)
+	{
+		uint32_t	c = svc_get_u32(&r);
+
+		if (c < 1 || c > n_clusters)
+			return corrupt(err, "An equilibrium has a cluster id out of range.");
+		m->eq_cluster[i] = (int32_t) c;
+	}
+	if (!get_finite(&r, m->eq_f, n_eq))
+		return corrupt(err, "An equilibrium's decision value is not finite.");
+	for (uint32_t i = 0; i < n_clusters; i++)
+	{
+		uint64_t	s = svc_get_u64(&r);
+
+		if (s > (uint64_t) INT64_MAX)
+			return corrupt(err, "A cluster size is out of range.");
+		m->cluster_size[i] = (int64_t) s;
+	}
+	if (r.failed || r.left != 4)
+		return corrupt(err, "The value is truncated.");
+	return SVC_OK;
+}
+
+void
+svc_model_scale_row(const SvcModel *m, const double *x, double *out)
+{
+	for (int32_t j = 0; j < m->dims; j++)
+		out[j] = (x[j] - m->shift[j]) * m->mul[j];
+}
+
+double
+svc_model_decision_scaled(const SvcModel *m, const double *xs)
+{
+	return svc_kernel_sum(m->sv, m->alpha, m->n_sv, m->dims, m->gamma, xs) - m->offset;
+}
+
+static const char *
+solver_name(SvcSolver s)
+{
+	switch (s)
+	{
+		case SVC_SOLVER_BSGD:
+			return "bsgd";
+		case SVC_SOLVER_SMO:
+			return "smo";
+		case SVC_SOLVER_AID:
+			return "aid";
+	}
+	return "unknown";
+}
+
+/* Append formatted text to a fixed buffer, truncating safely. */
+typedef struct TextBuf
+{
+	char	   *buf;
+	size_t		cap;
+	size_t		pos;
+} TextBuf;
+
+static void
+emit(TextBuf *t, const char *fmt,...)
+__attribute__((format(printf, 2, 3)));
+
+static void
+emit(TextBuf *t, const char *fmt,...)
+{
+	va_list		ap;
+	int			n;
+
+	if (t->pos + 1 >= t->cap)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(t->buf + t->pos, t->cap - t->pos, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		t->pos = ((size_t) n < t->cap - t->pos) ? t->pos + (size_t) n : t->cap - 1;
+}
+
+char *
+svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
+{
+	TextBuf		t;
+
+	t.cap = 2048 + (size_t) m->n_clusters * 24;
+	t.pos = 0;
+	t.buf = svc_alloc(env, t.cap, err);
+	if (t.buf == NULL)
+		return NULL;
+	t.buf[0] = '\0';
+	emit(&t, "{\"format_version\": %d, \"solver\": \"%s\", \"boundary\": \"%s\", ",
+		 SVC_MODEL_FORMAT_VERSION, solver_name(m->solver),
+		 m->boundary == SVC_BOUNDARY_SPHERE ? "sphere" : "hyperplane");
+	emit(&t, "\"dims\": %d, \"budget\": %d, \"strategy\": \"%s\", \"k\": %d, ",
+		 m->dims, m->opt.budget, svc_strategy_name(m->opt.strategy), m->opt.k);
+	emit(&t, "\"n_support_vectors\": %d, \"gamma\": %.17g, \"gamma_auto\": %s, ",
+		 m->n_sv, m->gamma, m->opt.gamma == 0 ? "true" : "false");
+	emit(&t, "\"c\": %.17g, \"epsilon\": %.17g, \"tol\": %.17g, \"max_iter\": %lld, ",
+		 m->opt.c, m->epsilon, m->opt.tol, (long long) m->opt.max_iter);
+	emit(&t, "\"seed\": %llu, \"scale\": \"%s\", \"sample\": %lld, \"labeling\": \"%s\", ",
+		 (unsigned long long) m->opt.seed, svc_scale_name(m->opt.scale),
+		 (long long) m->opt.sample, svc_labeling_name(m->opt.labeling));
+	emit(&t, "\"merge_ratio\": %.17g, \"min_cluster_share\": %.17g, \"nu\": %.17g, \"offset\": %.17g, ",
+		 m->opt.merge_ratio, m->opt.min_cluster_share, m->opt.nu, m->offset);
+	emit(&t, "\"n_clusters\": %d, \"n_equilibria\": %d, \"cluster_sizes\": [",
+		 m->n_clusters, m->n_eq);
+	for (int32_t i = 0; i < m->n_clusters; i++)
+		emit(&t, "%s%lld", i ? ", " : "", (long long) m->cluster_size[i]);
+	emit(&t, "], \"rows_seen\": %lld, \"rows_used\": %lld, \"iterations\": %lld, "
+		 "\"converged\": %s}",
+		 (long long) m->rows_seen, (long long) m->rows_used,
+		 (long long) m->iterations, m->converged ? "true" : "false");
+	return t.buf;
+}

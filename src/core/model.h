@@ -1,0 +1,98 @@
+/*
+ * model.h - the trained model in memory, and its versioned bytes
+ *
+ * Every solver produces the same decision function shape,
+ *     f(x) = sum_i alpha_i exp(-gamma ||x - s_i||^2) - offset,
+ * on scaled input x' = (x - shift) .* mul: the hyperplane of the
+ * large-margin one-class SVM has offset 1, and the hypersphere of SVDD
+ * reduces to the same form with another offset.  So scoring and labelling
+ * work on any solver through this one struct.
+ */
+#ifndef SVC_MODEL_H
+#define SVC_MODEL_H
+
+#include "svc_core.h"
+#include "options.h"
+
+#define SVC_MODEL_MAGIC "SVCM"
+#define SVC_MODEL_FORMAT_VERSION 1
+
+typedef enum SvcSolver
+{
+	SVC_SOLVER_BSGD = 1,
+	SVC_SOLVER_SMO = 2,
+	SVC_SOLVER_AID = 3
+} SvcSolver;
+
+typedef enum SvcBoundary
+{
+	SVC_BOUNDARY_HYPERPLANE = 1,
+	SVC_BOUNDARY_SPHERE = 2
+} SvcBoundary;
+
+typedef struct SvcModel
+{
+	int32_t		dims;
+	SvcOptions	opt;			/* options as given (gamma 0 = "auto") */
+	SvcSolver	solver;
+	SvcBoundary boundary;
+	double		gamma;			/* width in effect */
+	double		epsilon;		/* B_eps half width in effect */
+	double		offset;			/* f(x) = sum alpha K - offset */
+
+	double	   *shift;			/* [dims]: scaled = (x - shift) * mul */
+	double	   *mul;			/* [dims] */
+
+	int32_t		n_sv;
+	double	   *sv;				/* [n_sv * dims], row-major, scaled space */
+	double	   *alpha;			/* [n_sv] */
+
+	int32_t		n_eq;			/* labelled equilibria */
+	double	   *eq;				/* [n_eq * dims], scaled space */
+	int32_t    *eq_cluster;		/* [n_eq], 1..n_clusters */
+	double	   *eq_f;			/* [n_eq], f at the equilibrium */
+
+	int32_t		n_clusters;
+	int64_t    *cluster_size;	/* [n_clusters]: training rows per cluster */
+
+	int64_t		rows_seen;		/* non-NULL rows the aggregate saw */
+	int64_t		rows_used;		/* rows kept for training and labelling */
+	int64_t		iterations;		/* SGD steps run */
+	bool		converged;		/* stopped by tol, not by max_iter */
+} SvcModel;
+
+/* Allocate the arrays of a model of the given sizes (zeroed). */
+SvcStatus	svc_model_alloc(const SvcEnv *env, SvcModel *m, int32_t dims,
+							int32_t n_sv, int32_t n_eq, int32_t n_clusters,
+							SvcError *err);
+void		svc_model_free(const SvcEnv *env, SvcModel *m);
+
+/* Size of the encoded model in bytes. */
+size_t		svc_model_encoded_size(const SvcModel *m);
+
+/* Encode into out (of svc_model_encoded_size bytes). */
+void		svc_model_encode(const SvcModel *m, uint8_t *out);
+
+/*
+ * Decode and validate: magic, version, lengths, counts, finite numbers,
+ * cluster ids, checksum.  Never reads outside [data, data+len).  On
+ * failure returns SVC_ERR_CORRUPT with a message saying what is wrong.
+ */
+SvcStatus	svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
+							 SvcModel *m, SvcError *err);
+
+/* Scale one input row into out (dims values). */
+void		svc_model_scale_row(const SvcModel *m, const double *x, double *out);
+
+/* f(x) for a row already scaled. */
+double		svc_model_decision_scaled(const SvcModel *m, const double *xs);
+
+/*
+ * The model's description as a JSON object (NUL-terminated, allocated
+ * from env).  Keys: format_version, dims, budget, n_support_vectors,
+ * gamma, c, strategy, scale, n_clusters, rows_seen, rows_used,
+ * iterations, and more.
+ */
+char	   *svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err);
+
+#endif							/* SVC_MODEL_H */

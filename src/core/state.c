@@ -1,0 +1,545 @@
+/*
+ * state.c - the training aggregate's bounded reservoir state
+ */
+#include "state.h"
+#include "bytes.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Offsets into the header. */
+#define OFF_MAGIC		0
+#define OFF_VERSION		4
+#define OFF_DIMS		8
+#define OFF_CAPACITY	16
+#define OFF_KEPT		24
+#define OFF_SEEN		32
+#define OFF_RNG			40
+#define OFF_OPTIONS		72
+#define OFF_STATS		(OFF_OPTIONS + SVC_OPTIONS_WIRE_SIZE)
+
+#define STAT_MEAN	0
+#define STAT_M2		1
+#define STAT_MIN	2
+#define STAT_MAX	3
+
+size_t
+svc_state_size(int32_t dims, int64_t capacity)
+{
+	uint64_t	d = (uint64_t) dims;
+	uint64_t	total;
+
+	if (dims < 1 || dims > SVC_MAX_DIMS || capacity < 0 || capacity > SVC_MAX_SAMPLE)
+		return 0;
+	total = SVC_STATE_HEADER_SIZE + 8 * 4 * d + 8 * d * (uint64_t) capacity;
+	if (total > SIZE_MAX)
+		return 0;
+	return (size_t) total;
+}
+
+int32_t
+svc_state_dims(const uint8_t *buf)
+{
+	return (int32_t) svc_load_u32(buf + OFF_DIMS);
+}
+
+int64_t
+svc_state_capacity(const uint8_t *buf)
+{
+	return (int64_t) svc_load_u64(buf + OFF_CAPACITY);
+}
+
+int64_t
+svc_state_kept(const uint8_t *buf)
+{
+	return (int64_t) svc_load_u64(buf + OFF_KEPT);
+}
+
+int64_t
+svc_state_seen(const uint8_t *buf)
+{
+	return (int64_t) svc_load_u64(buf + OFF_SEEN);
+}
+
+void
+svc_state_options(const uint8_t *buf, SvcOptions *opt)
+{
+	SvcError	err;
+
+	/* validated when the state was made or checked */
+	(void) svc_options_decode(buf + OFF_OPTIONS, opt, &err);
+}
+
+bool
+svc_state_options_equal(const uint8_t *buf, const uint8_t *wire)
+{
+	return memcmp(buf + OFF_OPTIONS, wire, SVC_OPTIONS_WIRE_SIZE) == 0;
+}
+
+static uint8_t *
+stat_ptr(uint8_t *buf, int32_t dims, int which)
+{
+	return buf + OFF_STATS + (size_t) 8 * dims * which;
+}
+
+static const uint8_t *
+stat_cptr(const uint8_t *buf, int32_t dims, int which)
+{
+	return buf + OFF_STATS + (size_t) 8 * dims * which;
+}
+
+static uint8_t *
+row_ptr(uint8_t *buf, int32_t dims, int64_t i)
+{
+	return buf + OFF_STATS + (size_t) 8 * dims * 4 + (size_t) 8 * dims * (size_t) i;
+}
+
+static const uint8_t *
+row_cptr(const uint8_t *buf, int32_t dims, int64_t i)
+{
+	return buf + OFF_STATS + (size_t) 8 * dims * 4 + (size_t) 8 * dims * (size_t) i;
+}
+
+static void
+load_rng(const uint8_t *buf, SvcRng *rng)
+{
+	for (int i = 0; i < 4; i++)
+		rng->s[i] = svc_load_u64(buf + OFF_RNG + 8 * i);
+}
+
+static void
+store_rng(uint8_t *buf, const SvcRng *rng)
+{
+	for (int i = 0; i < 4; i++)
+		svc_store_u64(buf + OFF_RNG + 8 * i, rng->s[i]);
+}
+
+void
+svc_state_init(uint8_t *buf, int32_t dims, int64_t capacity, const SvcOptions *opt)
+{
+	SvcRng		rng;
+
+	memset(buf, 0, SVC_STATE_HEADER_SIZE + (size_t) 8 * 4 * dims);
+	memcpy(buf + OFF_MAGIC, SVC_STATE_MAGIC, 4);
+	buf[OFF_VERSION] = SVC_STATE_VERSION;
+	svc_store_u32(buf + OFF_DIMS, (uint32_t) dims);
+	svc_store_u64(buf + OFF_CAPACITY, (uint64_t) capacity);
+	/* a stream of its own, so the sample and the SGD draws are independent */
+	svc_rng_seed(&rng, opt->seed ^ UINT64_C(0x5245534552564F49));
+	store_rng(buf, &rng);
+	svc_options_encode(opt, buf + OFF_OPTIONS);
+	for (int32_t j = 0; j < dims; j++)
+	{
+		svc_store_f64(stat_ptr(buf, dims, STAT_MIN) + 8 * j, HUGE_VAL);
+		svc_store_f64(stat_ptr(buf, dims, STAT_MAX) + 8 * j, -HUGE_VAL);
+	}
+}
+
+static SvcStatus
+bad_state(SvcError *err, const char *detail)
+{
+	svc_fail(err, SVC_ERR_CORRUPT, "invalid svclust training state");
+	svc_error_detail(err, "%s", detail);
+	return SVC_ERR_CORRUPT;
+}
+
+SvcStatus
+svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
+{
+	int32_t		dims;
+	int64_t		capacity,
+				kept,
+				seen;
+	SvcOptions	opt;
+	SvcError	opt_err;
+
+	if (len < SVC_STATE_HEADER_SIZE)
+		return bad_state(err, "The value is too short.");
+	if (memcmp(buf + OFF_MAGIC, SVC_STATE_MAGIC, 4) != 0)
+		return bad_state(err, "The value does not start with the state signature.");
+	if (buf[OFF_VERSION] != SVC_STATE_VERSION || buf[OFF_VERSION + 1] != 0)
+		return bad_state(err, "The state version is not supported.");
+	dims = (int32_t) svc_load_u32(buf + OFF_DIMS);
+	capacity = (int64_t) svc_load_u64(buf + OFF_CAPACITY);
+	kept = (int64_t) svc_load_u64(buf + OFF_KEPT);
+	seen = (int64_t) svc_load_u64(buf + OFF_SEEN);
+	if (dims < 1 || dims > SVC_MAX_DIMS)
+		return bad_state(err, "The dimension is out of range.");
+	if (svc_options_decode(buf + OFF_OPTIONS, &opt, &opt_err) != SVC_OK)
+		return bad_state(err, "The stored options are invalid.");
+	if (capacity < 0 || capacity > opt.sample || kept < 0 || kept > capacity ||
+		seen < kept || (seen > kept && kept != opt.sample) || seen < 0)
+		return bad_state(err, "The row counts are inconsistent.");
+	if (svc_state_size(dims, capacity) != len)
+		return bad_state(err, "The length does not match the header.");
+	for (int32_t j = 0; j < dims; j++)
+	{
+		double		mean = svc_load_f64(stat_cptr(buf, dims, STAT_MEAN) + 8 * j);
+		double		m2 = svc_load_f64(stat_cptr(buf, dims, STAT_M2) + 8 * j);
+		double		lo = svc_load_f64(stat_cptr(buf, dims, STAT_MIN) + 8 * j);
+		double		hi = svc_load_f64(stat_cptr(buf, dims, STAT_MAX) + 8 * j);
+
+		if (!isfinite(mean) || !isfinite(m2) || m2 < 0)
+			return bad_state(err, "The scaling statistics are not finite.");
+		if (seen > 0 && !(isfinite(lo) && isfinite(hi) && lo <= hi))
+			return bad_state(err, "The minimum and maximum are inconsistent.");
+	}
+	for (int64_t i = 0; i < kept; i++)
+		for (int32_t j = 0; j < dims; j++)
+			if (!isfinite(svc_load_f64(row_cptr(buf, dims, i) + 8 * j)))
+				return bad_state(err, "A sampled row is not finite.");
+	return SVC_OK;
+}
+
+/* Welford's update of the running mean and sum of squared deviations. */
+static void
+update_stats(uint8_t *buf, int32_t dims, int64_t n, const double *row)
+{
+	uint8_t    *pmean = stat_ptr(buf, dims, STAT_MEAN);
+	uint8_t    *pm2 = stat_ptr(buf, dims, STAT_M2);
+	uint8_t    *pmin = stat_ptr(buf, dims, STAT_MIN);
+	uint8_t    *pmax = stat_ptr(buf, dims, STAT_MAX);
+	double		inv = 1.0 / (double) n;
+
+	for (int32_t j = 0; j < dims; j++)
+	{
+		double		mean = svc_load_f64(pmean + 8 * j);
+		double		delta = row[j] - mean;
+
+		mean += delta * inv;
+		svc_store_f64(pmean + 8 * j, mean);
+		svc_store_f64(pm2 + 8 * j, svc_load_f64(pm2 + 8 * j) + delta * (row[j] - mean));
+		if (row[j] < svc_load_f64(pmin + 8 * j))
+			svc_store_f64(pmin + 8 * j, row[j]);
+		if (row[j] > svc_load_f64(pmax + 8 * j))
+			svc_store_f64(pmax + 8 * j, row[j]);
+	}
+}
+
+static void
+store_row(uint8_t *dst, const double *row, int32_t dims)
+{
+	for (int32_t j = 0; j < dims; j++)
+		svc_store_f64(dst + 8 * j, row[j]);
+}
+
+bool
+svc_state_add(uint8_t *buf, const double *row)
+{
+	int32_t		dims = svc_state_dims(buf);
+	int64_t		capacity = svc_state_capacity(buf);
+	int64_t		kept = svc_state_kept(buf);
+	int64_t		seen = svc_state_seen(buf);
+	SvcOptions	opt;
+
+	svc_state_options(buf, &opt);
+	if (kept < opt.sample)
+	{
+		/* filling up: keep every row */
+		if (kept >= capacity)
+			return false;
+		store_row(row_ptr(buf, dims, kept), row, dims);
+		svc_store_u64(buf + OFF_KEPT, (uint64_t) (kept + 1));
+	}
+	else
+	{
+		/* Algorithm R: the new row replaces a random one w.p. sample/seen */
+		SvcRng		rng;
+		uint64_t	j;
+
+		load_rng(buf, &rng);
+		j = svc_rng_below(&rng, (uint64_t) seen + 1);
+		store_rng(buf, &rng);
+		if (j < (uint64_t) opt.sample)
+			store_row(row_ptr(buf, dims, (int64_t) j), row, dims);
+	}
+	svc_store_u64(buf + OFF_SEEN, (uint64_t) (seen + 1));
+	update_stats(buf, dims, seen + 1, row);
+	return true;
+}
+
+int64_t
+svc_state_next_capacity(const uint8_t *buf)
+{
+	SvcOptions	opt;
+	int64_t		cap = svc_state_capacity(buf);
+	int64_t		next = cap < 16 ? 16 : cap * 2;
+
+	svc_state_options(buf, &opt);
+	return next > opt.sample ? opt.sample : next;
+}
+
+void
+svc_state_copy(const uint8_t *src, uint8_t *dst, int64_t new_capacity)
+{
+	int32_t		dims = svc_state_dims(src);
+	int64_t		kept = svc_state_kept(src);
+
+	memcpy(dst, src, svc_state_size(dims, kept));
+	svc_store_u64(dst + OFF_CAPACITY, (uint64_t) new_capacity);
+}
+
+int64_t
+svc_state_merged_kept(const uint8_t *a, const uint8_t *b)
+{
+	SvcOptions	opt;
+	int64_t		total = svc_state_kept(a) + svc_state_kept(b);
+
+	svc_state_options(a, &opt);
+	return total < opt.sample ? total : opt.sample;
+}
+
+/* Swap rows i and j of a state in place. */
+static void
+swap_rows(uint8_t *buf, int32_t dims, int64_t i, int64_t j)
+{
+	uint8_t    *pi = row_ptr(buf, dims, i);
+	uint8_t    *pj = row_ptr(buf, dims, j);
+
+	for (size_t k = 0; k < (size_t) 8 * dims; k++)
+	{
+		uint8_t		t = pi[k];
+
+		pi[k] = pj[k];
+		pj[k] = t;
+	}
+}
+
+SvcStatus
+svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
+{
+	int32_t		dims = svc_state_dims(a);
+	SvcOptions	opt_a,
+				opt_b;
+	uint8_t		wa[SVC_OPTIONS_WIRE_SIZE],
+				wb[SVC_OPTIONS_WIRE_SIZE];
+	int64_t		kept_a = svc_state_kept(a),
+				kept_b = svc_state_kept(b);
+	int64_t		seen_a = svc_state_seen(a),
+				seen_b = svc_state_seen(b);
+	int64_t		target = svc_state_merged_kept(a, b);
+	int64_t		take_a = 0,
+				take_b = 0;
+	SvcRng		rng;
+
+	if (svc_state_dims(b) != dims)
+	{
+		svc_fail(err, SVC_ERR_DIMENSION,
+				 "feature arrays have different lengths: %d and %d",
+				 dims, svc_state_dims(b));
+		svc_error_hint(err, "Every row of one model must have the same number of features.");
+		return SVC_ERR_DIMENSION;
+	}
+	svc_state_options(a, &opt_a);
+	svc_state_options(b, &opt_b);
+	svc_options_encode(&opt_a, wa);
+	svc_options_encode(&opt_b, wb);
+	if (memcmp(wa, wb, sizeof(wa)) != 0)
+		return svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+						"cannot merge svclust states trained with different options");
+	if (target > svc_state_capacity(a))
+		return svc_fail(err, SVC_ERR_INTERNAL, "merge target has no room");
+
+	load_rng(a, &rng);
+	if (seen_a + seen_b <= opt_a.sample)
+	{
+		/* neither side has dropped a row: keep everything */
+		take_a = kept_a;
+		take_b = kept_b;
+	}
+	else
+	{
+		/*
+		 * Sequential draws without replacement from the union of the rows
+		 * seen: the count from each side is hypergeometric, which makes
+		 * the result a uniform sample of the union.
+		 */
+		int64_t		left_a = seen_a,
+					left_b = seen_b;
+
+		for (int64_t i = 0; i < target; i++)
+		{
+			if (svc_rng_below(&rng, (uint64_t) (left_a + left_b)) < (uint64_t) left_a)
+			{
+				take_a++;
+				left_a--;
+			}
+			else
+			{
+				take_b++;
+				left_b--;
+			}
+		}
+	}
+
+	/* a uniform subset of each reservoir is a uniform subset of its side */
+	for (int64_t i = 0; i < take_a; i++)
+	{
+		int64_t		j = i + (int64_t) svc_rng_below(&rng, (uint64_t) (kept_a - i));
+
+		if (j != i)
+			swap_rows(a, dims, i, j);
+	}
+	{
+		/* partial Fisher-Yates over b's indices without touching b */
+		int64_t		chosen = 0;
+		int64_t		need = take_b;
+
+		for (int64_t i = 0; i < kept_b && need > 0; i++)
+		{
+			/* select row i with probability need / (kept_b - i) */
+			if (svc_rng_below(&rng, (uint64_t) (kept_b - i)) < (uint64_t) need)
+			{
+				memcpy(row_ptr(a, dims, take_a + chosen), row_cptr(b, dims, i),
+					   (size_t) 8 * dims);
+				chosen++;
+				need--;
+			}
+		}
+	}
+	store_rng(a, &rng);
+
+	/* Chan et al.'s exact merge of means and squared deviations */
+	for (int32_t j = 0; j < dims && seen_b > 0; j++)
+	{
+		double		n_a = (double) seen_a,
+					n_b = (double) seen_b,
+					n = n_a + n_b;
+		double		mean_a = svc_load_f64(stat_ptr(a, dims, STAT_MEAN) + 8 * j);
+		double		mean_b = svc_load_f64(stat_cptr(b, dims, STAT_MEAN) + 8 * j);
+		double		delta = mean_b - mean_a;
+		double		m2 = svc_load_f64(stat_ptr(a, dims, STAT_M2) + 8 * j) +
+			svc_load_f64(stat_cptr(b, dims, STAT_M2) + 8 * j) + delta * delta * n_a * n_b / n;
+		double		lo_a = svc_load_f64(stat_ptr(a, dims, STAT_MIN) + 8 * j);
+		double		lo_b = svc_load_f64(stat_cptr(b, dims, STAT_MIN) + 8 * j);
+		double		hi_a = svc_load_f64(stat_ptr(a, dims, STAT_MAX) + 8 * j);
+		double		hi_b = svc_load_f64(stat_cptr(b, dims, STAT_MAX) + 8 * j);
+
+		svc_store_f64(stat_ptr(a, dims, STAT_MEAN) + 8 * j, mean_a + delta * n_b / n);
+		svc_store_f64(stat_ptr(a, dims, STAT_M2) + 8 * j, m2);
+		svc_store_f64(stat_ptr(a, dims, STAT_MIN) + 8 * j, lo_b < lo_a ? lo_b : lo_a);
+		svc_store_f64(stat_ptr(a, dims, STAT_MAX) + 8 * j, hi_b > hi_a ? hi_b : hi_a);
+	}
+	svc_store_u64(a + OFF_KEPT, (uint64_t) (take_a + take_b));
+	svc_store_u64(a + OFF_SEEN, (uint64_t) (seen_a + seen_b));
+	return SVC_OK;
+}
+
+/* Lexicographic order of two rows of d values. */
+static int
+cmp_rows(const double *a, const double *b, int32_t d)
+{
+	for (int32_t j = 0; j < d; j++)
+	{
+		if (a[j] < b[j])
+			return -1;
+		if (a[j] > b[j])
+			return 1;
+	}
+	return 0;
+}
+
+/* Sort n rows of d doubles lexicographically; tmp has room for n rows. */
+static void
+sort_rows(double *rows, int64_t n, int32_t d, double *tmp)
+{
+	/* bottom-up merge sort: stable, no global state, no qsort_r */
+	size_t		rowsz = sizeof(double) * (size_t) d;
+	double	   *src = rows,
+			   *dst = tmp;
+
+	for (int64_t width = 1; width < n; width *= 2)
+	{
+		for (int64_t lo = 0; lo < n; lo += 2 * width)
+		{
+			int64_t		mid = lo + width < n ? lo + width : n;
+			int64_t		hi = lo + 2 * width < n ? lo + 2 * width : n;
+			int64_t		i = lo,
+						j = mid,
+						k = lo;
+
+			while (i < mid && j < hi)
+			{
+				if (cmp_rows(src + (size_t) j * d, src + (size_t) i * d, d) < 0)
+					memcpy(dst + (size_t) (k++) * d, src + (size_t) (j++) * d, rowsz);
+				else
+					memcpy(dst + (size_t) (k++) * d, src + (size_t) (i++) * d, rowsz);
+			}
+			while (i < mid)
+				memcpy(dst + (size_t) (k++) * d, src + (size_t) (i++) * d, rowsz);
+			while (j < hi)
+				memcpy(dst + (size_t) (k++) * d, src + (size_t) (j++) * d, rowsz);
+		}
+		{
+			double	   *t = src;
+
+			src = dst;
+			dst = t;
+		}
+	}
+	if (src != rows)
+		memcpy(rows, src, rowsz * (size_t) n);
+}
+
+void
+svc_state_extract(const uint8_t *buf, double *rows, double *mean,
+				  double *stddev, double *min, double *max)
+{
+	int32_t		dims = svc_state_dims(buf);
+	int64_t		kept = svc_state_kept(buf);
+	int64_t		seen = svc_state_seen(buf);
+
+	for (int64_t i = 0; i < kept; i++)
+		for (int32_t j = 0; j < dims; j++)
+			rows[(size_t) i * dims + j] = svc_load_f64(row_cptr(buf, dims, i) + 8 * j);
+
+	if (seen == kept && kept > 0)
+	{
+		/*
+		 * Every row is here: sort them and recompute the statistics with a
+		 * fixed summation order, so serial and parallel plans agree to the
+		 * last bit.  The rows' second half of the buffer is scratch space
+		 * supplied by the caller (rows has room for 2 * kept rows).
+		 */
+		sort_rows(rows, kept, dims, rows + (size_t) kept * dims);
+		for (int32_t j = 0; j < dims; j++)
+		{
+			double		s = 0.0,
+						ss = 0.0,
+						lo = HUGE_VAL,
+						hi = -HUGE_VAL,
+						m;
+
+			for (int64_t i = 0; i < kept; i++)
+			{
+				double		v = rows[(size_t) i * dims + j];
+
+				s += v;
+				lo = v < lo ? v : lo;
+				hi = v > hi ? v : hi;
+			}
+			m = s / (double) kept;
+			for (int64_t i = 0; i < kept; i++)
+			{
+				double		t = rows[(size_t) i * dims + j] - m;
+
+				ss += t * t;
+			}
+			mean[j] = m;
+			stddev[j] = sqrt(ss / (double) kept);
+			min[j] = lo;
+			max[j] = hi;
+		}
+		return;
+	}
+	for (int32_t j = 0; j < dims; j++)
+	{
+		double		m2 = svc_load_f64(stat_cptr(buf, dims, STAT_M2) + 8 * j);
+
+		mean[j] = svc_load_f64(stat_cptr(buf, dims, STAT_MEAN) + 8 * j);
+		stddev[j] = seen > 0 ? sqrt(m2 / (double) seen) : 0.0;
+		min[j] = svc_load_f64(stat_cptr(buf, dims, STAT_MIN) + 8 * j);
+		max[j] = svc_load_f64(stat_cptr(buf, dims, STAT_MAX) + 8 * j);
+	}
+}

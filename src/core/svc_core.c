@@ -1,0 +1,202 @@
+/*
+ * svc_core.c - errors, allocation, interrupts and the PRNG of the core
+ */
+#include "svc_core.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *
+malloc_alloc(void *ctx, size_t size)
+{
+	(void) ctx;
+	return malloc(size);
+}
+
+static void
+malloc_release(void *ctx, void *ptr)
+{
+	(void) ctx;
+	free(ptr);
+}
+
+const SvcEnv svc_env_malloc = {malloc_alloc, malloc_release, NULL, NULL};
+
+void *
+svc_alloc(const SvcEnv *env, size_t size, SvcError *err)
+{
+	void	   *p = env->alloc(env->ctx, size == 0 ? 1 : size);
+
+	if (p == NULL)
+		svc_fail(err, SVC_ERR_NOMEM, "out of memory allocating %zu bytes", size);
+	return p;
+}
+
+void *
+svc_alloc0(const SvcEnv *env, size_t size, SvcError *err)
+{
+	void	   *p = svc_alloc(env, size, err);
+
+	if (p != NULL)
+		memset(p, 0, size == 0 ? 1 : size);
+	return p;
+}
+
+void
+svc_free(const SvcEnv *env, void *ptr)
+{
+	if (ptr != NULL && env->release != NULL)
+		env->release(env->ctx, ptr);
+}
+
+bool
+svc_interrupted(const SvcEnv *env, SvcError *err)
+{
+	if (env->interrupt != NULL && env->interrupt(env->ctx))
+	{
+		svc_fail(err, SVC_ERR_INTERRUPTED, "canceling statement due to user request");
+		return true;
+	}
+	return false;
+}
+
+bool
+svc_size_mul(size_t a, size_t b, size_t *result)
+{
+	if (a != 0 && b > SIZE_MAX / a)
+		return false;
+	*result = a * b;
+	return true;
+}
+
+static void
+vformat(char *buf, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0)));
+
+static void
+vformat(char *buf, const char *fmt, va_list ap)
+{
+	vsnprintf(buf, SVC_ERRMSG_LEN, fmt, ap);
+}
+
+SvcStatus
+svc_fail(SvcError *err, SvcStatus status, const char *fmt,...)
+{
+	va_list		ap;
+
+	if (err == NULL)
+		return status;
+	err->status = status;
+	err->detail[0] = '\0';
+	err->hint[0] = '\0';
+	va_start(ap, fmt);
+	vformat(err->message, fmt, ap);
+	va_end(ap);
+	return status;
+}
+
+void
+svc_error_detail(SvcError *err, const char *fmt,...)
+{
+	va_list		ap;
+
+	if (err == NULL)
+		return;
+	va_start(ap, fmt);
+	vformat(err->detail, fmt, ap);
+	va_end(ap);
+}
+
+void
+svc_error_hint(SvcError *err, const char *fmt,...)
+{
+	va_list		ap;
+
+	if (err == NULL)
+		return;
+	va_start(ap, fmt);
+	vformat(err->hint, fmt, ap);
+	va_end(ap);
+}
+
+void
+svc_error_clear(SvcError *err)
+{
+	err->status = SVC_OK;
+	err->message[0] = '\0';
+	err->detail[0] = '\0';
+	err->hint[0] = '\0';
+}
+
+int
+svc_first_nonfinite(const double *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!isfinite(x[i]))
+			return (int) i;
+	return -1;
+}
+
+/* splitmix64: expands a 64-bit seed into the xoshiro state. */
+static uint64_t
+splitmix64(uint64_t *state)
+{
+	uint64_t	z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+void
+svc_rng_seed(SvcRng *rng, uint64_t seed)
+{
+	uint64_t	sm = seed;
+
+	for (int i = 0; i < 4; i++)
+		rng->s[i] = splitmix64(&sm);
+}
+
+static inline uint64_t
+rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+uint64_t
+svc_rng_next(SvcRng *rng)
+{
+	uint64_t   *s = rng->s;
+	uint64_t	result = rotl(s[1] * 5, 7) * 9;
+	uint64_t	t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return result;
+}
+
+uint64_t
+svc_rng_below(SvcRng *rng, uint64_t n)
+{
+	/* Rejection sampling on the top of the range removes modulo bias. */
+	uint64_t	limit = UINT64_MAX - (UINT64_MAX % n);
+	uint64_t	r;
+
+	do
+		r = svc_rng_next(rng);
+	while (r >= limit);
+	return r % n;
+}
+
+double
+svc_rng_unit(SvcRng *rng)
+{
+	return (double) (svc_rng_next(rng) >> 11) * 0x1.0p-53;
+}

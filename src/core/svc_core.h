@@ -1,0 +1,103 @@
+/*
+ * svc_core.h - common definitions of the svclust core
+ *
+ * The core is plain C11 with no PostgreSQL header.  It never prints, never
+ * exits and never aborts: every fallible function returns an SvcStatus and
+ * writes a message into an SvcError the caller owns.  Memory comes from an
+ * allocator the caller supplies (the glue passes one built on palloc), and
+ * long loops call an interrupt hook so that a query can be cancelled.
+ */
+#ifndef SVC_CORE_H
+#define SVC_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+/* Status codes; the glue maps each one to a SQLSTATE. */
+typedef enum SvcStatus
+{
+	SVC_OK = 0,
+	SVC_ERR_INVALID_PARAMETER,	/* an option key or value is wrong */
+	SVC_ERR_INVALID_INPUT,		/* a feature row is wrong (NaN, size) */
+	SVC_ERR_DIMENSION,			/* dimension differs from the model's */
+	SVC_ERR_CORRUPT,			/* a model or state failed validation */
+	SVC_ERR_LIMIT,				/* a size limit would be exceeded */
+	SVC_ERR_NOMEM,				/* the allocator returned NULL */
+	SVC_ERR_INTERRUPTED,		/* the interrupt hook asked us to stop */
+	SVC_ERR_INTERNAL			/* a bug: an invariant does not hold */
+} SvcStatus;
+
+#define SVC_ERRMSG_LEN 256
+
+/* An error as the core reports it: a message and an optional detail/hint. */
+typedef struct SvcError
+{
+	SvcStatus	status;
+	char		message[SVC_ERRMSG_LEN];
+	char		detail[SVC_ERRMSG_LEN];
+	char		hint[SVC_ERRMSG_LEN];
+} SvcError;
+
+/*
+ * Allocator and interrupt hook.  alloc may return NULL (the core then fails
+ * with SVC_ERR_NOMEM) or not return at all (palloc's ereport): the core
+ * never holds a resource that only its own free would release, so both are
+ * safe.  interrupt returns true when the caller wants the core to stop;
+ * the glue's hook calls CHECK_FOR_INTERRUPTS(), which longjmps instead.
+ */
+typedef struct SvcEnv
+{
+	void	   *(*alloc) (void *ctx, size_t size);
+	void		(*release) (void *ctx, void *ptr);
+	bool		(*interrupt) (void *ctx);
+	void	   *ctx;
+} SvcEnv;
+
+/* The environment of plain C programs: malloc/free, never interrupted. */
+extern const SvcEnv svc_env_malloc;
+
+void	   *svc_alloc(const SvcEnv *env, size_t size, SvcError *err);
+void	   *svc_alloc0(const SvcEnv *env, size_t size, SvcError *err);
+void		svc_free(const SvcEnv *env, void *ptr);
+bool		svc_interrupted(const SvcEnv *env, SvcError *err);
+
+/* Multiply two sizes, failing instead of wrapping around. */
+bool		svc_size_mul(size_t a, size_t b, size_t *result);
+
+/* Record an error; returns status so callers can "return svc_fail(...)". */
+SvcStatus	svc_fail(SvcError *err, SvcStatus status, const char *fmt,...)
+			__attribute__((format(printf, 3, 4)));
+void		svc_error_detail(SvcError *err, const char *fmt,...)
+			__attribute__((format(printf, 2, 3)));
+void		svc_error_hint(SvcError *err, const char *fmt,...)
+			__attribute__((format(printf, 2, 3)));
+void		svc_error_clear(SvcError *err);
+
+/* Hard limits, checked at the door. */
+#define SVC_MAX_DIMS		16000	/* as many as an array we accept sensibly */
+#define SVC_MAX_BUDGET		100000
+#define SVC_MAX_SAMPLE		10000000
+#define SVC_MAX_ITER		100000000
+#define SVC_MAX_K			64
+
+/* Check that every value is finite; returns index of the first bad or -1. */
+int			svc_first_nonfinite(const double *x, size_t n);
+
+/*
+ * PRNG: xoshiro256** seeded through splitmix64.  Its output depends only on
+ * the seed, so a seed reproduces a model on every platform.
+ */
+typedef struct SvcRng
+{
+	uint64_t	s[4];
+} SvcRng;
+
+void		svc_rng_seed(SvcRng *rng, uint64_t seed);
+uint64_t	svc_rng_next(SvcRng *rng);
+/* Uniform integer in [0, n), n > 0, without modulo bias. */
+uint64_t	svc_rng_below(SvcRng *rng, uint64_t n);
+/* Uniform double in [0, 1). */
+double		svc_rng_unit(SvcRng *rng);
+
+#endif							/* SVC_CORE_H */

@@ -1,0 +1,526 @@
+/*
+ * train.c - budgeted SGD for the large-margin one-class SVM (BSGD-LMOC)
+ *
+ * Algorithm 2 of the budgeted SVC paper.  The primal
+ *     min_w 1/2 ||w||^2 + C/N sum_i max(0, 1 - w'phi(x_i))
+ * is solved by SGD with eta_t = 1/t:
+ *     w_{t+1} = (1 - 1/t) w_t + (C/t) [w_t'phi(x) < 1] phi(x).
+ * w = s * sum_i a_i phi(s_i): the global scale s absorbs the (1 - 1/t)
+ * shrink, so a step costs one kernel sum, not a pass over every alpha.
+ * ||w||^2 is carried along exactly (up to rounding, and recomputed every
+ * few thousand steps) because the stopping rule ||w_{t+1} - w_t|| <= tol
+ * needs it.
+ */
+#include "train.h"
+#include "kernel.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Ridge added to the k x k kernel matrix of a projection (FINDINGS 7). */
+#define PROJECTION_RIDGE 1e-3
+/* |alpha| within this relative distance are tied for removal (FINDINGS 7). */
+#define TIE_RELATIVE 1e-9
+/* Steps between exact recomputations of ||w||^2. */
+#define NORM_REFRESH 4096
+
+typedef struct Bsgd
+{
+	const SvcEnv *env;
+	int32_t		d;
+	double		gamma;
+	int32_t		cap;			/* rows allocated in sv/a/... */
+	int32_t		b;				/* support vectors in use */
+	double	   *sv;				/* [cap * d] */
+	double	   *a;				/* [cap]: alpha_i = scale * a[i] */
+	int64_t    *row;			/* [cap]: training row of each SV */
+	int64_t    *stamp;			/* [cap]: step it entered, for ties */
+	int32_t    *slot_of_row;	/* [n]: SV slot of a row, or -1 */
+	double		scale;
+	double		wnorm2;			/* ||w||^2 */
+	/* projection scratch */
+	double	   *kbuf;			/* [cap] */
+	int32_t    *idx;			/* [cap] */
+	double	   *kmat;			/* [k * k] */
+	double	   *rhs;			/* [k] */
+	double	   *wdot;			/* [k] */
+} Bsgd;
+
+static SvcStatus
+bsgd_grow(Bsgd *g, int32_t need, SvcError *err)
+{
+	int32_t		cap = g->cap;
+	double	   *sv,
+			   *a,
+			   *kbuf;
+	int64_t    *row,
+			   *stamp;
+	int32_t    *idx;
+
+	if (need <= cap)
+		return SVC_OK;
+	while (cap < need)
+		cap = cap < 64 ? 64 : cap * 2;
+	sv = svc_alloc(g->env, sizeof(double) * (size_t) cap * g->d, err);
+	a = svc_alloc(g->env, sizeof(double) * (size_t) cap, err);
+	kbuf = svc_alloc(g->env, sizeof(double) * (size_t) cap, err);
+	row = svc_alloc(g->env, sizeof(int64_t) * (size_t) cap, err);
+	stamp = svc_alloc(g->env, sizeof(int64_t) * (size_t) cap, err);
+	idx = svc_alloc(g->env, sizeof(int32_t) * (size_t) cap, err);
+	if (!sv || !a || !kbuf || !row || !stamp || !idx)
+		return SVC_ERR_NOMEM;
+	if (g->b > 0)
+	{
+		memcpy(sv, g->sv, sizeof(double) * (size_t) g->b * g->d);
+		memcpy(a, g->a, sizeof(double) * (size_t) g->b);
+		memcpy(row, g->row, sizeof(int64_t) * (size_t) g->b);
+		memcpy(stamp, g->stamp, sizeof(int64_t) * (size_t) g->b);
+	}
+	svc_free(g->env, g->sv);
+	svc_free(g->env, g->a);
+	svc_free(g->env, g->kbuf);
+	svc_free(g->env, g->row);
+	svc_free(g->env, g->stamp);
+	svc_free(g->env, g->idx);
+	g->sv = sv;
+	g->a = a;
+	g->kbuf = kbuf;
+	g->row = row;
+	g->stamp = stamp;
+	g->idx = idx;
+	g->cap = cap;
+	return SVC_OK;
+}
+
+static void
+bsgd_free(Bsgd *g)
+{
+	svc_free(g->env, g->sv);
+	svc_free(g->env, g->a);
+	svc_free(g->env, g->kbuf);
+	svc_free(g->env, g->row);
+	svc_free(g->env, g->stamp);
+	svc_free(g->env, g->idx);
+	svc_free(g->env, g->slot_of_row);
+	svc_free(g->env, g->kmat);
+	svc_free(g->env, g->rhs);
+	svc_free(g->env, g->wdot);
+}
+
+/* w'phi(x) */
+static double
+bsgd_dot(const Bsgd *g, const double *x)
+{
+	return g->scale * svc_kernel_sum(g->sv, g->a, g->b, g->d, g->gamma, x);
+}
+
+/* ||w||^2 from scratch: sum_ij alpha_i alpha_j K_ij. */
+static double
+bsgd_norm2(const Bsgd *g)
+{
+	double		total = 0.0;
+
+	for (int32_t i = 0; i < g->b; i++)
+		total += g->a[i] * svc_kernel_sum(g->sv, g->a, g->b, g->d, g->gamma,
+										  g->sv + (size_t) i * g->d);
+	total *= g->scale * g->scale;
+	return total > 0 ? total : 0.0;
+}
+
+/* Remove slot p by moving the last slot into it. */
+static void
+bsgd_drop(Bsgd *g, int32_t p)
+{
+	int32_t		last = g->b - 1;
+
+	g->slot_of_row[g->row[p]] = -1;
+	if (p != last)
+	{
+		memcpy(g->sv + (size_t) p * g->d, g->sv + (size_t) last * g->d,
+			   sizeof(double) * (size_t) g->d);
+		g->a[p] = g->a[last];
+		g->row[p] = g->row[last];
+		g->stamp[p] = g->stamp[last];
+		g->slot_of_row[g->row[p]] = p;
+	}
+	g->b--;
+}
+
+/*
+ * The most redundant support vector: smallest |alpha| (K(x,x) = 1 for the
+ * RBF kernel).  Values within a relative 1e-9 count as tied and the oldest
+ * wins, so the choice does not hang on rounding.
+ */
+static int32_t
+bsgd_redundant(const Bsgd *g)
+{
+	int32_t		best = 0;
+
+	for (int32_t i = 1; i < g->b; i++)
+	{
+		double		ai = fabs(g->a[i]),
+					ab = fabs(g->a[best]);
+
+		if (ai < ab * (1.0 - TIE_RELATIVE))
+			best = i;
+		else if (ai <= ab * (1.0 + TIE_RELATIVE) && g->stamp[i] < g->stamp[best])
+			best = i;
+	}
+	return best;
+}
+
+/* Solve (A + ridge I) x = b in place by Cholesky; false if not positive. */
+static bool
+cholesky_solve(double *A, double *b, int32_t k)
+{
+	for (int32_t j = 0; j < k; j++)
+	{
+		double		s = A[j * k + j];
+
+		for (int32_t m = 0; m < j; m++)
+			s -= A[j * k + m] * A[j * k + m];
+		if (!(s > 1e-12))
+			return false;
+		s = sqrt(s);
+		A[j * k + j] = s;
+		for (int32_t i = j + 1; i < k; i++)
+		{
+			double		t = A[i * k + j];
+
+			for (int32_t m = 0; m < j; m++)
+				t -= A[i * k + m] * A[j * k + m];
+			A[i * k + j] = t / s;
+		}
+	}
+	for (int32_t i = 0; i < k; i++)
+	{
+		double		t = b[i];
+
+		for (int32_t m = 0; m < i; m++)
+			t -= A[i * k + m] * b[m];
+		b[i] = t / A[i * k + i];
+	}
+	for (int32_t i = k - 1; i >= 0; i--)
+	{
+		double		t = b[i];
+
+		for (int32_t m = i + 1; m < k; m++)
+			t -= A[m * k + i] * b[m];
+		b[i] = t / A[i * k + i];
+	}
+	return true;
+}
+
+/* Pick the k slots used to project slot p: nearest in input space or random. */
+static int32_t
+bsgd_pick(Bsgd *g, int32_t p, int32_t k, bool nearest, SvcRng *rng)
+{
+	int32_t		m = 0;
+	const double *xp = g->sv + (size_t) p * g->d;
+
+	for (int32_t i = 0; i < g->b; i++)
+		if (i != p)
+			g->idx[m++] = i;
+	if (k > m)
+		k = m;
+	if (nearest)
+	{
+		/* partial selection sort on distance; ties by slot order */
+		for (int32_t i = 0; i < m; i++)
+			g->kbuf[i] = svc_sqdist(g->sv + (size_t) g->idx[i] * g->d, xp, g->d);
+		for (int32_t i = 0; i < k; i++)
+		{
+			int32_t		best = i;
+
+			for (int32_t j = i + 1; j < m; j++)
+				if (g->kbuf[j] < g->kbuf[best])
+					best = j;
+			if (best != i)
+			{
+				double		td = g->kbuf[i];
+				int32_t		ti = g->idx[i];
+
+				g->kbuf[i] = g->kbuf[best];
+				g->idx[i] = g->idx[best];
+				g->kbuf[best] = td;
+				g->idx[best] = ti;
+			}
+		}
+	}
+	else
+	{
+		for (int32_t i = 0; i < k; i++)
+		{
+			int32_t		j = i + (int32_t) svc_rng_below(rng, (uint64_t) (m - i));
+			int32_t		t = g->idx[i];
+
+			g->idx[i] = g->idx[j];
+			g->idx[j] = t;
+		}
+	}
+	return k;
+}
+
+/*
+ * Budget maintenance (Sec. 3.3): drop the most redundant vector p, after
+ * projecting alpha_p phi(x_p) onto the span of k others when asked:
+ * (K_kk + ridge I) delta = alpha_p k_p, alpha_i += delta_i.  Keeps
+ * ||w||^2 current.
+ */
+static void
+bsgd_maintain(Bsgd *g, const SvcOptions *opt, SvcRng *rng)
+{
+	int32_t		p = bsgd_redundant(g);
+	const double *xp = g->sv + (size_t) p * g->d;
+	double		alpha_p = g->scale * g->a[p];
+	double		wdot_p = bsgd_dot(g, xp);
+	bool		projected = false;
+
+	if (opt->strategy == SVC_STRATEGY_PROJECT_KNN ||
+		opt->strategy == SVC_STRATEGY_PROJECT_RANDOM)
+	{
+		int32_t		k = bsgd_pick(g, p, opt->k,
+								  opt->strategy == SVC_STRATEGY_PROJECT_KNN, rng);
+
+		if (k > 0)
+		{
+			for (int32_t i = 0; i < k; i++)
+			{
+				const double *xi = g->sv + (size_t) g->idx[i] * g->d;
+
+				for (int32_t j = 0; j <= i; j++)
+				{
+					double		kij = exp(-g->gamma *
+										  svc_sqdist(xi, g->sv + (size_t) g->idx[j] * g->d, g->d));
+
+					g->kmat[i * k + j] = kij;
+					g->kmat[j * k + i] = kij;
+				}
+				g->kmat[i * k + i] += PROJECTION_RIDGE;
+				g->rhs[i] = alpha_p * exp(-g->gamma * svc_sqdist(xi, xp, g->d));
+				g->wdot[i] = bsgd_dot(g, xi);
+			}
+			{
+				/* keep k_p for the norm update before the solve overwrites rhs */
+				double		kp[SVC_MAX_K];
+				double		kmat_copy[SVC_MAX_K * SVC_MAX_K];
+
+				for (int32_t i = 0; i < k; i++)
+					kp[i] = alpha_p == 0 ? 0 : g->rhs[i] / alpha_p;
+				memcpy(kmat_copy, g->kmat, sizeof(double) * (size_t) k * k);
+				if (cholesky_solve(g->kmat, g->rhs, k))
+				{
+					/*
+					 * dw = sum delta_i phi_i - alpha_p phi_p;
+					 * ||w + dw||^2 = ||w||^2 + 2 w'dw + ||dw||^2, with the
+					 * unridged K in ||dw||^2.
+					 */
+					double		wdw = -alpha_p * wdot_p;
+					double		dkd = 0.0,
+								dkp = 0.0;
+
+					for (int32_t i = 0; i < k; i++)
+					{
+						wdw += g->rhs[i] * g->wdot[i];
+						dkp += g->rhs[i] * kp[i];
+						for (int32_t j = 0; j < k; j++)
+							dkd += g->rhs[i] * g->rhs[j] *
+								(kmat_copy[i * k + j] - (i == j ? PROJECTION_RIDGE : 0.0));
+					}
+					g->wnorm2 += 2.0 * wdw + dkd - 2.0 * alpha_p * dkp + alpha_p * alpha_p;
+					for (int32_t i = 0; i < k; i++)
+						g->a[g->idx[i]] += g->rhs[i] / g->scale;
+					projected = true;
+				}
+			}
+		}
+	}
+	if (!projected)
+		g->wnorm2 += -2.0 * alpha_p * wdot_p + alpha_p * alpha_p;
+	if (g->wnorm2 < 0)
+		g->wnorm2 = 0;
+	bsgd_drop(g, p);
+}
+
+SvcStatus
+svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n, int32_t d,
+			   const SvcOptions *opt, double gamma, SvcModel *m, SvcError *err)
+{
+	Bsgd		g;
+	SvcRng		rng;
+	SvcStatus	st = SVC_OK;
+	bool		budgeted = opt->strategy != SVC_STRATEGY_UNBUDGETED;
+	int64_t		t;
+	bool		converged = false;
+
+	if (n < 1)
+		return svc_fail(err, SVC_ERR_INTERNAL, "svc_train_bsgd called with no rows");
+	memset(&g, 0, sizeof(g));
+	g.env = env;
+	g.d = d;
+	g.gamma = gamma;
+	g.scale = 1.0;
+	g.slot_of_row = svc_alloc(env, sizeof(int32_t) * (size_t) n, err);
+	g.kmat = svc_alloc(env, sizeof(double) * SVC_MAX_K * SVC_MAX_K, err);
+	g.rhs = svc_alloc(env, sizeof(double) * SVC_MAX_K, err);
+	g.wdot = svc_alloc(env, sizeof(double) * SVC_MAX_K, err);
+	if (!g.slot_of_row || !g.kmat || !g.rhs || !g.wdot)
+	{
+		bsgd_free(&g);
+		return SVC_ERR_NOMEM;
+	}
+	for (int64_t i = 0; i < n; i++)
+		g.slot_of_row[i] = -1;
+	st = bsgd_grow(&g, budgeted ? opt->budget + 1 : 64, err);
+	svc_rng_seed(&rng, opt->seed);
+
+	for (t = 1; st == SVC_OK && t <= opt->max_iter; t++)
+	{
+		int64_t		r = (int64_t) svc_rng_below(&rng, (uint64_t) n);
+		const double *xr = x + (size_t) r * d;
+		double		o = g.b > 0 ? bsgd_dot(&g, xr) : 0.0;
+		bool		violated = o < 1.0;
+		double		inv_t = 1.0 / (double) t;
+		double		step = opt->c * inv_t;
+		double		delta2;
+
+		if ((t & 1023) == 0 && svc_interrupted(env, err))
+		{
+			st = SVC_ERR_INTERRUPTED;
+			break;
+		}
+
+		/* ||w_{t+1} - w_t||^2 = (||w||^2 - 2C[v]o + C^2[v]) / t^2 */
+		delta2 = (g.wnorm2 - (violated ? 2.0 * opt->c * o - opt->c * opt->c : 0.0))
+			* inv_t * inv_t;
+
+		/* w <- (1 - 1/t) w: at t = 1 the model is empty anyway */
+		if (t == 1)
+			g.scale = 1.0;
+		else
+			g.scale *= 1.0 - inv_t;
+		g.wnorm2 = (1.0 - inv_t) * (1.0 - inv_t) * g.wnorm2;
+
+		if (violated)
+		{
+			int32_t		slot = g.slot_of_row[r];
+
+			g.wnorm2 += 2.0 * (1.0 - inv_t) * step * o + step * step;
+			if (slot < 0)
+			{
+				st = bsgd_grow(&g, g.b + 1, err);
+				if (st != SVC_OK)
+					break;
+				slot = g.b++;
+				memcpy(g.sv + (size_t) slot * d, xr, sizeof(double) * (size_t) d);
+				g.a[slot] = 0.0;
+				g.row[slot] = r;
+				g.stamp[slot] = t;
+				g.slot_of_row[r] = slot;
+			}
+			g.a[slot] += step / g.scale;
+			if (budgeted && g.b > opt->budget)
+				bsgd_maintain(&g, opt, &rng);
+		}
+
+		/* keep the scale away from underflow by folding it into a */
+		if (g.scale < 1e-150)
+		{
+			for (int32_t i = 0; i < g.b; i++)
+				g.a[i] *= g.scale;
+			g.scale = 1.0;
+		}
+		if ((t % NORM_REFRESH) == 0)
+			g.wnorm2 = bsgd_norm2(&g);
+
+		if (delta2 <= opt->tol * opt->tol)
+		{
+			converged = true;
+			break;
+		}
+	}
+
+	if (st == SVC_OK)
+	{
+		m->n_sv = g.b;
+		m->sv = svc_alloc(env, sizeof(double) * (size_t) g.b * d, err);
+		m->alpha = svc_alloc(env, sizeof(double) * (size_t) g.b, err);
+		if (!m->sv || !m->alpha)
+			st = SVC_ERR_NOMEM;
+		else
+		{
+			memcpy(m->sv, g.sv, sizeof(double) * (size_t) g.b * d);
+			for (int32_t i = 0; i < g.b; i++)
+				m->alpha[i] = g.scale * g.a[i];
+			m->iterations = converged ? t : opt->max_iter;
+			m->converged = converged;
+			m->offset = 1.0;
+			m->gamma = gamma;
+		}
+	}
+	bsgd_free(&g);
+	return st;
+}
+
+static int
+cmp_double(const void *pa, const void *pb)
+{
+	double		a = *(const double *) pa,
+				b = *(const double *) pb;
+
+	return (a > b) - (a < b);
+}
+
+double
+svc_gamma_auto(const double *x, int64_t n, int32_t d, SvcRng *rng)
+{
+	enum
+	{
+		MAX_PAIRS = 4096
+	};
+	double		dist[MAX_PAIRS];
+	int64_t		npairs = 0;
+	double		median;
+
+	if (n < 2)
+		return 1.0 / d;
+	if (n * (n - 1) / 2 <= MAX_PAIRS)
+	{
+		for (int64_t i = 0; i < n; i++)
+			for (int64_t j = i + 1; j < n; j++)
+				dist[npairs++] = svc_sqdist(x + (size_t) i * d, x + (size_t) j * d, d);
+	}
+	else
+	{
+		while (npairs < MAX_PAIRS)
+		{
+			int64_t		i = (int64_t) svc_rng_below(rng, (uint64_t) n);
+			int64_t		j = (int64_t) svc_rng_below(rng, (uint64_t) n - 1);
+
+			if (j >= i)
+				j++;
+			dist[npairs++] = svc_sqdist(x + (size_t) i * d, x + (size_t) j * d, d);
+		}
+	}
+	qsort(dist, (size_t) npairs, sizeof(double), cmp_double);
+	median = npairs % 2 ? dist[npairs / 2]
+		: 0.5 * (dist[npairs / 2 - 1] + dist[npairs / 2]);
+	if (!(median > 0))
+	{
+		/* mostly duplicates: fall back to the mean of the non-zero distances */
+		double		s = 0;
+		int64_t		c = 0;
+
+		for (int64_t i = 0; i < npairs; i++)
+			if (dist[i] > 0)
+			{
+				s += dist[i];
+				c++;
+			}
+		if (c == 0)
+			return 1.0 / d;
+		median = s / (double) c;
+	}
+	return SVC_GAMMA_AUTO_FACTOR / median;
+}

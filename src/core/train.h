@@ -1,0 +1,32 @@
+/*
+ * train.h - budgeted SGD for the large-margin one-class SVM
+ *
+ * Algorithm 2 of the budgeted SVC paper (BSGD-LMOC) with the budget
+ * maintenance strategies of its Sec. 3.3, and the unbudgeted SGD of the
+ * fast SVC paper.
+ */
+#ifndef SVC_TRAIN_H
+#define SVC_TRAIN_H
+
+#include "svc_core.h"
+#include "options.h"
+#include "model.h"
+
+/*
+ * Train on n rows x (row-major, n * d, already scaled) with width gamma.
+ * Fills m->n_sv, m->sv, m->alpha (allocated from env), m->iterations,
+ * m->converged, m->offset = 1, m->gamma = gamma.  The other fields of m
+ * are left alone.
+ */
+SvcStatus	svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n,
+						   int32_t d, const SvcOptions *opt, double gamma,
+						   SvcModel *m, SvcError *err);
+
+/*
+ * The "auto" gamma: SVC_GAMMA_AUTO_FACTOR / median squared distance
+ * between pairs of rows, estimated on at most a few thousand pairs drawn
+ * with rng.  Falls back to 1/d when the median is zero (all rows equal).
+ */
+double		svc_gamma_auto(const double *x, int64_t n, int32_t d, SvcRng *rng);
+
+#endif							/* SVC_TRAIN_H */

@@ -1,0 +1,80 @@
+/*
+ * model_funcs.c - inspecting a model and scoring single rows
+ *
+ * svc_decision and svc_predict run once per row over large tables: the
+ * model is decoded once per query and kept in fn_extra with a workspace,
+ * so a call costs one scaling and the kernel sums, nothing else.
+ */
+#include "svclust.h"
+
+#include "label.h"
+
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+
+PG_FUNCTION_INFO_V1(svc_model_info);
+PG_FUNCTION_INFO_V1(svc_decision);
+PG_FUNCTION_INFO_V1(svc_predict);
+
+/* Workspace kept with a cached model. */
+typedef struct ScoreWork
+{
+	double	   *scaled;			/* [dims] */
+	SvcLabelWork label;
+} ScoreWork;
+
+static ScoreWork *
+get_work(FunctionCallInfo fcinfo, SvcModelCache *cache)
+{
+	if (cache->extra == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+		ScoreWork  *w = palloc0(sizeof(ScoreWork));
+		SvcError	err;
+
+		w->scaled = palloc(sizeof(double) * cache->model.dims);
+		if (svc_label_work_init(&svc_pg_env, &cache->model, &w->label, &err) != SVC_OK)
+			svc_report(&err);
+		MemoryContextSwitchTo(old);
+		cache->extra = w;
+	}
+	return (ScoreWork *) cache->extra;
+}
+
+Datum
+svc_model_info(PG_FUNCTION_ARGS)
+{
+	SvcModelCache *cache = svc_get_model(fcinfo, 0);
+	SvcError	err;
+	char	   *json = svc_model_info_json(&svc_pg_env, &cache->model, &err);
+
+	if (json == NULL)
+		svc_report(&err);
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
+}
+
+Datum
+svc_decision(PG_FUNCTION_ARGS)
+{
+	SvcModelCache *cache = svc_get_model(fcinfo, 0);
+	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(1);
+	ScoreWork  *w = get_work(fcinfo, cache);
+	int			dims;
+	const double *x = svc_check_features(arr, cache->model.dims, &dims, "features");
+
+	svc_model_scale_row(&cache->model, x, w->scaled);
+	PG_RETURN_FLOAT8(svc_model_decision_scaled(&cache->model, w->scaled));
+}
+
+Datum
+svc_predict(PG_FUNCTION_ARGS)
+{
+	SvcModelCache *cache = svc_get_model(fcinfo, 0);
+	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(1);
+	ScoreWork  *w = get_work(fcinfo, cache);
+	int			dims;
+	const double *x = svc_check_features(arr, cache->model.dims, &dims, "features");
+
+	svc_model_scale_row(&cache->model, x, w->scaled);
+	PG_RETURN_INT32(svc_label_predict(&cache->model, w->scaled, &w->label, NULL));
+}

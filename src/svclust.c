@@ -1,0 +1,186 @@
+/*
+ * svclust.c - module magic, the palloc environment, errors and the
+ * checks shared by every SQL function
+ */
+#include "svclust.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+
+PG_MODULE_MAGIC;
+
+static void *
+pg_alloc(void *ctx, size_t size)
+{
+	(void) ctx;
+	if (size > MaxAllocSize)
+		return palloc_extended(size, MCXT_ALLOC_HUGE);
+	return palloc(size);
+}
+
+static void
+pg_release(void *ctx, void *ptr)
+{
+	(void) ctx;
+	pfree(ptr);
+}
+
+static bool
+pg_interrupt(void *ctx)
+{
+	(void) ctx;
+	CHECK_FOR_INTERRUPTS();
+	return false;
+}
+
+const SvcEnv svc_pg_env = {pg_alloc, pg_release, pg_interrupt, NULL};
+
+static int
+status_errcode(SvcStatus status)
+{
+	switch (status)
+	{
+		case SVC_ERR_INVALID_PARAMETER:
+			return ERRCODE_INVALID_PARAMETER_VALUE;
+		case SVC_ERR_INVALID_INPUT:
+			return ERRCODE_DATA_EXCEPTION;
+		case SVC_ERR_DIMENSION:
+			return ERRCODE_ARRAY_SUBSCRIPT_ERROR;
+		case SVC_ERR_CORRUPT:
+			return ERRCODE_DATA_CORRUPTED;
+		case SVC_ERR_LIMIT:
+			return ERRCODE_PROGRAM_LIMIT_EXCEEDED;
+		case SVC_ERR_NOMEM:
+			return ERRCODE_OUT_OF_MEMORY;
+		case SVC_ERR_INTERRUPTED:
+			return ERRCODE_QUERY_CANCELED;
+		case SVC_OK:
+		case SVC_ERR_INTERNAL:
+			break;
+	}
+	return ERRCODE_INTERNAL_ERROR;
+}
+
+void
+svc_report(const SvcError *err)
+{
+	if (err->status == SVC_ERR_INTERNAL || err->status == SVC_OK)
+		elog(ERROR, "svclust internal error: %s. Please report a bug.",
+			 err->message[0] ? err->message : "unknown");
+	ereport(ERROR,
+			errcode(status_errcode(err->status)),
+			errmsg_internal("%s", err->message),
+			err->detail[0] ? errdetail_internal("%s", err->detail) : 0,
+			err->hint[0] ? errhint("%s", err->hint) : 0);
+	pg_unreachable();
+}
+
+const double *
+svc_check_features(ArrayType *arr, int expected_dims, int *dims, const char *what)
+{
+	const double *values;
+	int			n;
+
+	if (ARR_ELEMTYPE(arr) != FLOAT8OID)
+		ereport(ERROR,
+				errcode(ERRCODE_DATATYPE_MISMATCH),
+				errmsg("%s must be of type double precision[]", what));
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				errmsg("%s must be a one-dimensional array", what),
+				errdetail("The array has %d dimensions.", ARR_NDIM(arr)));
+	n = ARR_NDIM(arr) == 1 ? ARR_DIMS(arr)[0] : 0;
+	if (n == 0)
+		ereport(ERROR,
+				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				errmsg("%s must not be empty", what));
+	if (ARR_HASNULL(arr) && array_contains_nulls(arr))
+		ereport(ERROR,
+				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				errmsg("%s must not contain NULL elements", what));
+	if (n > SVC_MAX_DIMS)
+		ereport(ERROR,
+				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				errmsg("%s has too many elements", what),
+				errdetail("The array has %d elements; at most %d are supported.",
+						  n, SVC_MAX_DIMS));
+	if (expected_dims > 0 && n != expected_dims)
+		ereport(ERROR,
+				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				errmsg("%s has %d elements but the model expects %d", what, n,
+					   expected_dims));
+	values = (const double *) ARR_DATA_PTR(arr);
+	{
+		int			bad = svc_first_nonfinite(values, (size_t) n);
+
+		if (bad >= 0)
+			ereport(ERROR,
+					errcode(ERRCODE_DATA_EXCEPTION),
+					errmsg("%s must not contain NaN or infinity", what),
+					errdetail("Element %d is %s.", bad + 1,
+							  isnan(values[bad]) ? "NaN" :
+							  (values[bad] > 0 ? "Infinity" : "-Infinity")));
+	}
+	*dims = n;
+	return values;
+}
+
+void
+svc_decode_model(bytea *raw, SvcModel *model)
+{
+	SvcError	err;
+
+	if (svc_model_decode(&svc_pg_env, (const uint8_t *) VARDATA_ANY(raw),
+						 VARSIZE_ANY_EXHDR(raw), model, &err) != SVC_OK)
+		svc_report(&err);
+}
+
+SvcModelCache *
+svc_get_model(FunctionCallInfo fcinfo, int argno)
+{
+	/*
+	 * Compare the argument as it came, before any detoasting: for a model
+	 * stored out of line that is the small toast pointer, whose value id is
+	 * unique, so a model read from a table is detoasted and decoded once
+	 * per query rather than once per row.  Inline values are compared
+	 * byte for byte (a pointer alone can be reused for another value).
+	 */
+	struct varlena *arg = (struct varlena *) PG_GETARG_POINTER(argno);
+	Size		arglen = VARSIZE_ANY(arg);
+	SvcModelCache *cache = (SvcModelCache *) fcinfo->flinfo->fn_extra;
+	MemoryContext old;
+	bytea	   *raw;
+
+	if (cache != NULL && VARSIZE_ANY(cache->raw) == arglen &&
+		memcmp(cache->raw, arg, arglen) == 0)
+		return cache;
+
+	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	if (cache != NULL)
+	{
+		svc_model_free(&svc_pg_env, &cache->model);
+		pfree(cache->raw);
+		if (cache->extra)
+			pfree(cache->extra);
+	}
+	else
+		cache = palloc0(sizeof(SvcModelCache));
+	cache->extra = NULL;
+	cache->raw = NULL;
+	fcinfo->flinfo->fn_extra = NULL;	/* half-built until decoded */
+
+	raw = (bytea *) pg_detoast_datum_packed(arg);
+	svc_decode_model(raw, &cache->model);
+	cache->raw = palloc(arglen);
+	memcpy(cache->raw, arg, arglen);
+	if ((Pointer) raw != (Pointer) arg)
+		pfree(raw);
+	MemoryContextSwitchTo(old);
+	fcinfo->flinfo->fn_extra = cache;
+	return cache;
+}

@@ -1,0 +1,57 @@
+/*
+ * svclust.h - shared declarations of the PostgreSQL glue
+ *
+ * Only the glue (the .c files of src/) includes PostgreSQL headers; the core
+ * (src/core/) is reached through an SvcEnv built on palloc.
+ */
+#ifndef SVCLUST_H
+#define SVCLUST_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/array.h"
+
+#include "svc_core.h"
+#include "model.h"
+
+/* An SvcEnv whose allocations come from CurrentMemoryContext at call
+ * time and whose interrupt hook runs CHECK_FOR_INTERRUPTS(). */
+extern const SvcEnv svc_pg_env;
+
+/* ereport(ERROR) the core's error, with the SQLSTATE of its status. */
+pg_attribute_noreturn() void svc_report(const SvcError *err);
+
+/* Call a core function and report its error, if any. */
+#define SVC_CHECK(call, errp) \
+	do { \
+		if ((call) != SVC_OK) \
+			svc_report(errp); \
+	} while (0)
+
+/*
+ * Check a float8[] feature array: one dimension, not empty, no NULLs, all
+ * finite, and (when expected_dims > 0) of that length.  Returns a pointer
+ * to its values and sets *dims.  what names the argument in messages.
+ */
+const double *svc_check_features(ArrayType *arr, int expected_dims, int *dims,
+								 const char *what);
+
+/*
+ * The decoded model of a bytea argument, cached in fn_extra so that a
+ * per-row function decodes a constant model once per query.  Raises an
+ * error for a damaged or foreign value.
+ */
+typedef struct SvcModelCache
+{
+	bytea	   *raw;			/* copy of the bytes the model came from */
+	SvcModel	model;
+	void	   *extra;			/* per-function workspace, from fn_mcxt */
+} SvcModelCache;
+
+SvcModelCache *svc_get_model(FunctionCallInfo fcinfo, int argno);
+
+/* Decode a model into CurrentMemoryContext (no caching). */
+void		svc_decode_model(bytea *raw, SvcModel *model);
+
+#endif							/* SVCLUST_H */

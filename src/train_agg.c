@@ -1,0 +1,337 @@
+/*
+ * train_agg.c - the svc_train aggregate and its state type svc_state
+ *
+ * The state is a varlena of svclust's own type (text and binary I/O), so
+ * parallel query and Citus can ship it between processes and nodes.  The
+ * transition function updates it in place when called as an aggregate:
+ * a row costs a Welford update and, at most, one reservoir write.  The
+ * buffer grows geometrically up to the sample size, so a group of five
+ * rows does not pay for a 10,000-row reservoir.
+ */
+#include "svclust.h"
+
+#include "fit.h"
+#include "state.h"
+
+#include "catalog/pg_type.h"
+#include "lib/stringinfo.h"
+#include "libpq/pqformat.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+
+PG_FUNCTION_INFO_V1(svc_state_in);
+PG_FUNCTION_INFO_V1(svc_state_out);
+PG_FUNCTION_INFO_V1(svc_state_recv);
+PG_FUNCTION_INFO_V1(svc_state_send);
+PG_FUNCTION_INFO_V1(svc_train_transfn);
+PG_FUNCTION_INFO_V1(svc_train_combinefn);
+PG_FUNCTION_INFO_V1(svc_train_finalfn);
+
+#define STATE_DATA(s)	((uint8_t *) VARDATA(s))
+#define STATE_LEN(s)	(VARSIZE(s) - VARHDRSZ)
+
+/* Options of the current call, parsed once per distinct options value. */
+typedef struct OptionsCache
+{
+	struct varlena *raw;		/* the jsonb as passed, NULL for defaults */
+	SvcOptions	opt;
+	uint8_t		wire[SVC_OPTIONS_WIRE_SIZE];
+} OptionsCache;
+
+/* Raise an error unless a received state is well formed. */
+static void
+check_state(const bytea *s)
+{
+	SvcError	err;
+
+	if (svc_state_check((const uint8_t *) VARDATA(s), STATE_LEN(s), &err) != SVC_OK)
+		svc_report(&err);
+}
+
+/* Allocate a state of the given capacity in CurrentMemoryContext. */
+static bytea *
+new_state(int32 dims, int64 capacity)
+{
+	size_t		len = svc_state_size(dims, capacity);
+	bytea	   *s;
+
+	if (len == 0 || len > MaxAllocSize - VARHDRSZ)
+		ereport(ERROR,
+				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				errmsg("svc_train sample would need more than 1 GB"),
+				errdetail("%lld rows of %d features do not fit in one aggregate state.",
+						  (long long) capacity, dims),
+				errhint("Lower the \"sample\" option."));
+	s = (bytea *) palloc(len + VARHDRSZ);
+	SET_VARSIZE(s, len + VARHDRSZ);
+	return s;
+}
+
+Datum
+svc_state_in(PG_FUNCTION_ARGS)
+{
+	char	   *str = PG_GETARG_CSTRING(0);
+	size_t		slen = strlen(str);
+	bytea	   *s;
+	size_t		len;
+
+	if (slen < 2 || str[0] != '\\' || str[1] != 'x' || (slen - 2) % 2 != 0)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				errmsg("invalid input syntax for type svc_state"),
+				errdetail("A state is written as \\x followed by an even number of hex digits."));
+	len = (slen - 2) / 2;
+	if (len > MaxAllocSize - VARHDRSZ)
+		ereport(ERROR,
+				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				errmsg("svc_state value is too large"));
+	s = (bytea *) palloc(len + VARHDRSZ);
+	SET_VARSIZE(s, len + VARHDRSZ);
+	if (hex_decode(str + 2, slen - 2, VARDATA(s)) != len)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				errmsg("invalid input syntax for type svc_state"));
+	check_state(s);
+	PG_RETURN_POINTER(s);
+}
+
+Datum
+svc_state_out(PG_FUNCTION_ARGS)
+{
+	bytea	   *s = PG_GETARG_BYTEA_PP(0);
+	size_t		len = VARSIZE_ANY_EXHDR(s);
+	char	   *out = palloc(2 + 2 * len + 1);
+
+	out[0] = '\\';
+	out[1] = 'x';
+	hex_encode(VARDATA_ANY(s), len, out + 2);
+	out[2 + 2 * len] = '\0';
+	PG_RETURN_CSTRING(out);
+}
+
+Datum
+svc_state_recv(PG_FUNCTION_ARGS)
+{
+	StringInfo	buf = (StringInfo) PG_GETARG_POINTER(0);
+	int			len = buf->len - buf->cursor;
+	bytea	   *s = (bytea *) palloc(len + VARHDRSZ);
+
+	SET_VARSIZE(s, len + VARHDRSZ);
+	pq_copymsgbytes(buf, VARDATA(s), len);
+	check_state(s);
+	PG_RETURN_POINTER(s);
+}
+
+Datum
+svc_state_send(PG_FUNCTION_ARGS)
+{
+	bytea	   *s = PG_GETARG_BYTEA_PP(0);
+	StringInfoData buf;
+
+	pq_begintypsend(&buf);
+	pq_sendbytes(&buf, VARDATA_ANY(s), VARSIZE_ANY_EXHDR(s));
+	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
+}
+
+/*
+ * The options of this row, parsed only when the jsonb differs from the
+ * previous row's (byte comparison of a few dozen bytes).
+ */
+static OptionsCache *
+get_options(FunctionCallInfo fcinfo)
+{
+	OptionsCache *cache = (OptionsCache *) fcinfo->flinfo->fn_extra;
+	struct varlena *arg = NULL;
+	Size		arglen = 0;
+
+	if (PG_NARGS() > 2 && !PG_ARGISNULL(2))
+	{
+		arg = (struct varlena *) PG_GETARG_POINTER(2);
+		arglen = VARSIZE_ANY(arg);
+	}
+	if (cache != NULL)
+	{
+		if (arg == NULL && cache->raw == NULL)
+			return cache;
+		if (arg != NULL && cache->raw != NULL && VARSIZE_ANY(cache->raw) == arglen &&
+			memcmp(cache->raw, arg, arglen) == 0)
+			return cache;
+	}
+	else
+	{
+		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(OptionsCache));
+		fcinfo->flinfo->fn_extra = cache;
+	}
+
+	if (cache->raw)
+		pfree(cache->raw);
+	cache->raw = NULL;
+	svc_options_default(&cache->opt);
+	if (arg != NULL)
+	{
+		Jsonb	   *jb = DatumGetJsonbP(PointerGetDatum(arg));
+		char	   *text = JsonbToCString(NULL, &jb->root, VARSIZE(jb));
+		SvcError	err;
+
+		if (svc_options_parse(text, strlen(text), &cache->opt, &err) != SVC_OK)
+		{
+			svc_options_default(&cache->opt);
+			svc_report(&err);
+		}
+		cache->raw = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, arglen);
+		memcpy(cache->raw, arg, arglen);
+	}
+	svc_options_encode(&cache->opt, cache->wire);
+	return cache;
+}
+
+Datum
+svc_train_transfn(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggctx;
+	bytea	   *state = PG_ARGISNULL(0) ? NULL : (bytea *) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
+	ArrayType  *arr;
+	const double *values;
+	int			dims;
+	OptionsCache *opts;
+
+	if (!AggCheckCallContext(fcinfo, &aggctx))
+		elog(ERROR, "svc_train_transfn called in non-aggregate context");
+
+	/* a NULL feature array is skipped, like avg() skips NULL */
+	if (PG_ARGISNULL(1))
+	{
+		if (state == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_POINTER(state);
+	}
+	opts = get_options(fcinfo);
+	arr = PG_GETARG_ARRAYTYPE_P(1);
+	values = svc_check_features(arr, 0, &dims, "features");
+
+	if (state == NULL)
+	{
+		/*
+		 * Fail now, not after a long scan, if the full sample cannot fit.
+		 * The state is built in the per-row context: the executor copies a
+		 * new state value into the aggregate context itself.
+		 */
+		if (svc_state_size(dims, opts->opt.sample) == 0 ||
+			svc_state_size(dims, opts->opt.sample) > MaxAllocSize - VARHDRSZ)
+			(void) new_state(dims, opts->opt.sample);
+		state = new_state(dims, Min(16, opts->opt.sample));
+		svc_state_init(STATE_DATA(state), dims, Min(16, opts->opt.sample), &opts->opt);
+	}
+	else
+	{
+		int32		state_dims = svc_state_dims(STATE_DATA(state));
+
+		if (dims != state_dims)
+			ereport(ERROR,
+					errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+					errmsg("features has %d elements but earlier rows had %d", dims, state_dims),
+					errhint("Every row of one model must have the same number of features."));
+		if (!svc_state_options_equal(STATE_DATA(state), opts->wire))
+			ereport(ERROR,
+					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					errmsg("svc_train options must be the same for every row of a group"));
+	}
+
+	if (!svc_state_add(STATE_DATA(state), values))
+	{
+		int64		capacity = svc_state_next_capacity(STATE_DATA(state));
+		bytea	   *grown = new_state(dims, capacity);
+
+		svc_state_copy(STATE_DATA(state), STATE_DATA(grown), capacity);
+		state = grown;
+		if (!svc_state_add(STATE_DATA(state), values))
+			elog(ERROR, "svclust state did not grow. Please report a bug.");
+	}
+	PG_RETURN_POINTER(state);
+}
+
+Datum
+svc_train_combinefn(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggctx;
+	bytea	   *a;
+	bytea	   *b;
+	int64		need;
+	SvcError	err;
+
+	if (!AggCheckCallContext(fcinfo, &aggctx))
+		elog(ERROR, "svc_train_combinefn called in non-aggregate context");
+	if (PG_ARGISNULL(1))
+	{
+		if (PG_ARGISNULL(0))
+			PG_RETURN_NULL();
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+	}
+	b = (bytea *) PG_DETOAST_DATUM(PG_GETARG_DATUM(1));
+	check_state(b);
+	if (PG_ARGISNULL(0))
+	{
+		bytea	   *copy = new_state(svc_state_dims(STATE_DATA(b)),
+									 svc_state_capacity(STATE_DATA(b)));
+
+		memcpy(VARDATA(copy), VARDATA(b), STATE_LEN(b));
+		PG_RETURN_POINTER(copy);
+	}
+	a = (bytea *) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
+	if (svc_state_dims(STATE_DATA(a)) != svc_state_dims(STATE_DATA(b)))
+		ereport(ERROR,
+				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				errmsg("cannot combine svc_train states of %d and %d features",
+					   svc_state_dims(STATE_DATA(a)), svc_state_dims(STATE_DATA(b))),
+				errhint("Every row of one model must have the same number of features."));
+	need = svc_state_merged_kept(STATE_DATA(a), STATE_DATA(b));
+	if (need > svc_state_capacity(STATE_DATA(a)))
+	{
+		bytea	   *grown = new_state(svc_state_dims(STATE_DATA(a)), need);
+
+		svc_state_copy(STATE_DATA(a), STATE_DATA(grown), need);
+		a = grown;
+	}
+	if (svc_state_merge(STATE_DATA(a), STATE_DATA(b), &err) != SVC_OK)
+		svc_report(&err);
+	PG_RETURN_POINTER(a);
+}
+
+Datum
+svc_train_finalfn(PG_FUNCTION_ARGS)
+{
+	bytea	   *state;
+	MemoryContext fitctx,
+				old;
+	SvcModel	model;
+	SvcError	err;
+	SvcStatus	st;
+	size_t		len;
+	bytea	   *result;
+	uint8_t    *bytes;
+
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	state = (bytea *) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
+	if (svc_state_seen(STATE_DATA(state)) == 0)
+		PG_RETURN_NULL();
+
+	/* training allocates a lot of scratch: give it a context of its own */
+	fitctx = AllocSetContextCreate(CurrentMemoryContext, "svclust training",
+								   ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(fitctx);
+	st = svc_fit_state(&svc_pg_env, STATE_DATA(state), &model, &err);
+	if (st != SVC_OK)
+		svc_report(&err);
+	len = svc_model_encoded_size(&model);
+	bytes = palloc(len);
+	svc_model_encode(&model, bytes);
+	MemoryContextSwitchTo(old);
+
+	result = (bytea *) palloc(len + VARHDRSZ);
+	SET_VARSIZE(result, len + VARHDRSZ);
+	memcpy(VARDATA(result), bytes, len);
+	MemoryContextDelete(fitctx);
+	PG_RETURN_BYTEA_P(result);
+}
