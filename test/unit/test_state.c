@@ -1,0 +1,235 @@
+/*
+ * test_state.c - the aggregate state: reservoir, statistics, merge, checks
+ */
+#include "options.h"
+#include "state.h"
+#include "unit.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Build a state of the given sample size and feed it rows first..last. */
+static uint8_t *
+state_with_rows(int64_t sample, int64_t first, int64_t last, size_t *len)
+{
+	SvcOptions	opt;
+	int64_t		cap = 4;
+	uint8_t    *buf;
+
+	svc_options_default(&opt);
+	opt.sample = sample;
+	buf = malloc(svc_state_size(2, cap));
+	svc_state_init(buf, 2, cap, &opt);
+	for (int64_t i = first; i <= last; i++)
+	{
+		double		row[2] = {(double) i, (double) (i % 7)};
+
+		if (!svc_state_add(buf, row))
+		{
+			int64_t		next = svc_state_next_capacity(buf);
+			uint8_t    *grown = malloc(svc_state_size(2, next));
+
+			svc_state_copy(buf, grown, next);
+			free(buf);
+			buf = grown;
+			svc_state_add(buf, row);
+		}
+	}
+	*len = svc_state_size(2, svc_state_capacity(buf));
+	return buf;
+}
+
+static void
+test_fill_and_stats(void)
+{
+	size_t		len;
+	uint8_t    *s = state_with_rows(100, 1, 50, &len);
+	SvcError	err;
+	double	   *rows = malloc(sizeof(double) * 2 * 50 * 2);
+	double		mean[2],
+				sd[2],
+				lo[2],
+				hi[2];
+
+	CHECK(svc_state_check(s, len, &err) == SVC_OK, "a built state checks: %s", err.message);
+	CHECK(svc_state_kept(s) == 50 && svc_state_seen(s) == 50, "below the sample every row is kept");
+	CHECK(svc_state_capacity(s) >= 50 && svc_state_capacity(s) <= 100, "capacity grew within the sample");
+	svc_state_extract(s, rows, mean, sd, lo, hi);
+	CHECK(fabs(mean[0] - 25.5) < 1e-12, "mean of 1..50");
+	CHECK(fabs(sd[0] - sqrt((50.0 * 50.0 - 1) / 12.0)) < 1e-9, "population sd of 1..50");
+	CHECK(lo[0] == 1 && hi[0] == 50, "min and max");
+	CHECK(rows[0] == 1 && rows[2 * 49] == 50, "rows come back sorted");
+	free(rows);
+	free(s);
+}
+
+static void
+test_reservoir_bounded_and_uniform(void)
+{
+	/* 200 runs of a 10-row reservoir over 100 rows: each row ~ 20 times */
+	int			hits[100] = {0};
+	int			runs = 200;
+
+	for (int r = 0; r < runs; r++)
+	{
+		SvcOptions	opt;
+		uint8_t    *buf;
+		double	   *rows = malloc(sizeof(double) * 2 * 10 * 2);
+		double		st[8];
+
+		svc_options_default(&opt);
+		opt.sample = 10;
+		opt.seed = (uint64_t) r;
+		buf = malloc(svc_state_size(2, 10));
+		svc_state_init(buf, 2, 10, &opt);
+		for (int i = 0; i < 100; i++)
+		{
+			double		row[2] = {(double) i, 0};
+
+			svc_state_add(buf, row);
+		}
+		if (r == 0)
+		{
+			CHECK(svc_state_kept(buf) == 10 && svc_state_seen(buf) == 100,
+				  "kept stays at the sample size");
+		}
+		svc_state_extract(buf, rows, st, st + 2, st + 4, st + 6);
+		if (r == 0)
+			CHECK(fabs(st[0] - 49.5) < 1e-9, "statistics cover every row, not just the sample");
+		for (int i = 0; i < 10; i++)
+			hits[(int) rows[2 * i]]++;
+		free(rows);
+		free(buf);
+	}
+	{
+		int			lo = runs,
+					hi = 0;
+
+		for (int i = 0; i < 100; i++)
+		{
+			lo = hits[i] < lo ? hits[i] : lo;
+			hi = hits[i] > hi ? hits[i] : hi;
+		}
+		/* expected 20 per row; binomial sd ~4.2 */
+		CHECK(lo >= 4 && hi <= 40, "reservoir inclusion is near uniform (min %d, max %d)", lo, hi);
+	}
+}
+
+static void
+test_merge(void)
+{
+	size_t		la,
+				lb,
+				ls;
+	uint8_t    *a = state_with_rows(1000, 1, 30, &la);
+	uint8_t    *b = state_with_rows(1000, 31, 80, &lb);
+	uint8_t    *serial = state_with_rows(1000, 1, 80, &ls);
+	int64_t		need = svc_state_merged_kept(a, b);
+	uint8_t    *m = malloc(svc_state_size(2, need));
+	SvcError	err;
+	double	   *r1 = malloc(sizeof(double) * 2 * 80 * 2),
+			   *r2 = malloc(sizeof(double) * 2 * 80 * 2);
+	double		s1[8],
+				s2[8];
+
+	svc_state_copy(a, m, need);
+	CHECK(svc_state_merge(m, b, &err) == SVC_OK, "merge succeeds");
+	CHECK(svc_state_check(m, svc_state_size(2, need), &err) == SVC_OK, "merged state checks");
+	CHECK(svc_state_kept(m) == 80 && svc_state_seen(m) == 80, "merge below the sample keeps all");
+	svc_state_extract(m, r1, s1, s1 + 2, s1 + 4, s1 + 6);
+	svc_state_extract(serial, r2, s2, s2 + 2, s2 + 4, s2 + 6);
+	CHECK(memcmp(r1, r2, sizeof(double) * 160) == 0 && memcmp(s1, s2, sizeof(s1)) == 0,
+		  "merged = serial, bit for bit, when every row is kept");
+	free(m);
+
+	{
+		/* a full merge: sample 20 of 30 + 50 rows; a's share ~ 30/80 */
+		size_t		l1,
+					l2;
+		int			from_a = 0,
+					total = 0;
+
+		for (int r = 0; r < 100; r++)
+		{
+			uint8_t    *x = state_with_rows(20, 1, 30, &l1);
+			uint8_t    *y = state_with_rows(20, 31, 80, &l2);
+			uint8_t    *z;
+			double		rows[2 * 20 * 2],
+						st[8];
+
+			/* vary the merge stream */
+			x[40] ^= (uint8_t) r;
+			z = malloc(svc_state_size(2, 20));
+			svc_state_copy(x, z, 20);
+			svc_state_merge(z, y, &err);
+			CHECK(svc_state_kept(z) == 20 && svc_state_seen(z) == 80, "full merge keeps the sample size");
+			svc_state_extract(z, rows, st, st + 2, st + 4, st + 6);
+			for (int i = 0; i < 20; i++)
+				from_a += rows[2 * i] <= 30;
+			total += 20;
+			free(x);
+			free(y);
+			free(z);
+		}
+		CHECK(fabs((double) from_a / total - 30.0 / 80.0) < 0.05,
+			  "merged sample draws from each side in proportion (%.3f)", (double) from_a / total);
+	}
+	{
+		SvcOptions	opt;
+		uint8_t    *c = malloc(svc_state_size(3, 4));
+
+		svc_options_default(&opt);
+		opt.sample = 1000;
+		svc_state_init(c, 3, 4, &opt);
+		CHECK(svc_state_merge(a, c, &err) == SVC_ERR_DIMENSION, "merging different dims fails");
+		free(c);
+	}
+	free(a);
+	free(b);
+	free(serial);
+	free(r1);
+	free(r2);
+}
+
+static void
+test_check_rejects_damage(void)
+{
+	size_t		len;
+	uint8_t    *s = state_with_rows(100, 1, 20, &len);
+	SvcError	err;
+	uint8_t    *copy = malloc(len);
+
+	CHECK(svc_state_check(s, len - 1, &err) == SVC_ERR_CORRUPT, "truncated state rejected");
+	CHECK(svc_state_check(s, 10, &err) == SVC_ERR_CORRUPT, "tiny state rejected");
+	memcpy(copy, s, len);
+	copy[0] = 'X';
+	CHECK(svc_state_check(copy, len, &err) == SVC_ERR_CORRUPT, "bad magic rejected");
+	memcpy(copy, s, len);
+	copy[24] = 0xFF;			/* kept far beyond capacity */
+	CHECK(svc_state_check(copy, len, &err) == SVC_ERR_CORRUPT, "bad counts rejected");
+	{
+		/* every single-byte flip gives OK or CORRUPT, never a crash */
+		int			ok = 0;
+
+		for (size_t i = 0; i < len; i++)
+		{
+			memcpy(copy, s, len);
+			copy[i] ^= 0x5A;
+			ok += svc_state_check(copy, len, &err) == SVC_OK;
+		}
+		CHECK(ok < (int) len, "byte flips are caught somewhere (%d of %zu pass)", ok, len);
+	}
+	free(copy);
+	free(s);
+}
+
+int
+main(void)
+{
+	test_fill_and_stats();
+	test_reservoir_bounded_and_uniform();
+	test_merge();
+	test_check_rejects_damage();
+	return unit_summary("test_state");
+}

@@ -1,0 +1,254 @@
+/*
+ * test_train.c - BSGD training and the model bytes
+ */
+#include "fit.h"
+#include "kernel.h"
+#include "model.h"
+#include "train.h"
+#include "unit.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* n rows of three Gaussian blobs in 2-D, reproducible from seed. */
+static double *
+blobs(int64_t n, uint64_t seed)
+{
+	SvcRng		rng;
+	double	   *x = malloc(sizeof(double) * 2 * (size_t) n);
+	static const double centre[3][2] = {{0, 0}, {6, 0}, {3, 5}};
+
+	svc_rng_seed(&rng, seed);
+	for (int64_t i = 0; i < n; i++)
+	{
+		int			c = (int) (i % 3);
+		double		u1 = svc_rng_unit(&rng) + 1e-12,
+					u2 = svc_rng_unit(&rng);
+		double		r = sqrt(-2 * log(u1)) * 0.5;
+
+		x[2 * i] = centre[c][0] + r * cos(2 * M_PI * u2);
+		x[2 * i + 1] = centre[c][1] + r * sin(2 * M_PI * u2);
+	}
+	return x;
+}
+
+static uint8_t *
+encode(const SvcModel *m, size_t *len)
+{
+	uint8_t    *buf;
+
+	*len = svc_model_encoded_size(m);
+	buf = malloc(*len);
+	svc_model_encode(m, buf);
+	return buf;
+}
+
+static void
+test_strategies_keep_budget(void)
+{
+	static const SvcStrategy all[] = {SVC_STRATEGY_REMOVAL, SVC_STRATEGY_PROJECT_KNN,
+	SVC_STRATEGY_PROJECT_RANDOM, SVC_STRATEGY_UNBUDGETED};
+	int64_t		n = 900;
+	double	   *x = blobs(n, 1);
+
+	for (size_t s = 0; s < 4; s++)
+	{
+		SvcOptions	opt;
+		SvcModel	m;
+		SvcError	err;
+		int64_t		inside = 0;
+		double		far[2] = {100, 100};
+		double		xs[2];
+
+		svc_options_default(&opt);
+		opt.budget = 30;
+		opt.strategy = all[s];
+		CHECK(svc_fit_rows(&svc_env_malloc, x, n, 2, &opt, &m, &err) == SVC_OK,
+			  "%s trains: %s", svc_strategy_name(all[s]), err.message);
+		if (all[s] != SVC_STRATEGY_UNBUDGETED)
+			CHECK(m.n_sv <= 30, "%s keeps #SV %d <= budget 30", svc_strategy_name(all[s]), m.n_sv);
+		else
+			CHECK(m.n_sv > 30, "unbudgeted keeps more (%d)", m.n_sv);
+		CHECK(m.n_sv >= 1 && m.iterations >= 1, "a model has support vectors and steps");
+		for (int64_t i = 0; i < n; i++)
+		{
+			svc_model_scale_row(&m, x + 2 * i, xs);
+			inside += svc_model_decision_scaled(&m, xs) >= 0;
+		}
+		CHECK(inside >= n * 8 / 10, "%s: f >= 0 on most training rows (%lld of %lld)",
+			  svc_strategy_name(all[s]), (long long) inside, (long long) n);
+		svc_model_scale_row(&m, far, xs);
+		CHECK(svc_model_decision_scaled(&m, xs) < 0, "%s: f < 0 far from the data",
+			  svc_strategy_name(all[s]));
+		for (int32_t i = 0; i < m.n_sv; i++)
+			CHECK(isfinite(m.alpha[i]), "alpha finite");
+		svc_model_free(&svc_env_malloc, &m);
+	}
+	free(x);
+}
+
+static void
+test_paper_threshold(void)
+{
+	/* nu = 0 keeps the paper's f = w'phi - 1 */
+	double	   *x = blobs(300, 2);
+	SvcOptions	opt;
+	SvcModel	m;
+	SvcError	err;
+
+	svc_options_default(&opt);
+	opt.nu = 0;
+	CHECK(svc_fit_rows(&svc_env_malloc, x, 300, 2, &opt, &m, &err) == SVC_OK, "nu 0 trains");
+	CHECK(m.offset == 1.0, "nu 0 keeps offset 1");
+	svc_model_free(&svc_env_malloc, &m);
+	free(x);
+}
+
+static void
+test_seed_reproduces_bytes(void)
+{
+	double	   *x = blobs(600, 3);
+	SvcOptions	opt;
+	SvcModel	a,
+				b,
+				c;
+	SvcError	err;
+	size_t		la,
+				lb,
+				lc;
+	uint8_t    *ba,
+			   *bb,
+			   *bc;
+
+	svc_options_default(&opt);
+	svc_fit_rows(&svc_env_malloc, x, 600, 2, &opt, &a, &err);
+	svc_fit_rows(&svc_env_malloc, x, 600, 2, &opt, &b, &err);
+	opt.seed = 43;
+	svc_fit_rows(&svc_env_malloc, x, 600, 2, &opt, &c, &err);
+	ba = encode(&a, &la);
+	bb = encode(&b, &lb);
+	bc = encode(&c, &lc);
+	CHECK(la == lb && memcmp(ba, bb, la) == 0, "same seed, same bytes");
+	CHECK(la != lc || memcmp(ba, bc, la) != 0, "another seed, other bytes");
+	free(ba);
+	free(bb);
+	free(bc);
+	svc_model_free(&svc_env_malloc, &a);
+	svc_model_free(&svc_env_malloc, &b);
+	svc_model_free(&svc_env_malloc, &c);
+	free(x);
+}
+
+static void
+test_model_round_trip_and_damage(void)
+{
+	double	   *x = blobs(300, 4);
+	SvcOptions	opt;
+	SvcModel	m,
+				d;
+	SvcError	err;
+	size_t		len,
+				len2;
+	uint8_t    *buf,
+			   *buf2,
+			   *copy;
+	int			accepted = 0;
+
+	svc_options_default(&opt);
+	opt.budget = 20;
+	svc_fit_rows(&svc_env_malloc, x, 300, 2, &opt, &m, &err);
+	buf = encode(&m, &len);
+	CHECK(svc_model_decode(&svc_env_malloc, buf, len, &d, &err) == SVC_OK,
+		  "decode of an encoding: %s %s", err.message, err.detail);
+	buf2 = encode(&d, &len2);
+	CHECK(len == len2 && memcmp(buf, buf2, len) == 0, "encode(decode(model)) == model");
+	svc_model_free(&svc_env_malloc, &d);
+	free(buf2);
+
+	copy = malloc(len);
+	for (size_t i = 0; i < len; i++)
+	{
+		memcpy(copy, buf, len);
+		copy[i] ^= (uint8_t) (1u << (i % 8));
+		if (svc_model_decode(&svc_env_malloc, copy, len, &d, &err) == SVC_OK)
+			accepted++;
+		svc_model_free(&svc_env_malloc, &d);
+	}
+	CHECK(accepted == 0, "every single-bit flip is rejected (%d accepted)", accepted);
+	for (size_t cut = 0; cut < len; cut += (cut < 64 ? 1 : 37))
+	{
+		CHECK(svc_model_decode(&svc_env_malloc, buf, cut, &d, &err) == SVC_ERR_CORRUPT,
+			  "truncation to %zu bytes is rejected", cut);
+		svc_model_free(&svc_env_malloc, &d);
+	}
+	memcpy(copy, buf, len);
+	copy[4] = 99;
+	CHECK(svc_model_decode(&svc_env_malloc, copy, len, &d, &err) == SVC_ERR_CORRUPT &&
+		  strstr(err.message, "version") != NULL, "a future version is named as such");
+	svc_model_free(&svc_env_malloc, &d);
+	free(copy);
+	free(buf);
+	svc_model_free(&svc_env_malloc, &m);
+	free(x);
+}
+
+static void
+test_degenerate_inputs(void)
+{
+	double		one[3] = {1, 2, 3};
+	double		same[30];
+	SvcOptions	opt;
+	SvcModel	m;
+	SvcError	err;
+
+	svc_options_default(&opt);
+	CHECK(svc_fit_rows(&svc_env_malloc, one, 1, 3, &opt, &m, &err) == SVC_OK,
+		  "one row trains: %s", err.message);
+	CHECK(m.n_sv == 1 && m.n_clusters == 1, "one row: one SV, one cluster");
+	svc_model_free(&svc_env_malloc, &m);
+	for (int i = 0; i < 30; i++)
+		same[i] = 5.0;
+	CHECK(svc_fit_rows(&svc_env_malloc, same, 10, 3, &opt, &m, &err) == SVC_OK,
+		  "identical rows train: %s", err.message);
+	CHECK(m.n_clusters == 1 && isfinite(m.gamma), "identical rows: one cluster");
+	svc_model_free(&svc_env_malloc, &m);
+}
+
+static bool
+always_interrupt(void *ctx)
+{
+	(void) ctx;
+	return true;
+}
+
+static void
+test_interrupt(void)
+{
+	double	   *x = blobs(3000, 5);
+	SvcOptions	opt;
+	SvcModel	m;
+	SvcError	err;
+	SvcEnv		env = svc_env_malloc;
+
+	env.interrupt = always_interrupt;
+	svc_options_default(&opt);
+	opt.tol = 1e-9;
+	memset(&m, 0, sizeof(m));
+	CHECK(svc_train_bsgd(&env, x, 3000, 2, &opt, 1.0, &m, &err) == SVC_ERR_INTERRUPTED,
+		  "training stops when interrupted");
+	svc_model_free(&svc_env_malloc, &m);
+	free(x);
+}
+
+int
+main(void)
+{
+	test_strategies_keep_budget();
+	test_paper_threshold();
+	test_seed_reproduces_bytes();
+	test_model_round_trip_and_damage();
+	test_degenerate_inputs();
+	test_interrupt();
+	return unit_summary("test_train");
+}
