@@ -101,7 +101,7 @@ svc_check_features(ArrayType *arr, int expected_dims, int *dims, const char *wha
 				errmsg("%s must not be empty", what));
 	if (ARR_HASNULL(arr) && array_contains_nulls(arr))
 		ereport(ERROR,
-				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				errcode(ERRCODE_ARRAY_ELEMENT_ERROR),
 				errmsg("%s must not contain NULL elements", what));
 	if (n > SVC_MAX_DIMS)
 		ereport(ERROR,
@@ -112,8 +112,9 @@ svc_check_features(ArrayType *arr, int expected_dims, int *dims, const char *wha
 	if (expected_dims > 0 && n != expected_dims)
 		ereport(ERROR,
 				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				errmsg("%s has %d elements but the model expects %d", what, n,
-					   expected_dims));
+				errmsg_plural("%s has %d element but the model expects %d",
+							  "%s has %d elements but the model expects %d",
+							  n, what, n, expected_dims));
 	values = (const double *) ARR_DATA_PTR(arr);
 	{
 		int			bad = svc_first_nonfinite(values, (size_t) n);

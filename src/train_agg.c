@@ -230,7 +230,9 @@ svc_train_transfn(PG_FUNCTION_ARGS)
 		if (dims != state_dims)
 			ereport(ERROR,
 					errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-					errmsg("features has %d elements but earlier rows had %d", dims, state_dims),
+					errmsg_plural("features has %d element but earlier rows had %d",
+								  "features has %d elements but earlier rows had %d",
+								  dims, dims, state_dims),
 					errhint("Every row of one model must have the same number of features."));
 		if (!svc_state_options_equal(STATE_DATA(state), opts->wire))
 			ereport(ERROR,

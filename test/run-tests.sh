@@ -60,12 +60,14 @@ pg_start || { echo "0 passed, 1 failed"; exit 1; }
 trap pg_stop EXIT
 # pg_regress writes results/ next to the tests; let the server user read them
 make -s installcheck >"$log/regress.log" 2>&1
+regress_rc=$?
 grep -E '^(ok|not ok|test| *[a-z_]+ +\.\.\.)' "$log/regress.log" | head -60
 rp=$(grep -cE '(\.\.\. ok|^ok )' "$log/regress.log")
 rf=$(grep -cE '(\.\.\. FAILED|^not ok )' "$log/regress.log")
 passed=$((passed + rp))
 failed=$((failed + rf))
-if [ "$rp" -eq 0 ] && [ "$rf" -eq 0 ]; then
+if [ $regress_rc -ne 0 ] && [ "$rf" -eq 0 ] || [ "$rp" -eq 0 ] && [ "$rf" -eq 0 ]; then
+    # pg_regress itself failed (a missing expected file, a crash): count it
     cat "$log/regress.log"
     failed=$((failed + 1))
 fi
@@ -76,7 +78,7 @@ fi
 for t in test/*_test.py; do
     [ -e "$t" ] || continue
     step "$t"
-    python3 "$t" >"$log/py.log" 2>&1
+    /usr/bin/python3 "$t" >"$log/py.log" 2>&1
     rc=$?
     tail -20 "$log/py.log"
     count "$log/py.log"

@@ -36,6 +36,12 @@ void		svc_label_work_free(const SvcEnv *env, SvcLabelWork *w);
  * and m->epsilon (when options ask for "auto"), with cluster ids 1..K by
  * decreasing size on these rows.  If labels is not NULL it receives each
  * row's cluster id.
+ *
+ * The four arrays are allocated from env; arrays those fields already
+ * hold (NULL or from env) are freed, and only on success: a failed call
+ * leaves the model as it was.  n must be at least 1 and every value
+ * finite (SVC_ERR_INVALID_INPUT otherwise).  The tree costs O(M^2 dims)
+ * in the number M of equilibria, which is tens to hundreds in practice.
  */
 SvcStatus	svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs,
 							int64_t n, int32_t *labels, SvcError *err);
@@ -44,7 +50,10 @@ SvcStatus	svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs,
  * Cluster id (1..n_clusters) of one scaled row: its trajectory's
  * equilibrium, matched to the nearest labelled equilibrium.  Writes the
  * decision value f(xs) into *decision when not NULL.  Returns 0 only for
- * a model without labelled equilibria.
+ * a model without labelled equilibria (or a row that is not finite).
+ * With the tree labelling a training row gets the id training gave it;
+ * with the paper's, a row outside B_eps got its nearest B_eps row's id in
+ * training and may get another one here (its own trajectory's).
  */
 int32_t		svc_label_predict(const SvcModel *m, const double *xs,
 							  SvcLabelWork *w, double *decision);

@@ -1,0 +1,70 @@
+-- Training: svc_train aggregates, model info, decision, seeds, GROUP BY
+SET extra_float_digits = 0;
+
+-- three blobs of 150 rows each, deterministic (no random())
+CREATE TABLE blobs AS
+SELECT i AS id, (i % 3) + 1 AS class,
+       ARRAY[ (ARRAY[0, 6, 3])[(i % 3) + 1] + 0.6 * cos(i * 2.399) * sqrt((i % 17 + 1) / 17.0),
+              (ARRAY[0, 0, 5])[(i % 3) + 1] + 0.6 * sin(i * 2.399) * sqrt((i % 17 + 1) / 17.0)
+       ]::float8[] AS f
+FROM generate_series(1, 450) AS i;
+
+CREATE TABLE models AS
+SELECT s AS strategy, svc_train(f, jsonb_build_object('budget', 30, 'strategy', s)) AS model
+FROM blobs, unnest(ARRAY['removal', 'project-knn', 'project-random', 'unbudgeted']) AS s
+GROUP BY s;
+
+-- every budgeted strategy keeps at most B support vectors
+SELECT strategy,
+       (svc_model_info(model)->>'n_support_vectors')::int <= 30 AS within_budget,
+       svc_model_info(model)->>'strategy' = strategy AS strategy_recorded
+FROM models ORDER BY strategy;
+
+-- the model describes itself
+SELECT key FROM models, jsonb_object_keys(svc_model_info(model)) AS key
+WHERE strategy = 'removal' ORDER BY key;
+
+SELECT i->>'format_version' AS version, i->>'dims' AS dims, i->>'budget' AS budget,
+       i->>'scale' AS scale, i->>'rows_seen' AS rows_seen, i->>'rows_used' AS rows_used,
+       (i->>'gamma')::float8 > 0 AS gamma_positive, i->>'gamma_auto' AS gamma_auto,
+       (i->>'iterations')::int > 0 AS trained
+FROM (SELECT svc_model_info(model) AS i FROM models WHERE strategy = 'project-knn') s;
+
+-- f(x) >= 0 on most training rows, < 0 far from the data
+SELECT m.strategy, avg((svc_decision(m.model, b.f) >= 0)::int) >= 0.8 AS most_inside
+FROM models m, blobs b GROUP BY m.strategy ORDER BY m.strategy;
+SELECT strategy, svc_decision(model, ARRAY[100, -100]) < 0 AS far_outside
+FROM models ORDER BY strategy;
+
+-- the defaults: one-argument form
+SELECT (svc_model_info(svc_train(f))->>'n_support_vectors')::int <= 100 AS default_budget
+FROM blobs;
+
+-- same rows, options and seed: same bytes; another seed: other bytes
+SELECT (SELECT svc_train(f, '{"seed": 7}') FROM blobs) = (SELECT svc_train(f, '{"seed": 7}') FROM blobs) AS same_seed_same_bytes;
+SELECT (SELECT svc_train(f, '{"seed": 7}') FROM blobs) = (SELECT svc_train(f, '{"seed": 8}') FROM blobs) AS other_seed_same_bytes;
+-- row order does not matter while every row fits in the sample
+SELECT (SELECT svc_train(f ORDER BY id) FROM blobs) = (SELECT svc_train(f ORDER BY id DESC) FROM blobs) AS order_independent;
+
+-- integer[] and real[] arrays work through the implicit casts
+SELECT svc_model_info(svc_train(ARRAY[i % 5, i % 7]))->>'dims' AS int_dims FROM generate_series(1, 50) i;
+SELECT svc_model_info(svc_train(ARRAY[i % 5, i % 7]::real[]))->>'dims' AS real_dims FROM generate_series(1, 50) i;
+
+-- scale options are stored
+SELECT s, svc_model_info(svc_train(f, jsonb_build_object('scale', s)))->>'scale' AS stored
+FROM blobs, unnest(ARRAY['standard', 'minmax', 'none']) s GROUP BY s ORDER BY s;
+
+-- NULL arrays are skipped; no rows (or only NULLs) give NULL, like avg()
+SELECT svc_model_info(svc_train(CASE WHEN id % 2 = 0 THEN f END))->>'rows_seen' AS rows_seen_skipping_nulls FROM blobs;
+SELECT svc_train(f) IS NULL AS empty_is_null FROM blobs WHERE false;
+SELECT svc_train(NULL::float8[]) IS NULL AS all_null_is_null FROM generate_series(1, 3);
+-- NULL options mean the defaults
+SELECT svc_model_info(svc_train(f, NULL))->>'budget' AS null_options_budget FROM blobs;
+
+-- GROUP BY trains one independent model per group
+SELECT class, (svc_model_info(svc_train(f))->>'rows_seen')::int AS rows_seen
+FROM blobs GROUP BY class ORDER BY class;
+
+-- a sample smaller than the table keeps the memory bound
+SELECT i->>'rows_seen' AS seen, i->>'rows_used' AS used
+FROM (SELECT svc_model_info(svc_train(f, '{"sample": 100}')) i FROM blobs) s;

@@ -1,0 +1,316 @@
+/*
+ * assign.c - svc_assign: the cluster of every row a query returns
+ *
+ * The query is read through a cursor in batches.  With a model labelled
+ * by the saddle tree (the default) memory does not grow with the number of
+ * rows: each row is scaled, scored and run to its equilibrium
+ * (svc_label_predict, the very routine svc_predict uses, so the two always
+ * agree), and its result row goes to a tuplestore, which spills to disk
+ * past work_mem.
+ *
+ * With labeling = paper, Algorithm 3 as written: only rows in the strip
+ * B_eps = {|f| <= epsilon} run trajectories, and every other row takes the
+ * cluster of its nearest B_eps row, found with a k-d tree rather than the
+ * paper's all-pairs scan.  That needs every row before the first answer,
+ * so this mode keeps the rows in memory (8 * (dims + 2) bytes each).
+ */
+#include "svclust.h"
+
+#include "kdtree.h"
+#include "label.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+
+PG_FUNCTION_INFO_V1(svc_assign);
+
+#define ASSIGN_BATCH 1000
+
+/* Check the shape of the query's result: (id integer-ish, features float8[]). */
+static void
+check_assign_columns(TupleDesc desc)
+{
+	Oid			idtype,
+				ftype;
+
+	if (desc->natts != 2)
+		ereport(ERROR,
+				errcode(ERRCODE_DATATYPE_MISMATCH),
+				errmsg("svc_assign query must return 2 columns (id, features), not %d",
+					   desc->natts));
+	idtype = SPI_gettypeid(desc, 1);
+	ftype = SPI_gettypeid(desc, 2);
+	if (idtype != INT8OID && idtype != INT4OID && idtype != INT2OID)
+		ereport(ERROR,
+				errcode(ERRCODE_DATATYPE_MISMATCH),
+				errmsg("first column of the svc_assign query must be an integer id, not %s",
+					   format_type_be(idtype)),
+				errhint("Return a bigint, integer or smallint id."));
+	if (ftype != FLOAT8ARRAYOID)
+		ereport(ERROR,
+				errcode(ERRCODE_DATATYPE_MISMATCH),
+				errmsg("second column of the svc_assign query must be double precision[], not %s",
+					   format_type_be(ftype)),
+				errhint("Cast the features with ::float8[]."));
+}
+
+static int64
+get_id(HeapTuple tuple, TupleDesc desc)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(tuple, desc, 1, &isnull);
+
+	if (isnull)
+		ereport(ERROR,
+				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				errmsg("svc_assign query returned a NULL id"),
+				errhint("Every row needs an id to be reported back."));
+	switch (SPI_gettypeid(desc, 1))
+	{
+		case INT2OID:
+			return DatumGetInt16(d);
+		case INT4OID:
+			return DatumGetInt32(d);
+		default:
+			return DatumGetInt64(d);
+	}
+}
+
+/* Rows held back by the paper's procedure until B_eps is complete. */
+typedef struct PaperRows
+{
+	int64		n;
+	int64		cap;
+	int32		dims;
+	int64	   *id;
+	double	   *x;				/* [cap * dims] scaled, or unused for NULL rows */
+	double	   *decision;
+	int32	   *cluster;		/* > 0 assigned, 0 pending, -1 NULL features */
+} PaperRows;
+
+static void
+paper_push(PaperRows *pr, int64 id, const double *xs, double decision, int32 cluster)
+{
+	if (pr->n == pr->cap)
+	{
+		int64		cap = pr->cap ? pr->cap * 2 : 1024;
+
+		if (pr->cap == 0)
+		{
+			pr->id = palloc_extended(sizeof(int64) * cap, MCXT_ALLOC_HUGE);
+			pr->x = palloc_extended(sizeof(double) * cap * pr->dims, MCXT_ALLOC_HUGE);
+			pr->decision = palloc_extended(sizeof(double) * cap, MCXT_ALLOC_HUGE);
+			pr->cluster = palloc_extended(sizeof(int32) * cap, MCXT_ALLOC_HUGE);
+		}
+		else
+		{
+			pr->id = repalloc_huge(pr->id, sizeof(int64) * cap);
+			pr->x = repalloc_huge(pr->x, sizeof(double) * cap * pr->dims);
+			pr->decision = repalloc_huge(pr->decision, sizeof(double) * cap);
+			pr->cluster = repalloc_huge(pr->cluster, sizeof(int32) * cap);
+		}
+		pr->cap = cap;
+	}
+	pr->id[pr->n] = id;
+	if (xs)
+		memcpy(pr->x + pr->n * pr->dims, xs, sizeof(double) * pr->dims);
+	pr->decision[pr->n] = decision;
+	pr->cluster[pr->n] = cluster;
+	pr->n++;
+}
+
+/*
+ * Give every pending row the cluster of its nearest B_eps row, then emit
+ * all rows in query order.  If B_eps is empty, pending rows run their own
+ * trajectories instead.
+ */
+static void
+paper_finish(PaperRows *pr, const SvcModel *model, SvcLabelWork *work,
+			 ReturnSetInfo *rsinfo)
+{
+	int64		n_strip = 0;
+	int64	   *strip_row;
+	double	   *strip_x;
+	SvcKdTree	tree;
+	SvcError	err;
+
+	strip_row = palloc_extended(sizeof(int64) * Max(pr->n, 1), MCXT_ALLOC_HUGE);
+	strip_x = palloc_extended(sizeof(double) * Max(pr->n, 1) * pr->dims, MCXT_ALLOC_HUGE);
+	for (int64 i = 0; i < pr->n; i++)
+		if (pr->cluster[i] > 0)
+		{
+			memcpy(strip_x + n_strip * pr->dims, pr->x + i * pr->dims,
+				   sizeof(double) * pr->dims);
+			strip_row[n_strip++] = i;
+		}
+	if (svc_kd_build(&svc_pg_env, strip_x, n_strip, pr->dims, &tree, &err) != SVC_OK)
+		svc_report(&err);
+	for (int64 i = 0; i < pr->n; i++)
+	{
+		Datum		values[4];
+		bool		nulls[4] = {false, false, false, false};
+
+		if ((i & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (pr->cluster[i] == 0)
+		{
+			if (n_strip > 0)
+				pr->cluster[i] = pr->cluster[strip_row[svc_kd_nearest(&tree, pr->x + i * pr->dims, NULL)]];
+			else
+				pr->cluster[i] = svc_label_predict(model, pr->x + i * pr->dims, work, NULL);
+		}
+		values[0] = Int64GetDatum(pr->id[i]);
+		if (pr->cluster[i] < 0)
+			nulls[1] = nulls[2] = nulls[3] = true;
+		else
+		{
+			values[1] = Int32GetDatum(pr->cluster[i]);
+			values[2] = Float8GetDatum(pr->decision[i]);
+			values[3] = BoolGetDatum(pr->decision[i] < 0);
+		}
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	svc_kd_free(&svc_pg_env, &tree);
+}
+
+Datum
+svc_assign(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	SvcModel	model;
+	text	   *query;
+	char	   *sql;
+	SvcLabelWork work;
+	SvcError	err;
+	double	   *scaled;
+	Portal		portal;
+	SPIPlanPtr	plan;
+	MemoryContext batchctx,
+				old;
+	bool		checked = false;
+	bool		paper;
+	PaperRows	pr;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_NULL();
+	InitMaterializedSRF(fcinfo, 0);
+
+	/* the model and workspaces live for the whole call */
+	svc_decode_model(PG_GETARG_BYTEA_PP(0), &model);
+	if (svc_label_work_init(&svc_pg_env, &model, &work, &err) != SVC_OK)
+		svc_report(&err);
+	scaled = palloc(sizeof(double) * model.dims);
+	paper = model.opt.labeling == SVC_LABELING_PAPER;
+	memset(&pr, 0, sizeof(pr));
+	pr.dims = model.dims;
+	query = PG_GETARG_TEXT_PP(1);
+	sql = text_to_cstring(query);
+	batchctx = AllocSetContextCreate(CurrentMemoryContext, "svc_assign batch",
+									 ALLOCSET_DEFAULT_SIZES);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	plan = SPI_prepare(sql, 0, NULL);
+	if (plan == NULL)
+		ereport(ERROR,
+				errcode(ERRCODE_SYNTAX_ERROR),
+				errmsg("svc_assign could not prepare its query: %s",
+					   SPI_result_code_string(SPI_result)));
+	if (!SPI_is_cursor_plan(plan))
+		ereport(ERROR,
+				errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				errmsg("svc_assign query must be a SELECT returning (id, features)"));
+	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+
+	for (;;)
+	{
+		SPITupleTable *tt;
+		uint64		n;
+
+		CHECK_FOR_INTERRUPTS();
+		SPI_cursor_fetch(portal, true, ASSIGN_BATCH);
+		tt = SPI_tuptable;
+		n = SPI_processed;
+		if (!checked)
+		{
+			check_assign_columns(tt->tupdesc);
+			checked = true;
+		}
+		if (n == 0)
+			break;
+
+		old = MemoryContextSwitchTo(batchctx);
+		for (uint64 i = 0; i < n; i++)
+		{
+			HeapTuple	tuple = tt->vals[i];
+			Datum		values[4];
+			bool		nulls[4] = {false, false, false, false};
+			bool		isnull;
+			Datum		fdatum;
+
+			values[0] = Int64GetDatum(get_id(tuple, tt->tupdesc));
+			fdatum = SPI_getbinval(tuple, tt->tupdesc, 2, &isnull);
+			if (paper)
+			{
+				int			dims;
+				const double *x;
+				double		decision;
+
+				if (isnull)
+				{
+					MemoryContextSwitchTo(old);
+					paper_push(&pr, DatumGetInt64(values[0]), NULL, 0, -1);
+					MemoryContextSwitchTo(batchctx);
+					continue;
+				}
+				x = svc_check_features(DatumGetArrayTypeP(fdatum), model.dims, &dims,
+									   "features");
+				svc_model_scale_row(&model, x, scaled);
+				decision = svc_model_decision_scaled(&model, scaled);
+				MemoryContextSwitchTo(old);
+				paper_push(&pr, DatumGetInt64(values[0]), scaled, decision,
+						   fabs(decision) <= model.epsilon ?
+						   svc_label_predict(&model, scaled, &work, NULL) : 0);
+				MemoryContextSwitchTo(batchctx);
+				continue;
+			}
+			if (isnull)
+			{
+				/* a NULL feature array comes back unassigned */
+				nulls[1] = nulls[2] = nulls[3] = true;
+			}
+			else
+			{
+				int			dims;
+				const double *x = svc_check_features(DatumGetArrayTypeP(fdatum),
+													 model.dims, &dims, "features");
+				double		decision;
+				int32		cluster;
+
+				svc_model_scale_row(&model, x, scaled);
+				/* the same f as svc_decision, to the last bit */
+				decision = svc_model_decision_scaled(&model, scaled);
+				cluster = svc_label_predict(&model, scaled, &work, NULL);
+				values[1] = Int32GetDatum(cluster);
+				values[2] = Float8GetDatum(decision);
+				values[3] = BoolGetDatum(decision < 0);
+			}
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(batchctx);
+		SPI_freetuptable(tt);
+	}
+	SPI_cursor_close(portal);
+	if (paper)
+		paper_finish(&pr, &model, &work, rsinfo);
+	SPI_finish();
+	MemoryContextDelete(batchctx);
+	return (Datum) 0;
+}

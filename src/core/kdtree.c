@@ -1,0 +1,180 @@
+/*
+ * kdtree.c - exact nearest neighbour search in a k-d tree
+ *
+ * The tree is implicit: perm[lo..hi) holds a subtree whose root is the
+ * median perm[mid], mid = lo + (hi - lo) / 2, split on the axis of widest
+ * spread.  Building partitions by quickselect; searching descends to the
+ * query's side first and visits the other side only if the splitting
+ * plane is closer than the best distance so far.
+ */
+#include "kdtree.h"
+#include "kernel.h"
+
+#include <float.h>
+
+static double
+coord(const SvcKdTree *t, int64_t i, int32_t j)
+{
+	return t->pts[(size_t) t->perm[i] * t->d + j];
+}
+
+/* Order by coordinate j, then by point index, so the build is deterministic. */
+static bool
+kd_less(const SvcKdTree *t, int64_t a, int64_t b, int32_t j)
+{
+	double		ca = coord(t, a, j),
+				cb = coord(t, b, j);
+
+	return ca < cb || (ca == cb && t->perm[a] < t->perm[b]);
+}
+
+static void
+kd_swap(SvcKdTree *t, int64_t a, int64_t b)
+{
+	int64_t		tmp = t->perm[a];
+
+	t->perm[a] = t->perm[b];
+	t->perm[b] = tmp;
+}
+
+/* Put the k-th smallest of perm[lo..hi) by axis j at position k. */
+static void
+kd_select(SvcKdTree *t, int64_t lo, int64_t hi, int64_t k, int32_t j)
+{
+	while (hi - lo > 1)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+		int64_t		store = lo;
+
+		/* median of three as pivot, moved to the end */
+		if (kd_less(t, mid, lo, j))
+			kd_swap(t, mid, lo);
+		if (kd_less(t, hi - 1, lo, j))
+			kd_swap(t, hi - 1, lo);
+		if (kd_less(t, mid, hi - 1, j))
+			kd_swap(t, mid, hi - 1);
+		for (int64_t i = lo; i < hi - 1; i++)
+			if (kd_less(t, i, hi - 1, j))
+				kd_swap(t, i, store++);
+		kd_swap(t, store, hi - 1);
+		if (store == k)
+			return;
+		if (k < store)
+			hi = store;
+		else
+			lo = store + 1;
+	}
+}
+
+/* Build the subtree perm[lo..hi): recursion depth is log2(n). */
+static void
+kd_build_range(SvcKdTree *t, int64_t lo, int64_t hi)
+{
+	int64_t		mid;
+	int32_t		best_axis = 0;
+	double		best_spread = -1.0;
+
+	if (hi - lo < 1)
+		return;
+	mid = lo + (hi - lo) / 2;
+	for (int32_t j = 0; j < t->d; j++)
+	{
+		double		mn = DBL_MAX,
+					mx = -DBL_MAX;
+
+		for (int64_t i = lo; i < hi; i++)
+		{
+			double		c = coord(t, i, j);
+
+			mn = c < mn ? c : mn;
+			mx = c > mx ? c : mx;
+		}
+		if (mx - mn > best_spread)
+		{
+			best_spread = mx - mn;
+			best_axis = j;
+		}
+	}
+	kd_select(t, lo, hi, mid, best_axis);
+	t->axis[mid] = best_axis;
+	kd_build_range(t, lo, mid);
+	kd_build_range(t, mid + 1, hi);
+}
+
+SvcStatus
+svc_kd_build(const SvcEnv *env, const double *pts, int64_t n, int32_t d,
+			 SvcKdTree *t, SvcError *err)
+{
+	t->pts = pts;
+	t->n = n;
+	t->d = d;
+	t->perm = svc_alloc(env, sizeof(int64_t) * (size_t) (n > 0 ? n : 1), err);
+	t->axis = svc_alloc(env, sizeof(int32_t) * (size_t) (n > 0 ? n : 1), err);
+	if (!t->perm || !t->axis)
+		return SVC_ERR_NOMEM;
+	for (int64_t i = 0; i < n; i++)
+	{
+		t->perm[i] = i;
+		t->axis[i] = 0;
+	}
+	kd_build_range(t, 0, n);
+	return SVC_OK;
+}
+
+void
+svc_kd_free(const SvcEnv *env, SvcKdTree *t)
+{
+	svc_free(env, t->perm);
+	svc_free(env, t->axis);
+	t->perm = NULL;
+	t->axis = NULL;
+}
+
+/* Search perm[lo..hi): the query's side first, the other if it can help. */
+static void
+kd_search(const SvcKdTree *t, int64_t lo, int64_t hi, const double *q,
+		  int64_t *best, double *best_d2)
+{
+	int64_t		mid,
+				p;
+	double		d2,
+				diff;
+	int32_t		j;
+
+	if (hi <= lo)
+		return;
+	mid = lo + (hi - lo) / 2;
+	p = t->perm[mid];
+	d2 = svc_sqdist(t->pts + (size_t) p * t->d, q, t->d);
+	j = t->axis[mid];
+	diff = q[j] - t->pts[(size_t) p * t->d + j];
+	if (d2 < *best_d2 || (d2 == *best_d2 && p < *best))
+	{
+		*best_d2 = d2;
+		*best = p;
+	}
+	if (diff < 0)
+	{
+		kd_search(t, lo, mid, q, best, best_d2);
+		if (diff * diff <= *best_d2)
+			kd_search(t, mid + 1, hi, q, best, best_d2);
+	}
+	else
+	{
+		kd_search(t, mid + 1, hi, q, best, best_d2);
+		if (diff * diff <= *best_d2)
+			kd_search(t, lo, mid, q, best, best_d2);
+	}
+}
+
+int64_t
+svc_kd_nearest(const SvcKdTree *t, const double *q, double *dist2)
+{
+	int64_t		best = -1;
+	double		best_d2 = DBL_MAX;
+
+	kd_search(t, 0, t->n, q, &best, &best_d2);
+	if (dist2)
+		*dist2 = best_d2;
+	return best;
+}

@@ -1,0 +1,29 @@
+/*
+ * kdtree.h - exact nearest neighbour search in a k-d tree
+ *
+ * Used where Algorithm 3 gives a row the cluster of its nearest row of the
+ * boundary strip: O(n log n) to build, about O(log n) per query in low
+ * dimension, and never worse than a linear scan.
+ */
+#ifndef SVC_KDTREE_H
+#define SVC_KDTREE_H
+
+#include "svc_core.h"
+
+typedef struct SvcKdTree
+{
+	const double *pts;			/* [n * d], not owned */
+	int64_t		n;
+	int32_t		d;
+	int64_t    *perm;			/* [n]: point order of the implicit tree */
+	int32_t    *axis;			/* [n]: split axis of each node */
+} SvcKdTree;
+
+SvcStatus	svc_kd_build(const SvcEnv *env, const double *pts, int64_t n, int32_t d,
+						 SvcKdTree *t, SvcError *err);
+void		svc_kd_free(const SvcEnv *env, SvcKdTree *t);
+
+/* Index of the nearest point to q (ties: lowest index); -1 if empty. */
+int64_t		svc_kd_nearest(const SvcKdTree *t, const double *q, double *dist2);
+
+#endif							/* SVC_KDTREE_H */

@@ -1,0 +1,1175 @@
+/*
+ * label.c - clusters from the equilibria of the decision function
+ *
+ * Every row runs the fixed-point iteration x <- P(x) (a weighted mean
+ * shift that climbs f) to an equilibrium.  Training collects the
+ * equilibria and labels them, by a saddle tree cut with the merge-by-ratio
+ * rule (FINDINGS.md section 9) or by Algorithm 3 of the budgeted SVC paper;
+ * prediction runs a new row's trajectory and takes the cluster of the
+ * labelled equilibrium it reaches.  Training and prediction share one
+ * trajectory routine, so a training row gets the same id from both.
+ *
+ * lambda(x) = sum_i alpha_i K(x, s_i) = f(x) + offset is the "height"
+ * the tree works on: its ordering is that of f, and it is >= 0 wherever the
+ * alphas are positive.
+ */
+#include "label.h"
+#include "kdtree.h"
+#include "kernel.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Trajectories (FINDINGS.md section 7). */
+#define TRAJ_MAX_STEPS		300		/* fixed-point steps per trajectory */
+#define TRAJ_STOP_SIGMA		1e-3	/* converged when a step is this * sigma */
+#define MERGE_TOL_SIGMA		0.05	/* equilibria closer than this * sigma merge */
+
+/* Saddle tree (FINDINGS.md section 9). */
+#define TREE_ALL_PAIRS_MAX	60		/* up to this many equilibria: all pairs */
+#define TREE_KNN			12		/* else each one's 12 nearest ... */
+#define TREE_RADIUS_SIGMA	4.0		/* ... plus all within 4 sigma ... */
+#define TREE_MAX_NEIGH		64		/* ... but at most this many per equilibrium */
+#define SADDLE_POINTS		32		/* evenly spaced, endpoints included */
+#define SADDLE_REFINE		4		/* golden-section steps around the minimum */
+#define MIN_CLUSTER_ROWS	5		/* smaller components always merge */
+
+/* Algorithm 3 of the paper. */
+#define PAPER_POINTS		20		/* m sample points, endpoints included */
+#define EPS_AUTO_SHARE		0.30	/* auto epsilon puts 30% of rows in B_eps */
+
+/* Tolerances of a trajectory, all derived from sigma = 1/sqrt(2 gamma). */
+typedef struct TrajTol
+{
+	double		stop;			/* converged when a step is at most this */
+	double		merge;			/* snap to an equilibrium this close */
+} TrajTol;
+
+/* Where one trajectory ended. */
+typedef struct TrajEnd
+{
+	int32_t		near;			/* nearest equilibrium to the end, -1 if none */
+	bool		snapped;		/* the end is within merge tolerance of it */
+	double		lambda0;		/* kernel sum at the start, f + offset */
+} TrajEnd;
+
+/* The equilibria found so far, growing as training runs rows. */
+typedef struct EqList
+{
+	int32_t		n;
+	int32_t		cap;
+	int32_t		dims;
+	double	   *x;				/* [cap * dims] */
+	double	   *lambda;			/* [cap] kernel sum at the equilibrium */
+} EqList;
+
+/* A candidate edge of the saddle tree. */
+typedef struct Edge
+{
+	int32_t		a;				/* a < b, equilibrium indexes */
+	int32_t		b;
+	double		d2;				/* squared distance between them */
+	double		saddle;			/* lowest lambda on the path, >= 0 */
+} Edge;
+
+/* The tolerances for a model's width (FINDINGS.md section 7). */
+static void
+traj_tol(const SvcModel *m, TrajTol *tt)
+{
+	double		sigma = 1.0 / sqrt(2.0 * m->gamma);
+
+	tt->stop = TRAJ_STOP_SIGMA * sigma;
+	tt->merge = MERGE_TOL_SIGMA * sigma;
+}
+
+/*
+ * How many units of work (trajectories, saddle heights: tens of kernel
+ * sums each) to run between interrupt checks: about a million kernel
+ * terms' worth of sums, so a large model checks at every unit and a small
+ * one does not pay for the hook at every row.
+ */
+static int64_t
+units_per_check(const SvcModel *m)
+{
+	int64_t		terms = (int64_t) (m->n_sv > 0 ? m->n_sv : 1) * m->dims;
+	int64_t		every = 1024 / (terms / 64 + 1);
+
+	return every > 0 ? every : 1;
+}
+
+SvcStatus
+svc_label_work_init(const SvcEnv *env, const SvcModel *m, SvcLabelWork *w,
+					SvcError *err)
+{
+	size_t		d = (size_t) (m->dims > 0 ? m->dims : 1);
+	size_t		s = (size_t) (m->n_sv > 0 ? m->n_sv : 1);
+
+	w->dims = m->dims;
+	w->n_sv = m->n_sv;
+	w->x = svc_alloc(env, sizeof(double) * d, err);
+	w->next = svc_alloc(env, sizeof(double) * d, err);
+	w->kbuf = svc_alloc(env, sizeof(double) * s, err);
+	if (!w->x || !w->next || !w->kbuf)
+	{
+		svc_label_work_free(env, w);
+		return SVC_ERR_NOMEM;
+	}
+	return SVC_OK;
+}
+
+void
+svc_label_work_free(const SvcEnv *env, SvcLabelWork *w)
+{
+	svc_free(env, w->x);
+	svc_free(env, w->next);
+	svc_free(env, w->kbuf);
+	w->x = w->next = w->kbuf = NULL;
+}
+
+/* Index of the equilibrium nearest to x (lowest index on ties), and its
+ * squared distance; -1 when there is none. */
+static int32_t
+nearest_eq(const double *eq, int32_t n_eq, int32_t d, const double *x,
+		   double *dist2)
+{
+	int32_t		best = -1;
+	double		bd = DBL_MAX;
+
+	for (int32_t i = 0; i < n_eq; i++)
+	{
+		double		t = svc_sqdist(eq + (size_t) i * d, x, d);
+
+		if (t < bd)
+		{
+			bd = t;
+			best = i;
+		}
+	}
+	*dist2 = bd;
+	return best;
+}
+
+/*
+ * Run the trajectory of x0 against the equilibria eq[n_eq] and report the
+ * nearest one to where it ends; w->x holds the end point.
+ *
+ * It stops when a step is below tt->stop, after TRAJ_MAX_STEPS steps, where
+ * the denominator guard fires (the point then stays put), or as soon as it
+ * comes within tt->merge of a known equilibrium: that is where most rows
+ * of a cluster would end anyway, and it saves most of the steps.  The
+ * nearest-equilibrium scan costs O(n_eq * dims), so it runs only when a
+ * lower bound on the distance (the last measured distance minus the way
+ * walked since, by the triangle inequality) says a snap is possible.
+ */
+static void
+run_trajectory(const SvcModel *m, const double *eq, int32_t n_eq,
+			   const double *x0, SvcLabelWork *w, const TrajTol *tt,
+			   TrajEnd *out)
+{
+	int32_t		d = m->dims;
+	double		bound = 0.0;	/* lower bound on distance to nearest eq */
+	double		dist2 = DBL_MAX;
+	int32_t		near = -1;
+	int			steps = 1;
+	bool		ok;
+
+	memcpy(w->x, x0, sizeof(double) * (size_t) d);
+	out->lambda0 = svc_kernel_fixed_point(m->sv, m->alpha, m->n_sv, d,
+										  m->gamma, w->x, w->next, w->kbuf,
+										  &ok);
+	for (;;)
+	{
+		double		step;
+		double	   *t;
+
+		if (n_eq > 0 && bound <= tt->merge)
+		{
+			near = nearest_eq(eq, n_eq, d, w->x, &dist2);
+			bound = sqrt(dist2);
+			if (bound <= tt->merge)
+			{
+				out->near = near;
+				out->snapped = true;
+				return;
+			}
+		}
+		if (!ok)
+			break;				/* frozen where the weights cancel */
+		step = sqrt(svc_sqdist(w->x, w->next, d));
+		t = w->x;
+		w->x = w->next;
+		w->next = t;
+		bound -= step;
+		if (step <= tt->stop || steps >= TRAJ_MAX_STEPS)
+			break;
+		(void) svc_kernel_fixed_point(m->sv, m->alpha, m->n_sv, d, m->gamma,
+									  w->x, w->next, w->kbuf, &ok);
+		steps++;
+	}
+	near = nearest_eq(eq, n_eq, d, w->x, &dist2);
+	out->near = near;
+	out->snapped = near >= 0 && sqrt(dist2) <= tt->merge;
+}
+
+int32_t
+svc_label_predict(const SvcModel *m, const double *xs, SvcLabelWork *w,
+				  double *decision)
+{
+	TrajTol		tt;
+	TrajEnd		end;
+
+	if (m->n_eq <= 0)
+	{
+		if (decision)
+			*decision = svc_model_decision_scaled(m, xs);
+		return 0;
+	}
+	traj_tol(m, &tt);
+	run_trajectory(m, m->eq, m->n_eq, xs, w, &tt, &end);
+	if (decision)
+		*decision = end.lambda0 - m->offset;
+	/* no nearest equilibrium only when xs is not finite (NaN distances) */
+	return end.near >= 0 ? m->eq_cluster[end.near] : 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* Equilibria list and union-find                                    */
+/* ---------------------------------------------------------------- */
+
+/* Free the equilibria list's arrays. */
+static void
+eqlist_free(const SvcEnv *env, EqList *l)
+{
+	svc_free(env, l->x);
+	svc_free(env, l->lambda);
+	l->x = l->lambda = NULL;
+	l->n = l->cap = 0;
+}
+
+/* Append an equilibrium, doubling the arrays when full. */
+static SvcStatus
+eqlist_push(const SvcEnv *env, EqList *l, const double *x, double lambda,
+			SvcError *err)
+{
+	size_t		d = (size_t) l->dims;
+
+	if (l->n == l->cap)
+	{
+		int32_t		cap = l->cap < 16 ? 16 : (l->cap > INT32_MAX / 2 ? INT32_MAX : l->cap * 2);
+		double	   *nx = svc_alloc(env, sizeof(double) * d * (size_t) cap, err);
+		double	   *nl = svc_alloc(env, sizeof(double) * (size_t) cap, err);
+
+		if (!nx || !nl)
+		{
+			svc_free(env, nx);
+			svc_free(env, nl);
+			return SVC_ERR_NOMEM;
+		}
+		if (l->n > 0)
+		{
+			memcpy(nx, l->x, sizeof(double) * d * (size_t) l->n);
+			memcpy(nl, l->lambda, sizeof(double) * (size_t) l->n);
+		}
+		svc_free(env, l->x);
+		svc_free(env, l->lambda);
+		l->x = nx;
+		l->lambda = nl;
+		l->cap = cap;
+	}
+	memcpy(l->x + d * (size_t) l->n, x, sizeof(double) * d);
+	l->lambda[l->n] = lambda;
+	l->n++;
+	return SVC_OK;
+}
+
+/* Root of i's set in a union-find forest. */
+static int32_t
+uf_find(int32_t *parent, int32_t i)
+{
+	while (parent[i] != i)
+	{
+		parent[i] = parent[parent[i]];	/* path halving */
+		i = parent[i];
+	}
+	return i;
+}
+
+/* Join the sets of roots ra != rb; the lower index stays root, so the
+ * outcome depends only on the order of the unions. */
+static int32_t
+uf_link(int32_t *parent, int32_t ra, int32_t rb)
+{
+	if (rb < ra)
+	{
+		int32_t		t = ra;
+
+		ra = rb;
+		rb = t;
+	}
+	parent[rb] = ra;
+	return ra;
+}
+
+/* ---------------------------------------------------------------- */
+/* Saddle tree                                                       */
+/* ---------------------------------------------------------------- */
+
+/* lambda at a + t (b - a); pt is scratch of dims doubles. */
+static double
+lambda_on_segment(const SvcModel *m, const double *a, const double *b,
+				  double t, double *pt)
+{
+	for (int32_t j = 0; j < m->dims; j++)
+		pt[j] = a[j] + t * (b[j] - a[j]);
+	return svc_kernel_sum(m->sv, m->alpha, m->n_sv, m->dims, m->gamma, pt);
+}
+
+/*
+ * Saddle height between two equilibria: the lowest lambda on the straight
+ * segment, from SADDLE_POINTS evenly spaced points, then a few
+ * golden-section steps in the bracket around the lowest of them; clamped
+ * at 0 since negative alphas can push lambda below.  A chord across a
+ * curved ridge under-estimates the pass.  Pushing each point uphill across
+ * the segment (one or two mean-shift steps with the along-segment part
+ * removed) was measured on the nine shared sets: +0.01 mean NMI at
+ * gamma = 256/median (spiral, flame), -0.01 at the auto gamma, so it is
+ * left out.
+ */
+static double
+saddle_height(const SvcModel *m, const double *a, const double *b, double *pt)
+{
+	const double g = 0.6180339887498949;	/* golden ratio - 1 */
+	double		best = DBL_MAX;
+	int			kbest = 0;
+	double		lo,
+				hi,
+				t1,
+				t2,
+				v1,
+				v2;
+
+	for (int k = 0; k < SADDLE_POINTS; k++)
+	{
+		double		v = lambda_on_segment(m, a, b, (double) k / (SADDLE_POINTS - 1), pt);
+
+		if (v < best)
+		{
+			best = v;
+			kbest = k;
+		}
+	}
+	if (kbest > 0 && kbest < SADDLE_POINTS - 1)
+	{
+		lo = (double) (kbest - 1) / (SADDLE_POINTS - 1);
+		hi = (double) (kbest + 1) / (SADDLE_POINTS - 1);
+		t1 = hi - g * (hi - lo);
+		t2 = lo + g * (hi - lo);
+		v1 = lambda_on_segment(m, a, b, t1, pt);
+		v2 = lambda_on_segment(m, a, b, t2, pt);
+		for (int r = 0; r < SADDLE_REFINE; r++)
+		{
+			if (v1 < best)
+				best = v1;
+			if (v2 < best)
+				best = v2;
+			if (v1 < v2)
+			{
+				hi = t2;
+				t2 = t1;
+				v2 = v1;
+				t1 = hi - g * (hi - lo);
+				v1 = lambda_on_segment(m, a, b, t1, pt);
+			}
+			else
+			{
+				lo = t1;
+				t1 = t2;
+				v1 = v2;
+				t2 = lo + g * (hi - lo);
+				v2 = lambda_on_segment(m, a, b, t2, pt);
+			}
+		}
+		if (v1 < best)
+			best = v1;
+		if (v2 < best)
+			best = v2;
+	}
+	return best > 0.0 ? best : 0.0;
+}
+
+/* Edges by (a, b): to drop the pairs found from both ends. */
+static int
+edge_cmp_pair(const void *pa, const void *pb)
+{
+	const Edge *x = pa;
+	const Edge *y = pb;
+
+	if (x->a != y->a)
+		return x->a < y->a ? -1 : 1;
+	if (x->b != y->b)
+		return x->b < y->b ? -1 : 1;
+	return 0;
+}
+
+/* Edges by decreasing saddle, then shorter first, then by (a, b): a full
+ * key, so the order never depends on qsort's instability. */
+static int
+edge_cmp_saddle(const void *pa, const void *pb)
+{
+	const Edge *x = pa;
+	const Edge *y = pb;
+
+	if (x->saddle != y->saddle)
+		return x->saddle > y->saddle ? -1 : 1;
+	if (x->d2 != y->d2)
+		return x->d2 < y->d2 ? -1 : 1;
+	return edge_cmp_pair(pa, pb);
+}
+
+/* A neighbour candidate, kept in a small buffer sorted by (d2, j). */
+typedef struct Neigh
+{
+	double		d2;
+	int32_t		j;
+} Neigh;
+
+/*
+ * Candidate edges for M equilibria: all pairs when M is small, else each
+ * one's TREE_KNN nearest plus all within TREE_RADIUS_SIGMA sigma (at most
+ * TREE_MAX_NEIGH per equilibrium).  Testing every pair is not only slower:
+ * a straight segment between far equilibria under-estimates the pass and
+ * made results worse (FINDINGS.md section 9).  Returns the edge count in
+ * *n_edges; *edges is allocated from env.
+ */
+static SvcStatus
+candidate_edges(const SvcEnv *env, const SvcModel *m, const EqList *eqs,
+				Edge **edges, int64_t *n_edges, SvcError *err)
+{
+	int32_t		M = eqs->n;
+	int32_t		d = eqs->dims;
+	size_t		cap;
+	Edge	   *e;
+	int64_t		ne = 0;
+
+	*edges = NULL;
+	*n_edges = 0;
+	if (M <= TREE_ALL_PAIRS_MAX)
+		cap = (size_t) M * (size_t) (M > 0 ? M - 1 : 0) / 2;
+	else
+		cap = (size_t) M * TREE_MAX_NEIGH;
+	if (!svc_size_mul(cap, sizeof(Edge), &cap))
+		return svc_fail(err, SVC_ERR_LIMIT, "too many equilibria to label: %d", M);
+	e = svc_alloc(env, cap, err);
+	if (!e)
+		return SVC_ERR_NOMEM;
+
+	if (M <= TREE_ALL_PAIRS_MAX)
+	{
+		for (int32_t a = 0; a < M; a++)
+			for (int32_t b = a + 1; b < M; b++)
+			{
+				e[ne].a = a;
+				e[ne].b = b;
+				e[ne].d2 = svc_sqdist(eqs->x + (size_t) a * d, eqs->x + (size_t) b * d, d);
+				e[ne].saddle = 0.0;
+				ne++;
+			}
+	}
+	else
+	{
+		double		sigma = 1.0 / sqrt(2.0 * m->gamma);
+		double		r2 = (TREE_RADIUS_SIGMA * sigma) * (TREE_RADIUS_SIGMA * sigma);
+		Neigh		buf[TREE_MAX_NEIGH];
+
+		for (int32_t a = 0; a < M; a++)
+		{
+			int			nb = 0;
+			const double *xa = eqs->x + (size_t) a * d;
+
+			if ((a & 63) == 0 && svc_interrupted(env, err))
+			{
+				svc_free(env, e);
+				return SVC_ERR_INTERRUPTED;
+			}
+			/* Insertion into a sorted buffer: most j fail the first test. */
+			for (int32_t b = 0; b < M; b++)
+			{
+				double		t;
+				int			p;
+
+				if (b == a)
+					continue;
+				t = svc_sqdist(xa, eqs->x + (size_t) b * d, d);
+				if (nb == TREE_MAX_NEIGH && !(t < buf[nb - 1].d2))
+					continue;	/* ties keep the lower index, already in */
+				p = nb < TREE_MAX_NEIGH ? nb++ : nb - 1;
+				while (p > 0 && buf[p - 1].d2 > t)
+				{
+					buf[p] = buf[p - 1];
+					p--;
+				}
+				buf[p].d2 = t;
+				buf[p].j = b;
+			}
+			for (int k = 0; k < nb; k++)
+			{
+				if (k >= TREE_KNN && buf[k].d2 > r2)
+					break;
+				e[ne].a = a < buf[k].j ? a : buf[k].j;
+				e[ne].b = a < buf[k].j ? buf[k].j : a;
+				e[ne].d2 = buf[k].d2;
+				e[ne].saddle = 0.0;
+				ne++;
+			}
+		}
+		/* Drop the pairs that both ends chose. */
+		qsort(e, (size_t) ne, sizeof(Edge), edge_cmp_pair);
+		{
+			int64_t		w = 0;
+
+			for (int64_t i = 0; i < ne; i++)
+				if (w == 0 || edge_cmp_pair(&e[w - 1], &e[i]) != 0)
+					e[w++] = e[i];
+			ne = w;
+		}
+	}
+	*edges = e;
+	*n_edges = ne;
+	return SVC_OK;
+}
+
+/*
+ * Make the candidate graph connected, so that every equilibrium ends in
+ * the tree: while there are several components, link each to the nearest
+ * equilibrium outside it (Boruvka rounds; each round at least halves the
+ * count).  The saddles of these long links are usually 0, so they merge
+ * only through the minimum cluster size.  Appends to *edges, reallocating.
+ */
+static SvcStatus
+connect_components(const SvcEnv *env, const EqList *eqs, Edge **edges,
+				   int64_t *n_edges, SvcError *err)
+{
+	int32_t		M = eqs->n;
+	int32_t		d = eqs->dims;
+	int32_t    *parent = NULL;
+	int32_t    *link_to = NULL;
+	int32_t    *link_from = NULL;
+	double	   *link_d2 = NULL;
+	SvcStatus	st = SVC_OK;
+
+	parent = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
+	link_to = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
+	link_from = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
+	link_d2 = svc_alloc(env, sizeof(double) * (size_t) M, err);
+	if (!parent || !link_to || !link_from || !link_d2)
+	{
+		st = SVC_ERR_NOMEM;
+		goto done;
+	}
+	for (int32_t i = 0; i < M; i++)
+		parent[i] = i;
+	for (int64_t k = 0; k < *n_edges; k++)
+	{
+		int32_t		ra = uf_find(parent, (*edges)[k].a);
+		int32_t		rb = uf_find(parent, (*edges)[k].b);
+
+		if (ra != rb)
+			uf_link(parent, ra, rb);
+	}
+
+	for (;;)
+	{
+		int32_t		n_comp = 0;
+		int32_t		n_new = 0;
+		Edge	   *grown;
+
+		for (int32_t i = 0; i < M; i++)
+		{
+			link_to[i] = -1;
+			link_d2[i] = DBL_MAX;
+			if (uf_find(parent, i) == i)
+				n_comp++;
+		}
+		if (n_comp <= 1)
+			break;
+		if (svc_interrupted(env, err))
+		{
+			st = SVC_ERR_INTERRUPTED;
+			goto done;
+		}
+		/* Nearest outside pair per component, lowest indexes on ties. */
+		for (int32_t a = 0; a < M; a++)
+		{
+			int32_t		ra = uf_find(parent, a);
+
+			for (int32_t b = 0; b < M; b++)
+			{
+				double		t;
+
+				if (uf_find(parent, b) == ra)
+					continue;
+				t = svc_sqdist(eqs->x + (size_t) a * d, eqs->x + (size_t) b * d, d);
+				if (t < link_d2[ra])
+				{
+					link_d2[ra] = t;
+					link_from[ra] = a;
+					link_to[ra] = b;
+				}
+			}
+		}
+		for (int32_t r = 0; r < M; r++)
+			if (link_to[r] >= 0)
+				n_new++;
+		grown = svc_alloc(env, sizeof(Edge) * (size_t) (*n_edges + n_new), err);
+		if (!grown)
+		{
+			st = SVC_ERR_NOMEM;
+			goto done;
+		}
+		memcpy(grown, *edges, sizeof(Edge) * (size_t) *n_edges);
+		for (int32_t r = 0; r < M; r++)
+		{
+			int32_t		a,
+						b,
+						ra,
+						rb;
+
+			if (link_to[r] < 0)
+				continue;
+			a = link_from[r] < link_to[r] ? link_from[r] : link_to[r];
+			b = link_from[r] < link_to[r] ? link_to[r] : link_from[r];
+			grown[*n_edges].a = a;
+			grown[*n_edges].b = b;
+			grown[*n_edges].d2 = link_d2[r];
+			grown[*n_edges].saddle = 0.0;
+			(*n_edges)++;
+			ra = uf_find(parent, a);
+			rb = uf_find(parent, b);
+			if (ra != rb)
+				uf_link(parent, ra, rb);
+		}
+		svc_free(env, *edges);
+		*edges = grown;
+	}
+done:
+	svc_free(env, parent);
+	svc_free(env, link_to);
+	svc_free(env, link_from);
+	svc_free(env, link_d2);
+	return st;
+}
+
+/*
+ * Labelling by the saddle tree: comp[i] receives a component id (an
+ * equilibrium index) for each equilibrium.  The maximum spanning tree of
+ * the saddle heights is the merge tree; its edges, walked from the highest
+ * saddle down, join components A and B when either holds fewer than
+ * max(MIN_CLUSTER_ROWS, min_cluster_share * rows) rows, or when the saddle
+ * reaches merge_ratio times the lower of their two peaks.  The other tree
+ * edges stay cut.
+ */
+static SvcStatus
+tree_components(const SvcEnv *env, const SvcModel *m, const EqList *eqs,
+				const int64_t *eq_rows, int64_t n_rows, int32_t *comp,
+				SvcError *err)
+{
+	int32_t		M = eqs->n;
+	int32_t		d = eqs->dims;
+	Edge	   *edges = NULL;
+	int64_t		ne = 0;
+	int32_t    *mst = NULL;		/* union-find of the spanning tree */
+	int64_t    *rows = NULL;	/* rows per component (at its root) */
+	double	   *peak = NULL;	/* highest lambda per component */
+	double	   *pt = NULL;
+	double		min_rows;
+	int64_t		every = units_per_check(m);
+	SvcStatus	st;
+
+	st = candidate_edges(env, m, eqs, &edges, &ne, err);
+	if (st != SVC_OK)
+		goto done;
+	st = connect_components(env, eqs, &edges, &ne, err);
+	if (st != SVC_OK)
+		goto done;
+
+	mst = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
+	rows = svc_alloc(env, sizeof(int64_t) * (size_t) M, err);
+	peak = svc_alloc(env, sizeof(double) * (size_t) M, err);
+	pt = svc_alloc(env, sizeof(double) * (size_t) d, err);
+	if (!mst || !rows || !peak || !pt)
+	{
+		st = SVC_ERR_NOMEM;
+		goto done;
+	}
+
+	for (int64_t k = 0; k < ne; k++)
+	{
+		if (k % every == 0 && svc_interrupted(env, err))
+		{
+			st = SVC_ERR_INTERRUPTED;
+			goto done;
+		}
+		edges[k].saddle = saddle_height(m, eqs->x + (size_t) edges[k].a * d,
+										eqs->x + (size_t) edges[k].b * d, pt);
+	}
+	if (ne > 1)
+		qsort(edges, (size_t) ne, sizeof(Edge), edge_cmp_saddle);
+
+	for (int32_t i = 0; i < M; i++)
+	{
+		mst[i] = i;
+		comp[i] = i;
+		rows[i] = eq_rows[i];
+		peak[i] = eqs->lambda[i] > 0.0 ? eqs->lambda[i] : 0.0;
+	}
+	min_rows = m->opt.min_cluster_share * (double) n_rows;
+	if (min_rows < MIN_CLUSTER_ROWS)
+		min_rows = MIN_CLUSTER_ROWS;
+
+	for (int64_t k = 0; k < ne; k++)
+	{
+		int32_t		ta = uf_find(mst, edges[k].a);
+		int32_t		tb = uf_find(mst, edges[k].b);
+		int32_t		ca,
+					cb,
+					r;
+		double		lower;
+
+		if (ta == tb)
+			continue;			/* not a tree edge */
+		uf_link(mst, ta, tb);
+
+		ca = uf_find(comp, edges[k].a);
+		cb = uf_find(comp, edges[k].b);
+		lower = peak[ca] < peak[cb] ? peak[ca] : peak[cb];
+		if ((double) rows[ca] < min_rows || (double) rows[cb] < min_rows ||
+			edges[k].saddle >= m->opt.merge_ratio * lower)
+		{
+			int64_t		sum = rows[ca] + rows[cb];
+			double		top = peak[ca] > peak[cb] ? peak[ca] : peak[cb];
+
+			r = uf_link(comp, ca, cb);
+			rows[r] = sum;
+			peak[r] = top;
+		}
+	}
+	for (int32_t i = 0; i < M; i++)
+		comp[i] = uf_find(comp, i);
+	st = SVC_OK;
+done:
+	svc_free(env, edges);
+	svc_free(env, mst);
+	svc_free(env, rows);
+	svc_free(env, peak);
+	svc_free(env, pt);
+	return st;
+}
+
+/* ---------------------------------------------------------------- */
+/* Algorithm 3                                                       */
+/* ---------------------------------------------------------------- */
+
+/*
+ * Labelling as the paper's Algorithm 3: two equilibria are connected when
+ * all PAPER_POINTS points of the segment between them (endpoints included)
+ * have f >= 0; clusters are the connected components.  A pair already in
+ * one component needs no test, which leaves at most M - 1 successful
+ * tests; a failing one usually stops at its first point.
+ */
+static SvcStatus
+paper_components(const SvcEnv *env, const SvcModel *m, const EqList *eqs,
+				 int32_t *comp, SvcError *err)
+{
+	int32_t		M = eqs->n;
+	int32_t		d = eqs->dims;
+	double	   *pt;
+
+	pt = svc_alloc(env, sizeof(double) * (size_t) d, err);
+	if (!pt)
+		return SVC_ERR_NOMEM;
+	for (int32_t i = 0; i < M; i++)
+		comp[i] = i;
+	for (int32_t a = 0; a < M; a++)
+	{
+		const double *xa = eqs->x + (size_t) a * d;
+
+		if (svc_interrupted(env, err))
+		{
+			svc_free(env, pt);
+			return SVC_ERR_INTERRUPTED;
+		}
+		if (eqs->lambda[a] - m->offset < 0.0)
+			continue;			/* an endpoint fails the test */
+		for (int32_t b = a + 1; b < M; b++)
+		{
+			const double *xb = eqs->x + (size_t) b * d;
+			int32_t		ra,
+						rb;
+			bool		inside = true;
+
+			if (eqs->lambda[b] - m->offset < 0.0)
+				continue;
+			ra = uf_find(comp, a);
+			rb = uf_find(comp, b);
+			if (ra == rb)
+				continue;
+			for (int k = 1; k < PAPER_POINTS - 1 && inside; k++)
+				if (lambda_on_segment(m, xa, xb, (double) k / (PAPER_POINTS - 1), pt) - m->offset < 0.0)
+					inside = false;
+			if (inside)
+				uf_link(comp, ra, rb);
+		}
+	}
+	for (int32_t i = 0; i < M; i++)
+		comp[i] = uf_find(comp, i);
+	svc_free(env, pt);
+	return SVC_OK;
+}
+
+/*
+ * Step 10 of Algorithm 3: every row outside B_eps (roweq < 0) takes the
+ * equilibrium, hence the cluster, of its nearest B_eps row: exact, by a
+ * k-d tree over a copy of the B_eps rows (kept in row order, so a tie goes
+ * to the lowest row, as the tree breaks ties by lowest index).
+ */
+static SvcStatus
+assign_nearest_beps(const SvcEnv *env, const double *xs, int64_t n,
+					int32_t d, int64_t every, int32_t *roweq, SvcError *err)
+{
+	SvcKdTree	t = {0};
+	double	   *pts = NULL;
+	int32_t    *eq_of = NULL;	/* equilibrium of each B_eps row */
+	int64_t		nb = 0;
+	SvcStatus	st;
+
+	for (int64_t i = 0; i < n; i++)
+		if (roweq[i] >= 0)
+			nb++;
+	pts = svc_alloc(env, sizeof(double) * (size_t) nb * (size_t) d, err);
+	eq_of = svc_alloc(env, sizeof(int32_t) * (size_t) nb, err);
+	if (!pts || !eq_of)
+	{
+		st = SVC_ERR_NOMEM;
+		goto done;
+	}
+	nb = 0;
+	for (int64_t i = 0; i < n; i++)
+		if (roweq[i] >= 0)
+		{
+			memcpy(pts + (size_t) nb * d, xs + (size_t) i * d, sizeof(double) * (size_t) d);
+			eq_of[nb++] = roweq[i];
+		}
+	st = svc_kd_build(env, pts, nb, d, &t, err);
+	if (st != SVC_OK)
+		goto done;
+	for (int64_t i = 0, q = 0; i < n; i++)
+	{
+		if (roweq[i] >= 0)
+			continue;
+		if (q++ % (every * 16) == 0 && svc_interrupted(env, err))
+		{
+			st = SVC_ERR_INTERRUPTED;
+			goto done;
+		}
+		roweq[i] = eq_of[svc_kd_nearest(&t, xs + (size_t) i * d, NULL)];
+	}
+done:
+	svc_kd_free(env, &t);
+	svc_free(env, pts);
+	svc_free(env, eq_of);
+	return st;
+}
+
+/* ---------------------------------------------------------------- */
+/* Training                                                          */
+/* ---------------------------------------------------------------- */
+
+static int
+double_cmp(const void *pa, const void *pb)
+{
+	double		a = *(const double *) pa;
+	double		b = *(const double *) pb;
+
+	return a < b ? -1 : (a > b ? 1 : 0);
+}
+
+/* Check a model's numbers before labelling with them. */
+static SvcStatus
+check_inputs(const SvcModel *m, const double *xs, int64_t n, SvcError *err)
+{
+	if (m->dims < 1 || m->dims > SVC_MAX_DIMS)
+		return svc_fail(err, SVC_ERR_INTERNAL, "model dimension %d is out of range", m->dims);
+	if (m->n_sv < 0 || (m->n_sv > 0 && (!m->sv || !m->alpha)))
+		return svc_fail(err, SVC_ERR_INTERNAL, "model has no support vectors array");
+	if (!(isfinite(m->gamma) && m->gamma > 0.0) || !isfinite(m->offset))
+		return svc_fail(err, SVC_ERR_INTERNAL, "model kernel parameters are invalid");
+	if (!isfinite(m->opt.merge_ratio) || !isfinite(m->opt.min_cluster_share) ||
+		!(isfinite(m->opt.epsilon) && m->opt.epsilon >= 0.0))
+		return svc_fail(err, SVC_ERR_INVALID_PARAMETER, "labelling options are invalid");
+	if (n < 1)
+		return svc_fail(err, SVC_ERR_INVALID_INPUT, "no rows to label");
+	if (n > INT32_MAX)
+		return svc_fail(err, SVC_ERR_LIMIT, "too many rows to label: %lld", (long long) n);
+	if (svc_first_nonfinite(xs, (size_t) n * (size_t) m->dims) >= 0)
+		return svc_fail(err, SVC_ERR_INVALID_INPUT, "a row to label is not finite");
+	return SVC_OK;
+}
+
+/*
+ * The auto epsilon: the 30% quantile of |f| over the rows, so that B_eps
+ * holds 30% of them (FINDINGS.md section 2: wider was better, and an
+ * absolute epsilon often leaves B_eps empty).  absf is sorted in place.
+ */
+static double
+auto_epsilon(double *absf, int64_t n)
+{
+	int64_t		k = (int64_t) ceil(EPS_AUTO_SHARE * (double) n) - 1;
+
+	if (k < 0)
+		k = 0;
+	qsort(absf, (size_t) n, sizeof(double), double_cmp);
+	return absf[k];
+}
+
+/* A cluster before numbering: its row count and lowest equilibrium. */
+typedef struct ProtoCluster
+{
+	int64_t		rows;
+	int32_t		first_eq;
+} ProtoCluster;
+
+/* Larger clusters first; on ties the one with the lowest equilibrium. */
+static int
+proto_cmp(const void *pa, const void *pb)
+{
+	const ProtoCluster *x = pa;
+	const ProtoCluster *y = pb;
+
+	if (x->rows != y->rows)
+		return x->rows > y->rows ? -1 : 1;
+	return x->first_eq < y->first_eq ? -1 : (x->first_eq > y->first_eq ? 1 : 0);
+}
+
+/*
+ * Number the components 1..K by decreasing row count and write the
+ * model's labelling arrays (freeing whatever they held).  comp[i] is the
+ * component (an equilibrium index) of equilibrium i, roweq[r] the
+ * equilibrium of row r.
+ */
+static SvcStatus
+finish_model(const SvcEnv *env, SvcModel *m, const EqList *eqs,
+			 const int32_t *comp, const int32_t *roweq, int64_t n,
+			 int32_t *labels, SvcError *err)
+{
+	int32_t		M = eqs->n;
+	int32_t		K = 0;
+	int32_t    *proto_of = NULL;	/* component root -> proto index */
+	int32_t    *final_of = NULL;	/* proto index -> cluster id */
+	ProtoCluster *proto = NULL;
+	double	   *eq = NULL;
+	int32_t    *eq_cluster = NULL;
+	double	   *eq_f = NULL;
+	int64_t    *cluster_size = NULL;
+	SvcStatus	st = SVC_ERR_NOMEM;
+
+	proto_of = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
+	final_of = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
+	proto = svc_alloc(env, sizeof(ProtoCluster) * (size_t) M, err);
+	if (!proto_of || !final_of || !proto)
+		goto done;
+	for (int32_t i = 0; i < M; i++)
+		proto_of[i] = -1;
+	for (int32_t i = 0; i < M; i++)
+		if (proto_of[comp[i]] < 0)
+		{
+			proto_of[comp[i]] = K;
+			proto[K].rows = 0;
+			proto[K].first_eq = i;
+			K++;
+		}
+	for (int64_t r = 0; r < n; r++)
+		proto[proto_of[comp[roweq[r]]]].rows++;
+	qsort(proto, (size_t) K, sizeof(ProtoCluster), proto_cmp);
+	for (int32_t k = 0; k < K; k++)
+		final_of[proto_of[comp[proto[k].first_eq]]] = k + 1;
+
+	eq = svc_alloc(env, sizeof(double) * (size_t) M * (size_t) eqs->dims, err);
+	eq_cluster = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
+	eq_f = svc_alloc(env, sizeof(double) * (size_t) M, err);
+	cluster_size = svc_alloc(env, sizeof(int64_t) * (size_t) K, err);
+	if (!eq || !eq_cluster || !eq_f || !cluster_size)
+		goto done;
+	if (M > 0)
+		memcpy(eq, eqs->x, sizeof(double) * (size_t) M * (size_t) eqs->dims);
+	for (int32_t i = 0; i < M; i++)
+	{
+		eq_cluster[i] = final_of[proto_of[comp[i]]];
+		eq_f[i] = eqs->lambda[i] - m->offset;
+	}
+	for (int32_t k = 0; k < K; k++)
+		cluster_size[k] = proto[k].rows;
+	if (labels)
+		for (int64_t r = 0; r < n; r++)
+			labels[r] = eq_cluster[roweq[r]];
+
+	svc_free(env, m->eq);
+	svc_free(env, m->eq_cluster);
+	svc_free(env, m->eq_f);
+	svc_free(env, m->cluster_size);
+	m->eq = eq;
+	m->eq_cluster = eq_cluster;
+	m->eq_f = eq_f;
+	m->cluster_size = cluster_size;
+	m->n_eq = M;
+	m->n_clusters = K;
+	eq = eq_f = NULL;
+	eq_cluster = NULL;
+	cluster_size = NULL;
+	st = SVC_OK;
+done:
+	svc_free(env, proto_of);
+	svc_free(env, final_of);
+	svc_free(env, proto);
+	svc_free(env, eq);
+	svc_free(env, eq_cluster);
+	svc_free(env, eq_f);
+	svc_free(env, cluster_size);
+	return st;
+}
+
+SvcStatus
+svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
+				int32_t *labels, SvcError *err)
+{
+	int32_t		d = m->dims;
+	bool		paper = m->opt.labeling == SVC_LABELING_PAPER;
+	SvcLabelWork w = {0};
+	EqList		eqs = {0};
+	double	   *rowlam = NULL;	/* kernel sum at each row (paper) */
+	double	   *absf = NULL;
+	int32_t    *roweq = NULL;	/* equilibrium of each row, -1 = none yet */
+	int64_t    *eq_rows = NULL;
+	int32_t    *comp = NULL;
+	double		epsilon = 0.0;
+	bool		all_rows = true;	/* trajectories from every row */
+	int64_t		every = units_per_check(m);
+	TrajTol		tt;
+	SvcStatus	st;
+
+	st = check_inputs(m, xs, n, err);
+	if (st != SVC_OK)
+		return st;
+	traj_tol(m, &tt);
+	eqs.dims = d;
+
+	st = svc_label_work_init(env, m, &w, err);
+	if (st != SVC_OK)
+		return st;
+	rowlam = svc_alloc(env, sizeof(double) * (size_t) n, err);
+	absf = svc_alloc(env, sizeof(double) * (size_t) n, err);
+	roweq = svc_alloc(env, sizeof(int32_t) * (size_t) n, err);
+	if (!rowlam || !absf || !roweq)
+	{
+		st = SVC_ERR_NOMEM;
+		goto done;
+	}
+
+	/*
+	 * Algorithm 3 needs f at every row before it knows where to start
+	 * trajectories; the tree gets f free from each trajectory's first step.
+	 */
+	if (paper)
+	{
+		int64_t		in_beps = 0;
+
+		for (int64_t i = 0; i < n; i++)
+		{
+			if (i % (every * 16) == 0 && svc_interrupted(env, err))
+			{
+				st = SVC_ERR_INTERRUPTED;
+				goto done;
+			}
+			rowlam[i] = svc_kernel_sum(m->sv, m->alpha, m->n_sv, d, m->gamma,
+									   xs + (size_t) i * d);
+			absf[i] = fabs(rowlam[i] - m->offset);
+		}
+		epsilon = m->opt.epsilon > 0.0 ? m->opt.epsilon : auto_epsilon(absf, n);
+		for (int64_t i = 0; i < n; i++)
+			if (fabs(rowlam[i] - m->offset) <= epsilon)
+				in_beps++;
+		/* An empty strip would label nothing: then run every row. */
+		all_rows = in_beps == 0;
+	}
+
+	/*
+	 * Trajectories, in row order, each snapping to the equilibria found
+	 * before it; roweq < 0 marks the rows left for step 10 of Algorithm 3.
+	 */
+	for (int64_t i = 0, run = 0; i < n; i++)
+	{
+		TrajEnd		end;
+
+		roweq[i] = -1;
+		if (!all_rows && fabs(rowlam[i] - m->offset) > epsilon)
+			continue;
+		if (run++ % every == 0 && svc_interrupted(env, err))
+		{
+			st = SVC_ERR_INTERRUPTED;
+			goto done;
+		}
+		run_trajectory(m, eqs.x, eqs.n, xs + (size_t) i * d, &w, &tt, &end);
+		if (!paper)
+			absf[i] = fabs(end.lambda0 - m->offset);
+		if (end.snapped)
+			roweq[i] = end.near;
+		else
+		{
+			double		lam = svc_kernel_sum(m->sv, m->alpha, m->n_sv, d,
+											 m->gamma, w.x);
+
+			st = eqlist_push(env, &eqs, w.x, lam, err);
+			if (st != SVC_OK)
+				goto done;
+			roweq[i] = eqs.n - 1;
+		}
+	}
+	if (!paper)
+		epsilon = m->opt.epsilon > 0.0 ? m->opt.epsilon : auto_epsilon(absf, n);
+
+	comp = svc_alloc(env, sizeof(int32_t) * (size_t) eqs.n, err);
+	eq_rows = svc_alloc0(env, sizeof(int64_t) * (size_t) eqs.n, err);
+	if (!comp || !eq_rows)
+	{
+		st = SVC_ERR_NOMEM;
+		goto done;
+	}
+	if (paper)
+	{
+		st = paper_components(env, m, &eqs, comp, err);
+		if (st == SVC_OK && !all_rows)
+			st = assign_nearest_beps(env, xs, n, d, every, roweq, err);
+	}
+	else
+	{
+		for (int64_t i = 0; i < n; i++)
+			eq_rows[roweq[i]]++;
+		st = tree_components(env, m, &eqs, eq_rows, n, comp, err);
+	}
+	if (st != SVC_OK)
+		goto done;
+
+	st = finish_model(env, m, &eqs, comp, roweq, n, labels, err);
+	if (st == SVC_OK)
+		m->epsilon = epsilon;
+done:
+	svc_label_work_free(env, &w);
+	eqlist_free(env, &eqs);
+	svc_free(env, rowlam);
+	svc_free(env, absf);
+	svc_free(env, roweq);
+	svc_free(env, eq_rows);
+	svc_free(env, comp);
+	return st;
+}
