@@ -21,8 +21,13 @@ SELECT 'moons', i, (i % 2) + 1,
        END::float8[]
 FROM (SELECT i, pi() * ((i * 0.618034) - floor(i * 0.618034)) AS t FROM generate_series(1, 600) i) s;
 
+-- the defaults find the blobs; the rings and moons need the budget to cover
+-- their length (see README, "Choosing options")
 CREATE TABLE shape_models AS
-SELECT shape, svc_train(f) AS model FROM shapes GROUP BY shape;
+SELECT shape, svc_train(f, CASE shape WHEN 'blobs' THEN '{}'
+                                      WHEN 'moons' THEN '{"budget": 200}'
+                                      ELSE '{"budget": 200, "gamma": 8}' END::jsonb) AS model
+FROM shapes GROUP BY shape;
 
 CREATE TABLE assigned AS
 SELECT m.shape, a.*

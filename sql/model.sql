@@ -1,10 +1,10 @@
 -- A model survives tables, text and binary COPY (what pg_dump uses), and
 -- the partial state survives its own text form.
-CREATE TABLE pts AS
+CREATE TABLE model_pts AS
 SELECT i AS id, ARRAY[(i % 2) * 4 + cos(i * 2.399) * 0.5, sin(i * 2.399) * 0.5]::float8[] AS f
 FROM generate_series(1, 200) i;
 
-CREATE TABLE saved AS SELECT 1 AS id, svc_train(f, '{"budget": 25}') AS model FROM pts;
+CREATE TABLE saved AS SELECT 1 AS id, svc_train(f, '{"budget": 25}') AS model FROM model_pts;
 CREATE TABLE restored_text (id int, model bytea);
 CREATE TABLE restored_binary (id int, model bytea);
 
@@ -19,10 +19,10 @@ FROM saved s, restored_text t, restored_binary b;
 -- the restored model scores exactly like the original
 SELECT bool_and(svc_decision(s.model, p.f) = svc_decision(t.model, p.f)) AS same_decisions,
        bool_and(svc_predict(s.model, p.f) = svc_predict(b.model, p.f)) AS same_clusters
-FROM saved s, restored_text t, restored_binary b, pts p;
+FROM saved s, restored_text t, restored_binary b, model_pts p;
 
--- the model is decoded once per query, whatever the number of rows
-SELECT count(*) AS scored FROM pts, saved WHERE svc_decision(saved.model, pts.f) IS NOT NULL;
+-- scoring every row of a table with one stored model
+SELECT count(*) AS scored FROM model_pts, saved WHERE svc_decision(saved.model, model_pts.f) IS NOT NULL;
 
 -- a model stored out of line (TOAST) reads back the same
 CREATE TABLE big AS
@@ -32,7 +32,7 @@ FROM generate_series(1, 3000) i;
 SELECT length(model) > 8000 AS large, (svc_model_info(model)->>'dims')::int AS dims FROM big;
 
 -- the training state: text output reads back, and finalises to the same model
-CREATE TABLE st AS SELECT svc_train_state(f, '{"budget": 25}') AS state FROM pts;
+CREATE TABLE st AS SELECT svc_train_state(f, '{"budget": 25}') AS state FROM model_pts;
 SELECT svc_train_finalfn(state::text::svc_state) = (SELECT model FROM saved) AS state_text_round_trip
 FROM st;
 SELECT svc_train_finalfn(state) = (SELECT model FROM saved) AS state_finalises_to_model FROM st;

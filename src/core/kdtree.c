@@ -178,3 +178,79 @@ svc_kd_nearest(const SvcKdTree *t, const double *q, double *dist2)
 		*dist2 = best_d2;
 	return best;
 }
+
+/* The k best so far, sorted by (distance, index); found counts them. */
+typedef struct KBest
+{
+	int32_t		k;
+	int32_t		found;
+	int64_t    *idx;
+	double	   *d2;
+} KBest;
+
+static double
+kbest_bound(const KBest *kb)
+{
+	return kb->found < kb->k ? DBL_MAX : kb->d2[kb->found - 1];
+}
+
+static void
+kbest_offer(KBest *kb, int64_t p, double d2)
+{
+	int32_t		pos;
+
+	if (kb->found == kb->k &&
+		!(d2 < kb->d2[kb->k - 1] || (d2 == kb->d2[kb->k - 1] && p < kb->idx[kb->k - 1])))
+		return;
+	pos = kb->found < kb->k ? kb->found++ : kb->k - 1;
+	while (pos > 0 && (kb->d2[pos - 1] > d2 ||
+					   (kb->d2[pos - 1] == d2 && kb->idx[pos - 1] > p)))
+	{
+		kb->d2[pos] = kb->d2[pos - 1];
+		kb->idx[pos] = kb->idx[pos - 1];
+		pos--;
+	}
+	kb->d2[pos] = d2;
+	kb->idx[pos] = p;
+}
+
+static void
+kd_search_k(const SvcKdTree *t, int64_t lo, int64_t hi, const double *q, KBest *kb)
+{
+	int64_t		mid,
+				p;
+	double		diff;
+	int32_t		j;
+
+	if (hi <= lo)
+		return;
+	mid = lo + (hi - lo) / 2;
+	p = t->perm[mid];
+	kbest_offer(kb, p, svc_sqdist(t->pts + (size_t) p * t->d, q, t->d));
+	j = t->axis[mid];
+	diff = q[j] - t->pts[(size_t) p * t->d + j];
+	if (diff < 0)
+	{
+		kd_search_k(t, lo, mid, q, kb);
+		if (diff * diff <= kbest_bound(kb))
+			kd_search_k(t, mid + 1, hi, q, kb);
+	}
+	else
+	{
+		kd_search_k(t, mid + 1, hi, q, kb);
+		if (diff * diff <= kbest_bound(kb))
+			kd_search_k(t, lo, mid, q, kb);
+	}
+}
+
+int32_t
+svc_kd_knearest(const SvcKdTree *t, const double *q, int32_t k, int64_t *idx,
+				double *d2)
+{
+	KBest		kb = {k, 0, idx, d2};
+
+	if (k <= 0)
+		return 0;
+	kd_search_k(t, 0, t->n, q, &kb);
+	return kb.found;
+}

@@ -26,4 +26,11 @@ void		svc_kd_free(const SvcEnv *env, SvcKdTree *t);
 /* Index of the nearest point to q (ties: lowest index); -1 if empty. */
 int64_t		svc_kd_nearest(const SvcKdTree *t, const double *q, double *dist2);
 
+/*
+ * The k nearest points to q, nearest first (ties: lowest index), into
+ * idx[] and d2[] of room k; returns how many were found (min(k, n)).
+ */
+int32_t		svc_kd_knearest(const SvcKdTree *t, const double *q, int32_t k,
+							int64_t *idx, double *d2);
+
 #endif							/* SVC_KDTREE_H */

@@ -35,6 +35,10 @@
 #define SADDLE_POINTS		32		/* evenly spaced, endpoints included */
 #define SADDLE_REFINE		4		/* golden-section steps around the minimum */
 #define MIN_CLUSTER_ROWS	5		/* smaller components always merge */
+#define DATA_KNN			10		/* data paths: each row's 10 nearest rows */
+#define DATA_MAX_SIGMA		4.0		/* ... no farther than 4 sigma */
+#define DATA_STEP_SIGMA		0.5		/* ... checked every half sigma */
+#define DATA_MAX_STEPS		8
 
 /* Algorithm 3 of the paper. */
 #define PAPER_POINTS		20		/* m sample points, endpoints included */
@@ -662,6 +666,137 @@ done:
 }
 
 /*
+ * Saddle estimates along the data.  A straight segment between two
+ * equilibria under-estimates the pass along a curved ridge (rings,
+ * spirals, moons: FINDINGS.md section 9), but the rows themselves lie on
+ * the ridge.  Two near rows that climb to different equilibria a and b
+ * bound the pass between a and b from below by the lowest lambda on the
+ * short segment between them, so each pair of neighbouring rows across a
+ * basin boundary proposes an edge (a, b) with that height; the highest
+ * proposal per pair is kept.  Appends to *edges, reallocating.
+ */
+static SvcStatus
+data_edges(const SvcEnv *env, const SvcModel *m, const EqList *eqs,
+		   const double *xs, int64_t n, const int32_t *roweq,
+		   const double *rowlam, Edge **edges, int64_t *n_edges, SvcError *err)
+{
+	int32_t		d = m->dims;
+	double		sigma = 1.0 / sqrt(2.0 * m->gamma);
+	double		max_d2 = (DATA_MAX_SIGMA * sigma) * (DATA_MAX_SIGMA * sigma);
+	SvcKdTree	tree = {0};
+	int64_t		idx[DATA_KNN + 1];
+	double		nd2[DATA_KNN + 1];
+	Edge	   *out = NULL;
+	int64_t		n_out = 0,
+				cap = 0;
+	double	   *pt = NULL;
+	int64_t		every = units_per_check(m);
+	SvcStatus	st;
+
+	st = svc_kd_build(env, xs, n, d, &tree, err);
+	if (st != SVC_OK)
+		goto done;
+	pt = svc_alloc(env, sizeof(double) * (size_t) d, err);
+	if (!pt)
+	{
+		st = SVC_ERR_NOMEM;
+		goto done;
+	}
+	for (int64_t i = 0; i < n; i++)
+	{
+		int32_t		found;
+		const double *xi = xs + (size_t) i * d;
+
+		if (i % every == 0 && svc_interrupted(env, err))
+		{
+			st = SVC_ERR_INTERRUPTED;
+			goto done;
+		}
+		found = svc_kd_knearest(&tree, xi, DATA_KNN + 1, idx, nd2);
+		for (int32_t r = 0; r < found; r++)
+		{
+			int64_t		j = idx[r];
+			const double *xj = xs + (size_t) j * d;
+			int32_t		a = roweq[i],
+						b = roweq[j];
+			double		h;
+			int			steps;
+
+			/* each unordered pair once, and only across basins */
+			if (j <= i || a == b || nd2[r] > max_d2)
+				continue;
+			h = rowlam[i] < rowlam[j] ? rowlam[i] : rowlam[j];
+			steps = (int) ceil(sqrt(nd2[r]) / (DATA_STEP_SIGMA * sigma));
+			if (steps > DATA_MAX_STEPS)
+				steps = DATA_MAX_STEPS;
+			for (int k = 1; k < steps; k++)
+			{
+				double		v = lambda_on_segment(m, xi, xj, (double) k / steps, pt);
+
+				h = v < h ? v : h;
+			}
+			if (n_out == cap)
+			{
+				int64_t		ncap = cap ? cap * 2 : 1024;
+				Edge	   *grown = svc_alloc(env, sizeof(Edge) * (size_t) ncap, err);
+
+				if (!grown)
+				{
+					st = SVC_ERR_NOMEM;
+					goto done;
+				}
+				if (n_out)
+					memcpy(grown, out, sizeof(Edge) * (size_t) n_out);
+				svc_free(env, out);
+				out = grown;
+				cap = ncap;
+			}
+			out[n_out].a = a < b ? a : b;
+			out[n_out].b = a < b ? b : a;
+			out[n_out].d2 = svc_sqdist(eqs->x + (size_t) a * d, eqs->x + (size_t) b * d, d);
+			out[n_out].saddle = h > 0.0 ? h : 0.0;
+			n_out++;
+		}
+	}
+
+	/* append to the candidate edges, then keep the highest saddle per pair */
+	if (n_out > 0)
+	{
+		Edge	   *all = svc_alloc(env, sizeof(Edge) * (size_t) (*n_edges + n_out), err);
+		int64_t		w = 0;
+
+		if (!all)
+		{
+			st = SVC_ERR_NOMEM;
+			goto done;
+		}
+		if (*n_edges)
+			memcpy(all, *edges, sizeof(Edge) * (size_t) *n_edges);
+		memcpy(all + *n_edges, out, sizeof(Edge) * (size_t) n_out);
+		qsort(all, (size_t) (*n_edges + n_out), sizeof(Edge), edge_cmp_pair);
+		for (int64_t k = 0; k < *n_edges + n_out; k++)
+		{
+			if (w > 0 && edge_cmp_pair(&all[w - 1], &all[k]) == 0)
+			{
+				if (all[k].saddle > all[w - 1].saddle)
+					all[w - 1].saddle = all[k].saddle;
+			}
+			else
+				all[w++] = all[k];
+		}
+		svc_free(env, *edges);
+		*edges = all;
+		*n_edges = w;
+	}
+	st = SVC_OK;
+done:
+	svc_kd_free(env, &tree);
+	svc_free(env, out);
+	svc_free(env, pt);
+	return st;
+}
+
+/*
  * Labelling by the saddle tree: comp[i] receives a component id (an
  * equilibrium index) for each equilibrium.  The maximum spanning tree of
  * the saddle heights is the merge tree; its edges, walked from the highest
@@ -672,7 +807,8 @@ done:
  */
 static SvcStatus
 tree_components(const SvcEnv *env, const SvcModel *m, const EqList *eqs,
-				const int64_t *eq_rows, int64_t n_rows, int32_t *comp,
+				const int64_t *eq_rows, const double *xs, int64_t n_rows,
+				const int32_t *roweq, const double *rowlam, int32_t *comp,
 				SvcError *err)
 {
 	int32_t		M = eqs->n;
@@ -714,6 +850,9 @@ tree_components(const SvcEnv *env, const SvcModel *m, const EqList *eqs,
 		edges[k].saddle = saddle_height(m, eqs->x + (size_t) edges[k].a * d,
 										eqs->x + (size_t) edges[k].b * d, pt);
 	}
+	st = data_edges(env, m, eqs, xs, n_rows, roweq, rowlam, &edges, &ne, err);
+	if (st != SVC_OK)
+		goto done;
 	if (ne > 1)
 		qsort(edges, (size_t) ne, sizeof(Edge), edge_cmp_saddle);
 
@@ -1121,7 +1260,10 @@ svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
 		}
 		run_trajectory(m, eqs.x, eqs.n, xs + (size_t) i * d, &w, &tt, &end);
 		if (!paper)
+		{
+			rowlam[i] = end.lambda0;
 			absf[i] = fabs(end.lambda0 - m->offset);
+		}
 		if (end.snapped)
 			roweq[i] = end.near;
 		else
@@ -1155,7 +1297,7 @@ svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
 	{
 		for (int64_t i = 0; i < n; i++)
 			eq_rows[roweq[i]]++;
-		st = tree_components(env, m, &eqs, eq_rows, n, comp, err);
+		st = tree_components(env, m, &eqs, eq_rows, xs, n, roweq, rowlam, comp, err);
 	}
 	if (st != SVC_OK)
 		goto done;

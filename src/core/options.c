@@ -33,7 +33,7 @@ svc_options_default(SvcOptions *opt)
 	opt->strategy = SVC_STRATEGY_PROJECT_KNN;
 	opt->k = 5;
 	opt->gamma = 0.0;			/* auto */
-	opt->c = 8.0;
+	opt->c = 32.0;
 	opt->epsilon = 0.0;			/* auto */
 	opt->tol = 0.01;
 	opt->max_iter = 100000;

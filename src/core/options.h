@@ -49,7 +49,9 @@ typedef struct SvcOptions
 } SvcOptions;
 
 /* Multiplier of the "auto" gamma: gamma = GAMMA_AUTO_FACTOR / median d^2. */
-#define SVC_GAMMA_AUTO_FACTOR 64.0
+#ifndef SVC_GAMMA_AUTO_FACTOR
+#define SVC_GAMMA_AUTO_FACTOR 256.0
+#endif
 
 void		svc_options_default(SvcOptions *opt);
 

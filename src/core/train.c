@@ -354,6 +354,14 @@ svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	int64_t		t;
 	bool		converged = false;
 
+	/*
+	 * The stopping rule fires at about t = ||w|| / tol whatever n is
+	 * (FINDINGS.md section 4): a few hundred steps, which leave most rows
+	 * unvisited and sparse regions without support vectors.  So the rule
+	 * is consulted only after one pass's worth of draws.
+	 */
+	int64_t		min_steps = n;
+
 	if (n < 1)
 		return svc_fail(err, SVC_ERR_INTERNAL, "svc_train_bsgd called with no rows");
 	memset(&g, 0, sizeof(g));
@@ -434,7 +442,7 @@ svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		if ((t % NORM_REFRESH) == 0)
 			g.wnorm2 = bsgd_norm2(&g);
 
-		if (delta2 <= opt->tol * opt->tol)
+		if (delta2 <= opt->tol * opt->tol && t >= min_steps)
 		{
 			converged = true;
 			break;

@@ -42,6 +42,26 @@ check_against_scan(int64_t n, int32_t d, int queries, uint64_t seed, bool duplic
 		}
 		got = svc_kd_nearest(&t, q, &got_d2);
 		wrong += !(got == best || (n > 0 && got_d2 == best_d2));
+		{
+			/* the k nearest: same distances as a sorted scan */
+			int64_t		idx[7];
+			double		kd2[7];
+			int32_t		found = svc_kd_knearest(&t, q, 7, idx, kd2);
+			int32_t		expect = n < 7 ? (int32_t) n : 7;
+			int			smaller = 0;
+
+			if (found != expect)
+				wrong++;
+			for (int32_t r = 1; r < found; r++)
+				if (kd2[r] < kd2[r - 1])
+					wrong++;
+			/* nothing outside the k found may be closer than the last */
+			for (int64_t i = 0; found > 0 && i < n; i++)
+				if (svc_sqdist(pts + (size_t) i * d, q, d) < kd2[found - 1])
+					smaller++;
+			if (found > 0 && smaller > found - 1)
+				wrong++;
+		}
 	}
 	CHECK(wrong == 0, "n=%lld d=%d: %d of %d queries differ from a scan",
 		  (long long) n, d, wrong, queries);
