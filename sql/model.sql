@@ -36,4 +36,9 @@ CREATE TABLE st AS SELECT svc_train_state(f, '{"budget": 25}') AS state FROM mod
 SELECT svc_train_finalfn(state::text::svc_state) = (SELECT model FROM saved) AS state_text_round_trip
 FROM st;
 SELECT svc_train_finalfn(state) = (SELECT model FROM saved) AS state_finalises_to_model FROM st;
-\! rm -f model_round_trip.txt model_round_trip.bin
+-- and its binary form (send/recv), as COPY BINARY and Citus use it
+CREATE TABLE st_bin (state svc_state);
+\copy st TO 'state_round_trip.bin' WITH (FORMAT binary)
+\copy st_bin FROM 'state_round_trip.bin' WITH (FORMAT binary)
+SELECT svc_train_finalfn(state) = (SELECT model FROM saved) AS state_binary_round_trip FROM st_bin;
+\! rm -f model_round_trip.txt model_round_trip.bin state_round_trip.bin

@@ -5,54 +5,6 @@
 
 #include <string.h>
 
-uint32_t
-svc_load_u32(const uint8_t *p)
-{
-	return (uint32_t) p[0] | ((uint32_t) p[1] << 8) |
-		((uint32_t) p[2] << 16) | ((uint32_t) p[3] << 24);
-}
-
-void
-svc_store_u32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t) v;
-	p[1] = (uint8_t) (v >> 8);
-	p[2] = (uint8_t) (v >> 16);
-	p[3] = (uint8_t) (v >> 24);
-}
-
-uint64_t
-svc_load_u64(const uint8_t *p)
-{
-	return (uint64_t) svc_load_u32(p) | ((uint64_t) svc_load_u32(p + 4) << 32);
-}
-
-void
-svc_store_u64(uint8_t *p, uint64_t v)
-{
-	svc_store_u32(p, (uint32_t) v);
-	svc_store_u32(p + 4, (uint32_t) (v >> 32));
-}
-
-double
-svc_load_f64(const uint8_t *p)
-{
-	uint64_t	bits = svc_load_u64(p);
-	double		v;
-
-	memcpy(&v, &bits, sizeof(v));
-	return v;
-}
-
-void
-svc_store_f64(uint8_t *p, double v)
-{
-	uint64_t	bits;
-
-	memcpy(&bits, &v, sizeof(bits));
-	svc_store_u64(p, bits);
-}
-
 void
 svc_reader_init(SvcReader *r, const uint8_t *data, size_t len)
 {

@@ -11,6 +11,7 @@
 #include "kernel.h"
 
 #include <float.h>
+#include <math.h>
 
 static double
 coord(const SvcKdTree *t, int64_t i, int32_t j)
@@ -174,9 +175,46 @@ svc_kd_nearest(const SvcKdTree *t, const double *q, double *dist2)
 	double		best_d2 = DBL_MAX;
 
 	kd_search(t, 0, t->n, q, &best, &best_d2);
+	if (best < 0 && t->n > 0)
+	{
+		/*
+		 * Every distance overflowed (or q has a NaN): compare them scaled
+		 * down instead, so that a row very far from every point still gets
+		 * the nearest one rather than none.
+		 */
+		double		bd = 0.0;
+
+		for (int64_t p = 0; p < t->n; p++)
+		{
+			double		d2 = svc_sqdist_far(t->pts + (size_t) p * t->d, q, t->d);
+
+			if (best < 0 || d2 < bd)
+			{
+				bd = d2;
+				best = p;
+			}
+		}
+		best_d2 = HUGE_VAL;
+	}
 	if (dist2)
 		*dist2 = best_d2;
 	return best;
+}
+
+double
+svc_sqdist_far(const double *a, const double *b, int32_t d)
+{
+	const double c = 0x1p-600;
+	double		s = 0.0;
+
+	for (int32_t j = 0; j < d; j++)
+	{
+		double		bj = isinf(b[j]) ? copysign(DBL_MAX, b[j]) : b[j];
+		double		t = a[j] * c - bj * c;
+
+		s += t * t;
+	}
+	return s;
 }
 
 /* The k best so far, sorted by (distance, index); found counts them. */

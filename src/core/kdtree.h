@@ -23,7 +23,12 @@ SvcStatus	svc_kd_build(const SvcEnv *env, const double *pts, int64_t n, int32_t 
 						 SvcKdTree *t, SvcError *err);
 void		svc_kd_free(const SvcEnv *env, SvcKdTree *t);
 
-/* Index of the nearest point to q (ties: lowest index); -1 if empty. */
+/*
+ * Index of the nearest point to q (ties: lowest index); -1 only if the
+ * tree is empty.  Where every squared distance overflows (q some 1e154 or
+ * more away from every point), the nearest by svc_sqdist_far, and *dist2
+ * is HUGE_VAL.
+ */
 int64_t		svc_kd_nearest(const SvcKdTree *t, const double *q, double *dist2);
 
 /*
@@ -32,5 +37,13 @@ int64_t		svc_kd_nearest(const SvcKdTree *t, const double *q, double *dist2);
  */
 int32_t		svc_kd_knearest(const SvcKdTree *t, const double *q, int32_t k,
 							int64_t *idx, double *d2);
+
+/*
+ * The squared distance scaled by 2^-1200 (each coordinate times 2^-600,
+ * exactly but for those tiny enough to underflow), for comparing points
+ * whose svc_sqdist overflows: it is finite for any finite a and b, and
+ * infinite coordinates of b count as +-DBL_MAX.  NaN if b has a NaN.
+ */
+double		svc_sqdist_far(const double *a, const double *b, int32_t d);
 
 #endif							/* SVC_KDTREE_H */

@@ -133,7 +133,8 @@ svc_label_work_free(const SvcEnv *env, SvcLabelWork *w)
 }
 
 /* Index of the equilibrium nearest to x (lowest index on ties), and its
- * squared distance; -1 when there is none. */
+ * squared distance (HUGE_VAL if it overflows); -1 when there is none or
+ * x has a NaN. */
 static int32_t
 nearest_eq(const double *eq, int32_t n_eq, int32_t d, const double *x,
 		   double *dist2)
@@ -150,6 +151,26 @@ nearest_eq(const double *eq, int32_t n_eq, int32_t d, const double *x,
 			bd = t;
 			best = i;
 		}
+	}
+	if (best < 0 && n_eq > 0)
+	{
+		/*
+		 * Every distance overflowed: x is some 1e154 or more away from the
+		 * equilibria.  Compare the distances scaled down instead, so that
+		 * such a row still gets the nearest equilibrium (a row with a NaN
+		 * still gets none).
+		 */
+		for (int32_t i = 0; i < n_eq; i++)
+		{
+			double		t = svc_sqdist_far(eq + (size_t) i * d, x, d);
+
+			if (t < bd)
+			{
+				bd = t;
+				best = i;
+			}
+		}
+		bd = HUGE_VAL;
 	}
 	*dist2 = bd;
 	return best;
@@ -202,6 +223,8 @@ run_trajectory(const SvcModel *m, const double *eq, int32_t n_eq,
 		if (!ok)
 			break;				/* frozen where the weights cancel */
 		step = sqrt(svc_sqdist(w->x, w->next, d));
+		if (isnan(step))
+			break;				/* the step overflowed: stay where it was */
 		t = w->x;
 		w->x = w->next;
 		w->next = t;

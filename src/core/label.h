@@ -50,7 +50,8 @@ SvcStatus	svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs,
  * Cluster id (1..n_clusters) of one scaled row: its trajectory's
  * equilibrium, matched to the nearest labelled equilibrium.  Writes the
  * decision value f(xs) into *decision when not NULL.  Returns 0 only for
- * a model without labelled equilibria (or a row that is not finite).
+ * a model without labelled equilibria (or a row with a NaN): a row however
+ * far from the equilibria gets the nearest one's cluster.
  * With the tree labelling a training row gets the id training gave it;
  * with the paper's, a row outside B_eps got its nearest B_eps row's id in
  * training and may get another one here (its own trajectory's).

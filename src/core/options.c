@@ -621,6 +621,7 @@ svc_options_validate(const SvcOptions *o, SvcError *err)
 	return SVC_OK;
 }
 
+/* The layout is fixed: state.c reads "sample" at byte 60 on every row. */
 void
 svc_options_encode(const SvcOptions *o, uint8_t *out)
 {

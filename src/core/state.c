@@ -19,6 +19,9 @@
 #define OFF_OPTIONS		72
 #define OFF_STATS		(OFF_OPTIONS + SVC_OPTIONS_WIRE_SIZE)
 
+/* The sample size inside the encoded options (see svc_options_encode). */
+#define OFF_SAMPLE		(OFF_OPTIONS + 60)
+
 #define STAT_MEAN	0
 #define STAT_M2		1
 #define STAT_MIN	2
@@ -169,7 +172,8 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 	if (svc_options_decode(buf + OFF_OPTIONS, &opt, &opt_err) != SVC_OK)
 		return bad_state(err, "The stored options are invalid.");
 	if (capacity < 0 || capacity > opt.sample || kept < 0 || kept > capacity ||
-		seen < kept || (seen > kept && kept != opt.sample) || seen < 0)
+		seen < kept || (seen > kept && kept != opt.sample) || seen < 0 ||
+		seen > SVC_MAX_SEEN)
 		return bad_state(err, "The row counts are inconsistent.");
 	if (svc_state_size(dims, capacity) != len)
 		return bad_state(err, "The length does not match the header.");
@@ -180,15 +184,17 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 		double		lo = svc_load_f64(stat_cptr(buf, dims, STAT_MIN) + 8 * j);
 		double		hi = svc_load_f64(stat_cptr(buf, dims, STAT_MAX) + 8 * j);
 
-		if (!isfinite(mean) || !isfinite(m2) || m2 < 0)
+		/* training takes values up to SVC_MAX_FEATURE_ABS, no larger */
+		if (!(fabs(mean) <= SVC_MAX_FEATURE_ABS) || !isfinite(m2) || m2 < 0)
 			return bad_state(err, "The scaling statistics are not finite.");
-		if (seen > 0 && !(isfinite(lo) && isfinite(hi) && lo <= hi))
+		if (seen > 0 && !(fabs(lo) <= SVC_MAX_FEATURE_ABS &&
+						  fabs(hi) <= SVC_MAX_FEATURE_ABS && lo <= hi))
 			return bad_state(err, "The minimum and maximum are inconsistent.");
 	}
 	for (int64_t i = 0; i < kept; i++)
 		for (int32_t j = 0; j < dims; j++)
-			if (!isfinite(svc_load_f64(row_cptr(buf, dims, i) + 8 * j)))
-				return bad_state(err, "A sampled row is not finite.");
+			if (!(fabs(svc_load_f64(row_cptr(buf, dims, i) + 8 * j)) <= SVC_MAX_FEATURE_ABS))
+				return bad_state(err, "A sampled row is not finite or out of range.");
 	return SVC_OK;
 }
 
@@ -231,10 +237,9 @@ svc_state_add(uint8_t *buf, const double *row)
 	int64_t		capacity = svc_state_capacity(buf);
 	int64_t		kept = svc_state_kept(buf);
 	int64_t		seen = svc_state_seen(buf);
-	SvcOptions	opt;
+	int64_t		sample = (int64_t) svc_load_u64(buf + OFF_SAMPLE);
 
-	svc_state_options(buf, &opt);
-	if (kept < opt.sample)
+	if (kept < sample)
 	{
 		/* filling up: keep every row */
 		if (kept >= capacity)
@@ -251,7 +256,7 @@ svc_state_add(uint8_t *buf, const double *row)
 		load_rng(buf, &rng);
 		j = svc_rng_below(&rng, (uint64_t) seen + 1);
 		store_rng(buf, &rng);
-		if (j < (uint64_t) opt.sample)
+		if (j < (uint64_t) sample)
 			store_row(row_ptr(buf, dims, (int64_t) j), row, dims);
 	}
 	svc_store_u64(buf + OFF_SEEN, (uint64_t) (seen + 1));
@@ -340,6 +345,9 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 						"cannot merge svclust states trained with different options");
 	if (target > svc_state_capacity(a))
 		return svc_fail(err, SVC_ERR_INTERNAL, "merge target has no room");
+	if (seen_a > SVC_MAX_SEEN - seen_b)
+		return svc_fail(err, SVC_ERR_LIMIT, "cannot merge svclust states of more than %lld rows",
+						(long long) SVC_MAX_SEEN);
 
 	load_rng(a, &rng);
 	if (seen_a + seen_b <= opt_a.sample)

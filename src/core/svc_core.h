@@ -80,6 +80,14 @@ void		svc_error_clear(SvcError *err);
 #define SVC_MAX_SAMPLE		10000000
 #define SVC_MAX_ITER		100000000
 #define SVC_MAX_K			64
+/*
+ * Largest magnitude of a feature value that training takes: the squares
+ * and sums of larger values (scaling statistics, distances between rows)
+ * overflow double precision, which made unusable models.
+ */
+#define SVC_MAX_FEATURE_ABS	1e100
+/* Most rows a state can count as seen: merging two can never overflow. */
+#define SVC_MAX_SEEN		(INT64_C(1) << 62)
 
 /* Check that every value is finite; returns index of the first bad or -1. */
 int			svc_first_nonfinite(const double *x, size_t n);

@@ -530,5 +530,6 @@ svc_gamma_auto(const double *x, int64_t n, int32_t d, SvcRng *rng)
 			return 1.0 / d;
 		median = s / (double) c;
 	}
-	return SVC_GAMMA_AUTO_FACTOR / median;
+	/* a spread of subnormal distances must not give an infinite width */
+	return SVC_GAMMA_AUTO_FACTOR / median < 1e300 ? SVC_GAMMA_AUTO_FACTOR / median : 1e300;
 }
