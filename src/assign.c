@@ -190,7 +190,6 @@ svc_assign(PG_FUNCTION_ARGS)
 	SvcError	err;
 	double	   *scaled;
 	Portal		portal;
-	SPIPlanPtr	plan;
 	MemoryContext batchctx,
 				old;
 	bool		checked = false;
@@ -216,17 +215,7 @@ svc_assign(PG_FUNCTION_ARGS)
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	plan = SPI_prepare(sql, 0, NULL);
-	if (plan == NULL)
-		ereport(ERROR,
-				errcode(ERRCODE_SYNTAX_ERROR),
-				errmsg("svc_assign could not prepare its query: %s",
-					   SPI_result_code_string(SPI_result)));
-	if (!SPI_is_cursor_plan(plan))
-		ereport(ERROR,
-				errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				errmsg("svc_assign query must be a SELECT returning (id, features)"));
-	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+	portal = svc_open_query(sql, "svc_assign", "(id, features)");
 
 	for (;;)
 	{

@@ -230,46 +230,6 @@ cvi_check_columns(TupleDesc desc, CviColumns *cols)
 	}
 }
 
-/* Refuse anything but one read-only SELECT, before it runs. */
-static void
-cvi_check_read_only(SPIPlanPtr plan)
-{
-	List	   *sources = SPI_plan_get_plan_sources(plan);
-	CachedPlanSource *source;
-	ListCell   *lc;
-
-	if (list_length(sources) != 1)
-		ereport(ERROR,
-				errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				errmsg("svc_cvi query must be a single SELECT returning (features, cluster [, class])"),
-				errdetail("The query has %d statements.", list_length(sources)));
-	source = (CachedPlanSource *) linitial(sources);
-	foreach(lc, source->query_list)
-	{
-		Query	   *q = lfirst_node(Query, lc);
-
-		if (q->commandType != CMD_SELECT)
-			ereport(ERROR,
-					errcode(ERRCODE_WRONG_OBJECT_TYPE),
-					errmsg("svc_cvi query must be a single SELECT returning (features, cluster [, class])"),
-					errdetail("The query is %s.", GetCommandTagName(source->commandTag)));
-		if (q->hasModifyingCTE)
-			ereport(ERROR,
-					errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-					errmsg("svc_cvi query must be read-only"),
-					errdetail("A WITH clause of the query modifies rows."));
-		if (q->rowMarks != NIL)
-			ereport(ERROR,
-					errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
-					errmsg("svc_cvi query must be read-only"),
-					errdetail("The query locks rows with FOR UPDATE or FOR SHARE."));
-	}
-	if (!SPI_is_cursor_plan(plan))
-		ereport(ERROR,
-				errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				errmsg("svc_cvi query must be a single SELECT returning (features, cluster [, class])"));
-}
-
 /* A cluster or class id of type type as int32, range-checked. */
 static int32
 cvi_id(Datum d, Oid type, const char *what)
@@ -382,19 +342,11 @@ cvi_read_query(const char *sql, CviRows *rows)
 	ErrorContextCallback errctx;
 	CviProgress progress = {0};
 	CviColumns	cols;
-	SPIPlanPtr	plan;
 	Portal		portal;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	plan = SPI_prepare(sql, 0, NULL);
-	if (plan == NULL)
-		ereport(ERROR,
-				errcode(ERRCODE_SYNTAX_ERROR),
-				errmsg("svc_cvi could not prepare its query: %s",
-					   SPI_result_code_string(SPI_result)));
-	cvi_check_read_only(plan);
-	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+	portal = svc_open_query(sql, "svc_cvi", "(features, cluster [, class])");
 	cvi_check_columns(portal->tupDesc, &cols);
 	rows->has_class = cols.natts == 3;
 

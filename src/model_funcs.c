@@ -53,28 +53,34 @@ svc_model_info(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
 }
 
-Datum
-svc_decision(PG_FUNCTION_ARGS)
+/* The cached model and workspace of a call, with its row scaled into it. */
+static SvcModelCache *
+scaled_row(FunctionCallInfo fcinfo, ScoreWork **work)
 {
 	SvcModelCache *cache = svc_get_model(fcinfo, 0);
 	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(1);
-	ScoreWork  *w = get_work(fcinfo, cache);
 	int			dims;
 	const double *x = svc_check_features(arr, cache->model.dims, &dims, "features");
 
-	svc_model_scale_row(&cache->model, x, w->scaled);
+	*work = get_work(fcinfo, cache);
+	svc_model_scale_row(&cache->model, x, (*work)->scaled);
+	return cache;
+}
+
+Datum
+svc_decision(PG_FUNCTION_ARGS)
+{
+	ScoreWork  *w;
+	SvcModelCache *cache = scaled_row(fcinfo, &w);
+
 	PG_RETURN_FLOAT8(svc_model_decision_scaled(&cache->model, w->scaled));
 }
 
 Datum
 svc_predict(PG_FUNCTION_ARGS)
 {
-	SvcModelCache *cache = svc_get_model(fcinfo, 0);
-	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(1);
-	ScoreWork  *w = get_work(fcinfo, cache);
-	int			dims;
-	const double *x = svc_check_features(arr, cache->model.dims, &dims, "features");
+	ScoreWork  *w;
+	SvcModelCache *cache = scaled_row(fcinfo, &w);
 
-	svc_model_scale_row(&cache->model, x, w->scaled);
 	PG_RETURN_INT32(svc_label_predict(&cache->model, w->scaled, &w->label, NULL));
 }

@@ -7,7 +7,10 @@
 #include <math.h>
 
 #include "catalog/pg_type.h"
+#include "executor/spi.h"
 #include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "utils/plancache.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 
@@ -184,4 +187,51 @@ svc_get_model(FunctionCallInfo fcinfo, int argno)
 	MemoryContextSwitchTo(old);
 	fcinfo->flinfo->fn_extra = cache;
 	return cache;
+}
+
+Portal
+svc_open_query(const char *sql, const char *fname, const char *shape)
+{
+	SPIPlanPtr	plan = SPI_prepare(sql, 0, NULL);
+	List	   *sources;
+	CachedPlanSource *source;
+	ListCell   *lc;
+
+	if (plan == NULL)
+		ereport(ERROR,
+				errcode(ERRCODE_SYNTAX_ERROR),
+				errmsg("%s could not prepare its query: %s", fname,
+					   SPI_result_code_string(SPI_result)));
+	sources = SPI_plan_get_plan_sources(plan);
+	if (list_length(sources) != 1)
+		ereport(ERROR,
+				errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				errmsg("%s query must be a single SELECT returning %s", fname, shape),
+				errdetail("The query has %d statements.", list_length(sources)));
+	source = (CachedPlanSource *) linitial(sources);
+	foreach(lc, source->query_list)
+	{
+		Query	   *q = lfirst_node(Query, lc);
+
+		if (q->commandType != CMD_SELECT)
+			ereport(ERROR,
+					errcode(ERRCODE_WRONG_OBJECT_TYPE),
+					errmsg("%s query must be a single SELECT returning %s", fname, shape),
+					errdetail("The query is %s.", GetCommandTagName(source->commandTag)));
+		if (q->hasModifyingCTE)
+			ereport(ERROR,
+					errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+					errmsg("%s query must be read-only", fname),
+					errdetail("A WITH clause of the query modifies rows."));
+		if (q->rowMarks != NIL)
+			ereport(ERROR,
+					errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+					errmsg("%s query must be read-only", fname),
+					errdetail("The query locks rows with FOR UPDATE or FOR SHARE."));
+	}
+	if (!SPI_is_cursor_plan(plan))
+		ereport(ERROR,
+				errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				errmsg("%s query must be a single SELECT returning %s", fname, shape));
+	return SPI_cursor_open(NULL, plan, NULL, NULL, true);
 }

@@ -11,6 +11,7 @@
 
 #include "fmgr.h"
 #include "utils/array.h"
+#include "utils/portal.h"
 
 #include "svc_core.h"
 #include "model.h"
@@ -50,6 +51,14 @@ typedef struct SvcModelCache
 } SvcModelCache;
 
 SvcModelCache *svc_get_model(FunctionCallInfo fcinfo, int argno);
+
+/*
+ * Prepare a user's query and open a read-only cursor on it, after SPI_connect.
+ * Anything but one SELECT (several statements, INSERT ... RETURNING, a
+ * data-modifying WITH, FOR UPDATE) is an error naming fname and the columns
+ * the query must return (shape).
+ */
+Portal		svc_open_query(const char *sql, const char *fname, const char *shape);
 
 /* Decode a model into CurrentMemoryContext (no caching). */
 void		svc_decode_model(bytea *raw, SvcModel *model);
