@@ -7,6 +7,9 @@
 #include "svc_core.h"
 #include "model.h"
 
+/* Most rows that run trajectories to label the equilibria. */
+#define SVC_LABEL_ROWS 4000
+
 /*
  * Train a model from a checked state buffer (see state.h): scale the
  * kept rows, choose gamma, run the solver, label the equilibria.  The

@@ -22,8 +22,9 @@
 #define PROJECTION_RIDGE 1e-3
 /* |alpha| within this relative distance are tied for removal (FINDINGS 7). */
 #define TIE_RELATIVE 1e-9
-/* Steps between exact recomputations of ||w||^2. */
-#define NORM_REFRESH 4096
+/* Steps between exact recomputations of ||w||^2 (projection updates it
+ * approximately in between; see bsgd_maintain). */
+#define NORM_REFRESH 256
 
 typedef struct Bsgd
 {
@@ -44,7 +45,6 @@ typedef struct Bsgd
 	int32_t    *idx;			/* [cap] */
 	double	   *kmat;			/* [k * k] */
 	double	   *rhs;			/* [k] */
-	double	   *wdot;			/* [k] */
 } Bsgd;
 
 static SvcStatus
@@ -105,7 +105,6 @@ bsgd_free(Bsgd *g)
 	svc_free(g->env, g->slot_of_row);
 	svc_free(g->env, g->kmat);
 	svc_free(g->env, g->rhs);
-	svc_free(g->env, g->wdot);
 }
 
 /* w'phi(x) */
@@ -266,7 +265,11 @@ bsgd_pick(Bsgd *g, int32_t p, int32_t k, bool nearest, SvcRng *rng)
  * Budget maintenance (Sec. 3.3): drop the most redundant vector p, after
  * projecting alpha_p phi(x_p) onto the span of k others when asked:
  * (K_kk + ridge I) delta = alpha_p k_p, alpha_i += delta_i.  Keeps
- * ||w||^2 current.
+ * ||w||^2 current: exactly for removal; for projection up to the terms
+ * of support vectors outside the k used, which are small (their kernel
+ * with the residual is) and are corrected by the exact recomputation
+ * every NORM_REFRESH steps.  The exact update would cost k more kernel
+ * sums per step, more than the rest of the step.
  */
 static void
 bsgd_maintain(Bsgd *g, const SvcOptions *opt, SvcRng *rng)
@@ -274,7 +277,6 @@ bsgd_maintain(Bsgd *g, const SvcOptions *opt, SvcRng *rng)
 	int32_t		p = bsgd_redundant(g);
 	const double *xp = g->sv + (size_t) p * g->d;
 	double		alpha_p = g->scale * g->a[p];
-	double		wdot_p = bsgd_dot(g, xp);
 	bool		projected = false;
 
 	if (opt->strategy == SVC_STRATEGY_PROJECT_KNN ||
@@ -299,7 +301,6 @@ bsgd_maintain(Bsgd *g, const SvcOptions *opt, SvcRng *rng)
 				}
 				g->kmat[i * k + i] += PROJECTION_RIDGE;
 				g->rhs[i] = alpha_p * exp(-g->gamma * svc_sqdist(xi, xp, g->d));
-				g->wdot[i] = bsgd_dot(g, xi);
 			}
 			{
 				/* keep k_p for the norm update before the solve overwrites rhs */
@@ -312,22 +313,23 @@ bsgd_maintain(Bsgd *g, const SvcOptions *opt, SvcRng *rng)
 				if (cholesky_solve(g->kmat, g->rhs, k))
 				{
 					/*
-					 * dw = sum delta_i phi_i - alpha_p phi_p;
-					 * ||w + dw||^2 = ||w||^2 + 2 w'dw + ||dw||^2, with the
-					 * unridged K in ||dw||^2.
+					 * dw = sum delta_i phi_i - alpha_p phi_p, nearly
+					 * orthogonal to the k used, so w'dw ~ alpha_p phi_p'dw
+					 * = alpha_p (delta'k_p - alpha_p); ||dw||^2 exactly,
+					 * with the unridged K.
 					 */
-					double		wdw = -alpha_p * wdot_p;
 					double		dkd = 0.0,
-								dkp = 0.0;
+								dkp = 0.0,
+								wdw;
 
 					for (int32_t i = 0; i < k; i++)
 					{
-						wdw += g->rhs[i] * g->wdot[i];
 						dkp += g->rhs[i] * kp[i];
 						for (int32_t j = 0; j < k; j++)
 							dkd += g->rhs[i] * g->rhs[j] *
 								(kmat_copy[i * k + j] - (i == j ? PROJECTION_RIDGE : 0.0));
 					}
+					wdw = alpha_p * (dkp - alpha_p);
 					g->wnorm2 += 2.0 * wdw + dkd - 2.0 * alpha_p * dkp + alpha_p * alpha_p;
 					for (int32_t i = 0; i < k; i++)
 						g->a[g->idx[i]] += g->rhs[i] / g->scale;
@@ -337,7 +339,7 @@ bsgd_maintain(Bsgd *g, const SvcOptions *opt, SvcRng *rng)
 		}
 	}
 	if (!projected)
-		g->wnorm2 += -2.0 * alpha_p * wdot_p + alpha_p * alpha_p;
+		g->wnorm2 += -2.0 * alpha_p * bsgd_dot(g, xp) + alpha_p * alpha_p;
 	if (g->wnorm2 < 0)
 		g->wnorm2 = 0;
 	bsgd_drop(g, p);
@@ -372,8 +374,7 @@ svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	g.slot_of_row = svc_alloc(env, sizeof(int32_t) * (size_t) n, err);
 	g.kmat = svc_alloc(env, sizeof(double) * SVC_MAX_K * SVC_MAX_K, err);
 	g.rhs = svc_alloc(env, sizeof(double) * SVC_MAX_K, err);
-	g.wdot = svc_alloc(env, sizeof(double) * SVC_MAX_K, err);
-	if (!g.slot_of_row || !g.kmat || !g.rhs || !g.wdot)
+	if (!g.slot_of_row || !g.kmat || !g.rhs)
 	{
 		bsgd_free(&g);
 		return SVC_ERR_NOMEM;
