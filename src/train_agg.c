@@ -10,6 +10,8 @@
  */
 #include "svclust.h"
 
+#include <math.h>
+
 #include "fit.h"
 #include "state.h"
 
@@ -63,7 +65,8 @@ new_state(int32 dims, int64 capacity)
 				errdetail("%lld rows of %d features do not fit in one aggregate state.",
 						  (long long) capacity, dims),
 				errhint("Lower the \"sample\" option."));
-	s = (bytea *) palloc(len + VARHDRSZ);
+	/* zeroed: the rows past the kept ones are part of the value's bytes */
+	s = (bytea *) palloc0(len + VARHDRSZ);
 	SET_VARSIZE(s, len + VARHDRSZ);
 	return s;
 }
@@ -209,6 +212,13 @@ svc_train_transfn(PG_FUNCTION_ARGS)
 	opts = get_options(fcinfo);
 	arr = PG_GETARG_ARRAYTYPE_P(1);
 	values = svc_check_features(arr, 0, &dims, "features");
+	for (int j = 0; j < dims; j++)
+		if (!(fabs(values[j]) <= SVC_MAX_FEATURE_ABS))
+			ereport(ERROR,
+					errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					errmsg("features must be between -1e+100 and 1e+100 to train on"),
+					errdetail("Element %d is %g.", j + 1, values[j]),
+					errhint("Scale the values down: the squares of larger values overflow double precision."));
 
 	if (state == NULL)
 	{

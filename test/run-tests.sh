@@ -55,6 +55,16 @@ vg=$?
 grep -E 'passed|FAIL|==[0-9]+==' "$log/valgrind.log" | head -40
 if [ $vg -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 
+step "fuzz corpus and regression replay (ASan + UBSan)"
+bash test/fuzz/replay.sh >"$log/fuzz.log" 2>&1
+fz=$?
+grep -E 'FAILED|fuzz replay' "$log/fuzz.log"
+count "$log/fuzz.log"
+if [ $fz -ne 0 ] && ! grep -qE '[0-9]+ passed, [1-9][0-9]* failed' "$log/fuzz.log"; then
+    tail -20 "$log/fuzz.log"
+    failed=$((failed + 1))
+fi
+
 step "pg_regress"
 pg_start || { echo "0 passed, 1 failed"; exit 1; }
 trap pg_stop EXIT

@@ -106,6 +106,20 @@ fit_scaled(const SvcEnv *env, double *rows, int64_t n, SvcModel *m, SvcError *er
 
 	for (int64_t i = 0; i < n; i++)
 		svc_model_scale_row(m, rows + (size_t) i * m->dims, rows + (size_t) i * m->dims);
+
+	/*
+	 * Rows within SVC_MAX_FEATURE_ABS scaled by their own statistics stay
+	 * within it (standard scores are at most sqrt(n)); only a state whose
+	 * statistics do not match its rows (made by hand) scales them further,
+	 * where distances overflow and training would make an unusable model.
+	 */
+	for (size_t i = 0; i < (size_t) n * (size_t) m->dims; i++)
+		if (!(fabs(rows[i]) <= 2 * SVC_MAX_FEATURE_ABS))
+		{
+			svc_fail(err, SVC_ERR_CORRUPT, "invalid svclust training state");
+			svc_error_detail(err, "Its scaling statistics do not match its rows.");
+			return SVC_ERR_CORRUPT;
+		}
 	if (gamma == 0.0)
 	{
 		SvcRng		rng;

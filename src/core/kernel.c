@@ -94,9 +94,11 @@ svc_kernel_fixed_point(const double *s, const double *alpha, int32_t n,
 
 	/*
 	 * With negative alphas the weights can cancel: the denominator is then
-	 * noise and the step meaningless, so the trajectory stops here.
+	 * noise and the step meaningless, so the trajectory stops here.  So
+	 * it does where the denominator is subnormal (alphas of a tiny C),
+	 * whose reciprocal would overflow.
 	 */
-	if (n == 0 || !(den > 1e-9 * absden) || !(den > 0.0))
+	if (n == 0 || !(den > 1e-9 * absden) || !(den >= DBL_MIN))
 	{
 		*ok = false;
 		memcpy(next, x, sizeof(double) * (size_t) d);

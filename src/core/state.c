@@ -184,12 +184,21 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 		double		lo = svc_load_f64(stat_cptr(buf, dims, STAT_MIN) + 8 * j);
 		double		hi = svc_load_f64(stat_cptr(buf, dims, STAT_MAX) + 8 * j);
 
-		/* training takes values up to SVC_MAX_FEATURE_ABS, no larger */
-		if (!(fabs(mean) <= SVC_MAX_FEATURE_ABS) || !isfinite(m2) || m2 < 0)
-			return bad_state(err, "The scaling statistics are not finite.");
+		/*
+		 * Training takes values up to SVC_MAX_FEATURE_ABS (their running
+		 * mean may round a little past it), so m2 is at most seen times
+		 * (2 SVC_MAX_FEATURE_ABS)^2; bounds proportional to seen stay
+		 * valid when rows are added or states merged.
+		 */
+		if (!(fabs(mean) <= 2 * SVC_MAX_FEATURE_ABS) ||
+			!(m2 >= 0 && m2 <= 1e10 * SVC_MAX_FEATURE_ABS * SVC_MAX_FEATURE_ABS * (double) seen))
+			return bad_state(err, "The scaling statistics are not finite or out of range.");
 		if (seen > 0 && !(fabs(lo) <= SVC_MAX_FEATURE_ABS &&
 						  fabs(hi) <= SVC_MAX_FEATURE_ABS && lo <= hi))
 			return bad_state(err, "The minimum and maximum are inconsistent.");
+		/* an empty state has the statistics svc_state_init gave it */
+		if (seen == 0 && !(mean == 0 && m2 == 0 && lo == HUGE_VAL && hi == -HUGE_VAL))
+			return bad_state(err, "The statistics of an empty state are not empty.");
 	}
 	for (int64_t i = 0; i < kept; i++)
 		for (int32_t j = 0; j < dims; j++)

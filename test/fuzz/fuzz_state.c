@@ -1,0 +1,196 @@
+/*
+ * fuzz_state.c - fuzz target: svc_state_check on arbitrary bytes
+ *
+ * svc_state_check is the door for every state that comes from outside
+ * (svc_state text and binary input, parallel workers, Citus nodes).  A
+ * check must either fail with SVC_ERR_CORRUPT and a message, or pass a
+ * state on which everything the aggregate does afterwards is safe and
+ * keeps the state valid:
+ *   - svc_state_extract (the rows and the scaling statistics);
+ *   - svc_state_add of a row, growing the buffer the way the transition
+ *     function does when the state is full; the result passes the check;
+ *   - svc_state_merge of the state with itself, into a buffer of the
+ *     capacity the combine function gives it; the result passes the check;
+ *   - for small states, svc_fit_state (with budget and max_iter capped so
+ *     that one input stays cheap): it fails with a reported error, or
+ *     gives a model whose bytes decode again.
+ */
+#include "fuzz_common.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "bytes.h"
+#include "fit.h"
+#include "model.h"
+#include "state.h"
+
+#define STATE_OPTIONS_OFFSET 72		/* see the layout in state.h */
+#define FIT_MAX_KEPT 256
+#define FIT_MAX_VALUES 1024
+
+static const SvcEnv *env = &svc_env_malloc;
+
+static uint8_t *
+copy_bytes(const uint8_t *data, size_t size)
+{
+	uint8_t    *c = malloc(size ? size : 1);
+
+	FUZZ_CHECK(c != NULL);
+	memcpy(c, data, size);
+	return c;
+}
+
+static void
+check_extract(const uint8_t *s, int32_t dims, int64_t kept)
+{
+	size_t		d = (size_t) dims;
+	double	   *rows = malloc(sizeof(double) * (2 * (size_t) kept * d + 1));
+	double	   *stats = malloc(sizeof(double) * 4 * d);
+
+	FUZZ_CHECK(rows && stats);
+	svc_state_extract(s, rows, stats, stats + d, stats + 2 * d, stats + 3 * d);
+	for (size_t i = 0; i < (size_t) kept * d; i++)
+		FUZZ_CHECK(isfinite(rows[i]));
+	for (size_t j = 0; j < d; j++)
+		FUZZ_CHECK(!isnan(stats[j]) && !isnan(stats[d + j]) && !(stats[d + j] < 0));
+	free(rows);
+	free(stats);
+}
+
+static void
+check_add(const uint8_t *data, size_t size, int32_t dims)
+{
+	uint8_t    *s = copy_bytes(data, size);
+	size_t		len = size;
+	double	   *row = malloc(sizeof(double) * (size_t) dims);
+	SvcError	err;
+
+	FUZZ_CHECK(row != NULL);
+	for (int32_t j = 0; j < dims; j++)
+		row[j] = 0.25 * (j + 1) - (j % 2 ? 3.0 : 0.0);
+	if (!svc_state_add(s, row))
+	{
+		/* full: grow as svc_train_transfn does */
+		int64_t		next = svc_state_next_capacity(s);
+		uint8_t    *grown;
+
+		FUZZ_CHECK(next > svc_state_capacity(s));
+		len = svc_state_size(dims, next);
+		FUZZ_CHECK(len > 0);
+		grown = malloc(len);
+		FUZZ_CHECK(grown != NULL);
+		svc_state_copy(s, grown, next);
+		free(s);
+		s = grown;
+		FUZZ_CHECK(svc_state_add(s, row));
+	}
+	FUZZ_CHECK(svc_state_check(s, len, &err) == SVC_OK);
+	free(row);
+	free(s);
+}
+
+static void
+check_merge(const uint8_t *data, size_t size, int32_t dims)
+{
+	int64_t		cap = svc_state_capacity(data);
+	int64_t		need = svc_state_merged_kept(data, data);
+	int64_t		newcap = need > cap ? need : cap;
+	size_t		len = svc_state_size(dims, newcap);
+	uint8_t    *a;
+	SvcError	err;
+	SvcStatus	st;
+
+	FUZZ_CHECK(len > 0 && need >= svc_state_kept(data));
+	a = malloc(len);
+	FUZZ_CHECK(a != NULL);
+	svc_state_copy(data, a, newcap);
+	st = svc_state_merge(a, data, &err);
+	if (st != SVC_OK)
+		FUZZ_CHECK_ERROR(st, err);
+	else
+	{
+		FUZZ_CHECK(svc_state_kept(a) == need);
+		FUZZ_CHECK(svc_state_check(a, len, &err) == SVC_OK);
+	}
+	free(a);
+}
+
+static void
+check_fit(const uint8_t *data, size_t size, int32_t dims, int64_t kept)
+{
+	uint8_t    *s;
+	SvcOptions	opt;
+	SvcModel	m,
+				m2;
+	SvcError	err;
+	SvcStatus	st;
+
+	if (kept < 1 || kept > FIT_MAX_KEPT || kept * dims > FIT_MAX_VALUES)
+		return;
+	s = copy_bytes(data, size);
+	svc_state_options(s, &opt);
+	if (opt.budget > 16)
+		opt.budget = 16;
+	if (opt.max_iter > 3000)
+		opt.max_iter = 3000;
+	svc_options_encode(&opt, s + STATE_OPTIONS_OFFSET);
+	FUZZ_CHECK(svc_state_check(s, size, &err) == SVC_OK);
+
+	memset(&err, 0, sizeof(err));
+	st = svc_fit_state(env, s, &m, &err);
+	if (st != SVC_OK)
+	{
+		FUZZ_CHECK(st != SVC_ERR_INTERNAL);
+		FUZZ_CHECK_ERROR(st, err);
+	}
+	else
+	{
+		size_t		len = svc_model_encoded_size(&m);
+		uint8_t    *bytes;
+
+		/* what training returns, every model function must accept */
+		FUZZ_CHECK(len > 0);
+		bytes = malloc(len);
+		FUZZ_CHECK(bytes != NULL);
+		svc_model_encode(&m, bytes);
+		st = svc_model_decode(env, bytes, len, &m2, &err);
+		if (st != SVC_OK)
+			fprintf(stderr, "trained model does not decode: %s: %s\n",
+					err.message, err.detail);
+		FUZZ_CHECK(st == SVC_OK);
+		svc_model_free(env, &m2);
+		free(bytes);
+	}
+	svc_model_free(env, &m);
+	free(s);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	SvcError	err;
+	SvcStatus	st;
+	int32_t		dims;
+	int64_t		kept;
+
+	memset(&err, 0, sizeof(err));
+	st = svc_state_check(data, size, &err);
+	if (st != SVC_OK)
+	{
+		FUZZ_CHECK(st == SVC_ERR_CORRUPT);
+		FUZZ_CHECK_ERROR(st, err);
+		return 0;
+	}
+	dims = svc_state_dims(data);
+	kept = svc_state_kept(data);
+	FUZZ_CHECK(svc_state_size(dims, svc_state_capacity(data)) == size);
+	FUZZ_CHECK(kept >= 0 && kept <= svc_state_capacity(data) &&
+			   svc_state_seen(data) >= kept);
+
+	check_extract(data, dims, kept);
+	check_add(data, size, dims);
+	check_merge(data, size, dims);
+	check_fit(data, size, dims, kept);
+	return 0;
+}

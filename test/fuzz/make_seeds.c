@@ -1,0 +1,163 @@
+/*
+ * make_seeds.c - writes the seed corpus of fuzz_model and fuzz_state
+ *
+ *     make_seeds CORPUS_DIR
+ *
+ * writes models trained by the core on tiny deterministic data sets into
+ * CORPUS_DIR/model/ and aggregate states (empty, filling, full reservoir)
+ * into CORPUS_DIR/state/.  The option seeds are plain JSON text
+ * files kept in corpus/options/ by hand.  run.sh does not regenerate the
+ * committed seeds; run this after a format change:
+ *     bash test/fuzz/run.sh --seeds
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fit.h"
+#include "model.h"
+#include "options.h"
+#include "state.h"
+
+static const SvcEnv *env = &svc_env_malloc;
+
+static void
+die(const char *what, const SvcError *err)
+{
+	fprintf(stderr, "make_seeds: %s: %s %s\n", what,
+			err ? err->message : "", err ? err->detail : "");
+	exit(1);
+}
+
+static void
+write_file(const char *dir, const char *sub, const char *name,
+		   const uint8_t *data, size_t len)
+{
+	char		path[4096];
+	FILE	   *f;
+
+	snprintf(path, sizeof(path), "%s/%s/%s", dir, sub, name);
+	f = fopen(path, "wb");
+	if (f == NULL || fwrite(data, 1, len, f) != len || fclose(f) != 0)
+	{
+		fprintf(stderr, "make_seeds: cannot write %s\n", path);
+		exit(1);
+	}
+	printf("%s (%zu bytes)\n", path, len);
+}
+
+/* n rows of d values in k blobs on a circle of radius 4, seeded. */
+static double *
+blobs(int64_t n, int32_t d, int k, uint64_t seed)
+{
+	double	   *x = malloc(sizeof(double) * (size_t) n * (size_t) d);
+	SvcRng		rng;
+
+	if (x == NULL)
+		die("out of memory", NULL);
+	svc_rng_seed(&rng, seed);
+	for (int64_t i = 0; i < n; i++)
+		for (int32_t j = 0; j < d; j++)
+		{
+			int			c = (int) (i % k);
+			double		centre = (j == 0 ? 4.0 : 0.0) * (c % 2 ? -1.0 : 1.0) + (j == 1 ? 4.0 * c : 0.0);
+
+			x[i * d + j] = centre + (svc_rng_unit(&rng) - 0.5) * 2.0;
+		}
+	return x;
+}
+
+static void
+model_seed(const char *dir, const char *name, int64_t n, int32_t d, int k,
+		   const char *json)
+{
+	SvcOptions	opt;
+	SvcModel	m;
+	SvcError	err;
+	double	   *x = blobs(n, d, k, (uint64_t) n * 31 + (uint64_t) d);
+	uint8_t    *bytes;
+	size_t		len;
+
+	svc_options_default(&opt);
+	if (svc_options_parse(json, strlen(json), &opt, &err) != SVC_OK)
+		die(json, &err);
+	if (svc_fit_rows(env, x, n, d, &opt, &m, &err) != SVC_OK)
+		die(name, &err);
+	len = svc_model_encoded_size(&m);
+	bytes = malloc(len);
+	if (bytes == NULL)
+		die("out of memory", NULL);
+	svc_model_encode(&m, bytes);
+	write_file(dir, "model", name, bytes, len);
+	free(bytes);
+	svc_model_free(env, &m);
+	free(x);
+}
+
+static void
+state_seed(const char *dir, const char *name, int64_t n, int32_t d,
+		   const char *json)
+{
+	SvcOptions	opt;
+	SvcError	err;
+	double	   *x = blobs(n > 0 ? n : 1, d, 2, (uint64_t) n * 17 + (uint64_t) d);
+	int64_t		cap = 16;
+	uint8_t    *s;
+
+	svc_options_default(&opt);
+	if (svc_options_parse(json, strlen(json), &opt, &err) != SVC_OK)
+		die(json, &err);
+	if (cap > opt.sample)
+		cap = opt.sample;
+	s = malloc(svc_state_size(d, cap));
+	if (s == NULL)
+		die("out of memory", NULL);
+	svc_state_init(s, d, cap, &opt);
+	for (int64_t i = 0; i < n; i++)
+	{
+		if (!svc_state_add(s, x + i * d))
+		{
+			int64_t		next = svc_state_next_capacity(s);
+			uint8_t    *g = malloc(svc_state_size(d, next));
+
+			if (g == NULL)
+				die("out of memory", NULL);
+			svc_state_copy(s, g, next);
+			free(s);
+			s = g;
+			cap = next;
+			if (!svc_state_add(s, x + i * d))
+				die("state did not grow", NULL);
+		}
+	}
+	if (svc_state_check(s, svc_state_size(d, cap), &err) != SVC_OK)
+		die(name, &err);
+	write_file(dir, "state", name, s, svc_state_size(d, cap));
+	free(s);
+	free(x);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *dir;
+
+	if (argc != 2)
+	{
+		fprintf(stderr, "usage: %s CORPUS_DIR\n", argv[0]);
+		return 2;
+	}
+	dir = argv[1];
+	model_seed(dir, "blobs2d.bin", 60, 2, 2, "{\"budget\": 12, \"max_iter\": 2000}");
+	model_seed(dir, "paper3d.bin", 45, 3, 3,
+			   "{\"budget\": 8, \"strategy\": \"removal\", \"labeling\": \"paper\", \"max_iter\": 1000}");
+	model_seed(dir, "line1d.bin", 24, 1, 2,
+			   "{\"budget\": 6, \"scale\": \"minmax\", \"gamma\": 4, \"nu\": 0, \"max_iter\": 500}");
+	model_seed(dir, "random4d.bin", 40, 4, 1,
+			   "{\"budget\": 5, \"strategy\": \"project-random\", \"k\": 2, \"max_iter\": 500}");
+	state_seed(dir, "empty2d.bin", 0, 2, "{}");
+	state_seed(dir, "one1d.bin", 1, 1, "{\"budget\": 3}");
+	state_seed(dir, "filling2d.bin", 20, 2, "{\"budget\": 10, \"max_iter\": 500}");
+	state_seed(dir, "full3d.bin", 40, 3, "{\"sample\": 8, \"budget\": 4, \"labeling\": \"paper\"}");
+	return 0;
+}
