@@ -1,96 +1,143 @@
 #!/usr/bin/env python3
 """svclust benchmark: the paper's protocol on labelled CSV datasets, the
-default-options result, and timing ratios measured in the same run.
+default-options result, and speed ratios measured in the same run.
 
-Run through test/bench/run.sh, which builds, installs and starts a throwaway
-server; this script only needs psql and the PG* environment variables.
+Run it through test/bench/run.sh, which builds, installs and starts a
+throwaway server:
 
-For each dataset (CSV, header x1..xd,label) it prints and writes:
-  - the default-options result (no grid, no labels used): what users get;
-  - per strategy, the best of the paper's grid (gamma, C in 2^-5, 2^-3, ..., 2^5,
-    five seeds, budget as in the paper's table), chosen by mean NMI as the
-    paper does, next to the paper's figures (reference/paper_tables.csv) and
-    to a label-tuned DBSCAN;
-  - train and assign seconds, and their ratio to a plain scan of the same rows;
-  - how often svc_predict and svc_assign agree.
-And on synthetic data: svc_assign on 43,500 x 9 rows with budget 100 (the
-paper's Shuttle setting, 1,766 s there), and rows/second at 10k, 100k, 1M.
+    bash test/bench/run.sh --out bench-results.md            # full protocol
+    bash test/bench/run.sh --quick --out bench-quick.md      # reduced grid
+
+This script itself only needs psql and the PG* environment variables, so it
+also runs against any server where svclust is installed (it creates, and
+drops at the end, tables named bench_* and a function bench_run in the
+current database).
+
+Sections (--only picks some):
+  defaults  every dataset with the default options (no grid, no labels used),
+            mean of seeds 1-5: what most users get;
+  grid      per strategy, the best point of the paper's grid (gamma, C in
+            2^-5, 2^-3, ..., 2^5; five seeds; budget as in the paper's table)
+            chosen by mean NMI with the labels, as the paper does, next to the
+            paper's figures and to label-tuned DBSCAN;
+  assign    svc_assign on synthetic 9-dimensional rows with budget 100:
+            rows/second at 10k, 43.5k (the paper's Shuttle: 1,766 s), 100k
+            and 1M rows, and the ratio to SELECT count(*) over the same query;
+  train     svc_train on 1M x 8 rows against SELECT avg(f[1]), serial and
+            with 2 parallel workers (train_speed.py).
+Every default-options run, and the first seed of every grid point, also
+checks that svc_predict and svc_assign give every row the same cluster.
+
+Datasets: every *.csv of --data (header x1,...,xd,label; label any value).
+A dataset that fails to load, or a run that fails, is reported in the
+tables and the run goes on.
 """
 import argparse
+import concurrent.futures
 import csv
 import datetime
 import glob
 import json
 import os
-import platform
-import subprocess
+import re
 import sys
+import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pgrun import TOP, PsqlError, log, machine_line, median, psql, q1, timed_queries  # noqa: E402
+import train_speed  # noqa: E402
 
 # Label-tuned DBSCAN NMI on these sets (from the project's issue tracker).
 DBSCAN_NMI = {"aggregation": 0.98, "compound": 0.95, "d31": 0.87, "flame": 0.85,
               "jain": 0.89, "pathbased": 0.87, "r15": 0.97, "spiral": 1.00}
 
+STRATEGIES = ["removal", "project-knn", "project-random", "unbudgeted"]
 STRATEGY_COLUMN = {"removal": "BSGD_R", "project-knn": "BSGD_PNN",
                    "project-random": "BSGD_PRN", "unbudgeted": "SGD"}
+SHORT = {"removal": "R", "project-knn": "PNN", "project-random": "PRN", "unbudgeted": "SGD"}
+BSGD_COLUMNS = ["BSGD_R", "BSGD_PNN", "BSGD_PRN"]
 
+# One train + assign + validity run.  Errors (and a statement_timeout) are
+# caught and returned as text, so one failing configuration does not stop a
+# batch.  The assignment is kept in arrays rather than a temporary table:
+# thousands of runs in one session would otherwise churn the catalog.
 SETUP_SQL = r"""
 CREATE EXTENSION IF NOT EXISTS svclust;
-CREATE OR REPLACE FUNCTION bench_run(tbl text, opts jsonb)
-RETURNS TABLE (train_s float8, assign_s float8, scan_s float8, info jsonb,
-               cvi jsonb, agree float8) LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION bench_run(tbl regclass, opts jsonb, check_predict boolean DEFAULT true)
+RETURNS TABLE (train_s float8, assign_s float8, info jsonb, cvi jsonb, agree float8, err text)
+LANGUAGE plpgsql AS $$
 DECLARE
-    t0 timestamptz; t1 timestamptz; t2 timestamptz; t3 timestamptz;
-    m bytea; dummy float8;
+    t1 timestamptz; t2 timestamptz; t3 timestamptz;
+    m bytea; ids bigint[]; cls int[];
 BEGIN
-    t0 := clock_timestamp();
-    EXECUTE format('SELECT avg(features[1]) FROM %I', tbl) INTO dummy;
-    t1 := clock_timestamp();
-    EXECUTE format('SELECT svc_train(features, %L) FROM %I', opts, tbl) INTO m;
-    t2 := clock_timestamp();
-    EXECUTE format('CREATE TEMP TABLE bench_assigned AS SELECT * FROM svc_assign($1, %L)',
-                   format('SELECT id, features FROM %I', tbl)) USING m;
-    t3 := clock_timestamp();
-    EXECUTE format('SELECT svc_cvi_agg(d.features, a.cluster, d.label) FROM bench_assigned a JOIN %I d USING (id)', tbl) INTO cvi;
-    EXECUTE format('SELECT avg((svc_predict($1, d.features) = a.cluster)::int) FROM bench_assigned a JOIN %I d USING (id)', tbl) USING m INTO agree;
-    DROP TABLE bench_assigned;
-    train_s := extract(epoch FROM t2 - t1);
-    assign_s := extract(epoch FROM t3 - t2);
-    scan_s := extract(epoch FROM t1 - t0);
-    info := svc_model_info(m);
+    BEGIN
+        t1 := clock_timestamp();
+        EXECUTE format('SELECT svc_train(features, $1) FROM %s', tbl) USING opts INTO m;
+        t2 := clock_timestamp();
+        IF m IS NULL THEN
+            RAISE EXCEPTION 'svc_train returned NULL';
+        END IF;
+        SELECT array_agg(a.id), array_agg(a.cluster) INTO ids, cls
+        FROM svc_assign(m, format('SELECT id, features FROM %s', tbl)) a;
+        t3 := clock_timestamp();
+        train_s := extract(epoch FROM t2 - t1);
+        assign_s := extract(epoch FROM t3 - t2);
+        EXECUTE format('SELECT svc_cvi_agg(d.features, u.cluster, d.label) '
+                       'FROM unnest($1, $2) u(id, cluster) JOIN %s d USING (id)', tbl)
+            USING ids, cls INTO cvi;
+        IF check_predict THEN
+            EXECUTE format('SELECT avg((svc_predict($1, d.features) IS NOT DISTINCT FROM u.cluster)::int) '
+                           'FROM unnest($2, $3) u(id, cluster) JOIN %s d USING (id)', tbl)
+                USING m, ids, cls INTO agree;
+        END IF;
+        info := svc_model_info(m) - 'cluster_sizes';
+    EXCEPTION WHEN query_canceled OR others THEN
+        err := regexp_replace(SQLSTATE || ': ' || SQLERRM, '\s+', ' ', 'g');
+    END;
     RETURN NEXT;
 END $$;
 """
 
 
-def psql(sql, quiet=True):
-    """Run SQL through psql; return stdout lines (unaligned, tab separated)."""
-    cmd = ["psql", "-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1"]
-    res = subprocess.run(cmd, input=sql, capture_output=True, text=True)
-    if res.returncode != 0:
-        sys.stderr.write(res.stderr)
-        raise SystemExit("psql failed")
-    return [l for l in res.stdout.splitlines() if l.strip()]
+def sanitize(name):
+    s = re.sub(r"[^a-z0-9_]", "_", name.lower())
+    return s if s and not s[0].isdigit() else "d" + s
 
 
 def load_dataset(path):
-    name = os.path.splitext(os.path.basename(path))[0].lower()
-    with open(path) as fh:
-        header = next(csv.reader(fh))
+    """Load one CSV into bench_<name>(id, features, label); return a dict or
+    raise ValueError / PsqlError with a reason."""
+    name = sanitize(os.path.splitext(os.path.basename(path))[0])
+    with open(path, newline="") as fh:
+        header = next(csv.reader(fh), None)
+    if not header or len(header) < 2:
+        raise ValueError("no header x1,...,xd,label")
+    header = [h.strip().lower() for h in header]
+    if header[-1] != "label":
+        raise ValueError("last column is %r, not label" % header[-1])
     dims = len(header) - 1
+    tbl = "bench_" + name
     cols = ", ".join("x%d float8" % (i + 1) for i in range(dims))
     arr = ", ".join("x%d" % (i + 1) for i in range(dims))
     psql("""
-DROP TABLE IF EXISTS raw_%(n)s, %(n)s;
-CREATE TABLE raw_%(n)s (%(cols)s, label int);
-\\copy raw_%(n)s FROM '%(path)s' WITH (FORMAT csv, HEADER true)
-CREATE TABLE %(n)s AS SELECT row_number() OVER () AS id, ARRAY[%(arr)s]::float8[] AS features, label FROM raw_%(n)s;
-ANALYZE %(n)s;
-""" % {"n": name, "cols": cols, "path": path, "arr": arr})
-    rows = int(psql("SELECT count(*) FROM %s" % name)[0])
-    return name, dims, rows
+DROP TABLE IF EXISTS raw_%(t)s, %(t)s;
+CREATE TABLE raw_%(t)s (%(cols)s, label text);
+\\copy raw_%(t)s FROM '%(path)s' WITH (FORMAT csv, HEADER true)
+CREATE TABLE %(t)s AS
+  SELECT row_number() OVER () AS id, ARRAY[%(arr)s]::float8[] AS features,
+         dense_rank() OVER (ORDER BY label)::int AS label
+  FROM raw_%(t)s;
+DROP TABLE raw_%(t)s;
+VACUUM ANALYZE %(t)s;
+""" % {"t": tbl, "cols": cols, "path": path.replace("'", "''"), "arr": arr})
+    line = psql("SELECT count(*), count(DISTINCT label) FROM %s" % tbl)[0][0].split("\t")
+    return {"name": name, "table": tbl, "dims": dims, "rows": int(line[0]), "classes": int(line[1])}
+
+
+def scan_seconds(tbl, reps=21):
+    """Median time of the plain aggregate scan SELECT avg(features[1])."""
+    ms = timed_queries([("scan", "SELECT avg(features[1]) FROM %s" % tbl)] * reps)
+    return median(ms.get("scan", [])) / 1000.0
 
 
 def paper_tables(reference_dir):
@@ -100,190 +147,404 @@ def paper_tables(reference_dir):
         return table
     with open(path) as fh:
         for row in csv.DictReader(fh):
-            key = row["dataset"].lower().replace(" ", "")
+            key = sanitize(row["dataset"].replace(" ", ""))
             table.setdefault(key, {})[row["metric"]] = row
     return table
 
 
-def run_configs(name, configs):
-    """Run bench_run for each options dict; return parsed results."""
-    sql = []
-    for opts in configs:
-        sql.append("SELECT train_s, assign_s, scan_s, info, cvi, agree FROM bench_run('%s', '%s');"
-                   % (name, json.dumps(opts)))
-    out = []
-    for line in psql("\n".join(sql)):
-        t, a, s, info, cvi, agree = line.split("\t")
-        out.append({"train_s": float(t), "assign_s": float(a), "scan_s": float(s),
-                    "info": json.loads(info), "cvi": json.loads(cvi),
-                    "agree": float(agree)})
-    return out
+def run_batch(ds, configs, timeout_s=300):
+    """Run bench_run for every (key, options, check_predict) in one psql
+    session.  Returns {key: result dict}; a configuration that failed has
+    an "err"."""
+    sql = ["SET statement_timeout = '%ds';" % timeout_s, "SET client_min_messages = warning;"]
+    for key, opts, check_predict in configs:
+        sql.append("SELECT %s, r.* FROM bench_run('%s', '%s', %s) r;" % (
+            "'" + key + "'", ds["table"], json.dumps(opts), "true" if check_predict else "false"))
+    results = {}
+    try:
+        lines, stderr = psql("\n".join(sql), stop_on_error=False, check=False)
+    except OSError as e:
+        lines, stderr = [], str(e)
+    for line in lines:
+        f = line.split("\t")
+        if len(f) != 7:
+            continue
+        key, t, a, info, cvi, agree, err = f
+        if err:
+            results[key] = {"err": err}
+            continue
+        results[key] = {"train_s": float(t), "assign_s": float(a), "info": json.loads(info),
+                        "cvi": json.loads(cvi), "agree": float(agree) if agree else None}
+    missing = [k for k, _, _ in configs if k not in results]
+    if missing:
+        msg = (stderr.strip().splitlines() or ["no result (server crash?)"])[-1]
+        for k in missing:
+            results[k] = {"err": "psql: " + msg}
+    return results
 
 
 def mean(xs):
-    xs = [x for x in xs if x is not None]
+    xs = [x for x in xs if x is not None and x == x]
     return sum(xs) / len(xs) if xs else float("nan")
 
 
 def summarise(results):
+    ok = [r for r in results if "err" not in r]
+    s = {"runs": len(results), "failed": len(results) - len(ok),
+         "errors": sorted({r["err"] for r in results if "err" in r})}
     keys = ["purity", "rand", "nmi", "davies_bouldin", "compactness", "adjusted_rand"]
-    s = {k: mean([r["cvi"].get(k) for r in results]) for k in keys}
-    s["clusters"] = mean([r["cvi"]["n_clusters"] for r in results])
-    s["train_s"] = mean([r["train_s"] for r in results])
-    s["assign_s"] = mean([r["assign_s"] for r in results])
-    s["scan_s"] = mean([r["scan_s"] for r in results])
-    s["agree"] = min(r["agree"] for r in results)
+    for k in keys:
+        s[k] = mean([r["cvi"].get(k) for r in ok])
+    s["clusters"] = mean([r["cvi"].get("n_clusters") for r in ok])
+    s["train_s"] = median([r["train_s"] for r in ok])
+    s["assign_s"] = median([r["assign_s"] for r in ok])
+    agrees = [r["agree"] for r in ok if r["agree"] is not None]
+    s["agree"] = min(agrees) if agrees else float("nan")
     return s
 
 
 def fmt(x, p=2):
-    return "-" if x is None or x != x else ("%.*f" % (p, x))
+    if x is None or x != x:
+        return "-"
+    return "%.*f" % (p, x)
 
 
-def bench_datasets(args, out):
+def fsec(x):
+    if x is None or x != x:
+        return "-"
+    return "%.4f" % x if x < 0.01 else "%.3f" % x
+
+
+def paper_value(paper, name, metric, col):
+    try:
+        return float(paper[name][metric][col])
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+def paper_best_bsgd(paper, name):
+    vals = [paper_value(paper, name, "nmi", c) for c in BSGD_COLUMNS]
+    vals = [v for v in vals if v is not None]
+    return max(vals) if vals else None
+
+
+# ---------------------------------------------------------------- datasets
+
+def load_all(args, out):
     files = sorted(glob.glob(os.path.join(args.data, "*.csv")))
     if not files:
-        out.append("No CSV files in %s; skipping the dataset benchmark.\n" % args.data)
-        return
-    paper = paper_tables(args.reference)
-    grid = [2.0 ** e for e in (range(-5, 6, 2) if not args.quick else (1, 3, 5))]
-    seeds = list(range(1, 6)) if not args.quick else [1, 2]
-    strategies = ["removal", "project-knn", "project-random", "unbudgeted"]
-
-    out.append("## Default options (no grid, no labels)\n")
-    out.append("| dataset | rows | classes | clusters | purity | Rand | ARI | NMI | DBI | compactness "
-               "| train s | assign s | train/scan | assign/scan | predict=assign | DBSCAN NMI |")
-    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        out.append("No CSV files in `%s`: dataset sections skipped.\n" % args.data)
+        return []
     loaded = []
+    problems = []
     for path in files:
-        name, dims, rows = load_dataset(path)
-        classes = int(psql("SELECT count(DISTINCT label) FROM %s" % name)[0])
-        loaded.append((name, dims, rows, classes))
-        res = run_configs(name, [{"seed": s} for s in seeds])
-        s = summarise(res)
-        out.append("| %s | %d | %d | %.1f | %s | %s | %s | %s | %s | %s | %.3f | %.3f | %.1f | %.1f | %.4f | %s |" % (
-            name, rows, classes, s["clusters"], fmt(s["purity"]), fmt(s["rand"]),
-            fmt(s["adjusted_rand"]), fmt(s["nmi"]), fmt(s["davies_bouldin"]),
-            fmt(s["compactness"]), s["train_s"], s["assign_s"],
-            s["train_s"] / max(s["scan_s"], 1e-6), s["assign_s"] / max(s["scan_s"], 1e-6),
-            s["agree"], fmt(DBSCAN_NMI.get(name))))
-        print("\n".join(out[-1:]), flush=True)
+        try:
+            ds = load_dataset(path)
+        except (ValueError, PsqlError, OSError) as e:
+            lines = str(e).splitlines() or ["?"]
+            msg = next((l for l in lines if "ERROR" in l), lines[0])
+            problems.append("%s: %s" % (os.path.basename(path), re.sub(r"^.*ERROR:\s*", "", msg)))
+            log("could not load %s: %s" % (path, e))
+            continue
+        if ds["rows"] == 0:
+            problems.append("%s: no rows" % os.path.basename(path))
+            continue
+        ds["scan_s"] = scan_seconds(ds["table"])
+        loaded.append(ds)
+        log("loaded %s: %d rows, %d dims, %d classes" % (ds["name"], ds["rows"], ds["dims"], ds["classes"]))
+    out.append("Datasets from `%s`: %s." % (
+        args.data, ", ".join("%s (%d x %d, %d classes)" % (d["name"], d["rows"], d["dims"], d["classes"])
+                             for d in loaded) or "none loaded"))
+    for p in problems:
+        out.append("- not loaded: %s" % p)
+    out.append("")
+    return loaded
 
-    out.append("\n## Best of the paper's grid (chosen by NMI with the labels, as the paper does)\n")
-    out.append("gamma, C in {%s}, seeds %s, budget as in the paper's table (50 where absent)."
-               % (", ".join("%g" % g for g in grid), seeds))
-    out.append("Paper columns: BSGD_R = removal, BSGD_PNN = project-knn, BSGD_PRN = project-random, "
-               "SGD = unbudgeted.\n")
+
+def bench_defaults(args, loaded, paper, out):
+    seeds = args.seeds
+    out.append("## Default options (no grid, no labels)\n")
+    out.append("`svc_train(features)` with every option at its default but `seed` (seeds %s; mean of "
+               "the indices, median of the times). Ratios are against `SELECT avg(features[1])` over "
+               "the same rows (median of 21). Paper best = best NMI of the paper's three budgeted "
+               "columns (BSGD_R/PNN/PRN, B = 50, chosen with the labels on a grid).\n"
+               % ",".join(map(str, seeds)))
+    out.append("| dataset | rows | classes | clusters | purity | Rand | ARI | NMI | DBI | compactness "
+               "| train s | assign s | train/scan | assign/scan | predict=assign | paper best NMI | DBSCAN NMI |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    summary = {}
+    for ds in loaded:
+        res = run_batch(ds, [("s%d" % sd, {"seed": sd}, True) for sd in seeds])
+        s = summarise(list(res.values()))
+        summary[ds["name"]] = s
+        if s["failed"] == s["runs"]:
+            out.append("| %s | %d | %d | FAILED: %s |" % (ds["name"], ds["rows"], ds["classes"],
+                                                           "; ".join(s["errors"])[:200]))
+        else:
+            out.append("| %s | %d | %d | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %.0f | %.0f | %s | %s | %s |" % (
+                ds["name"], ds["rows"], ds["classes"], s["clusters"], fmt(s["purity"]), fmt(s["rand"]),
+                fmt(s["adjusted_rand"]), fmt(s["nmi"]), fmt(s["davies_bouldin"]), fmt(s["compactness"]),
+                fsec(s["train_s"]), fsec(s["assign_s"]), s["train_s"] / ds["scan_s"],
+                s["assign_s"] / ds["scan_s"], fmt(s["agree"], 4),
+                fmt(paper_best_bsgd(paper, ds["name"])), fmt(DBSCAN_NMI.get(ds["name"]))))
+            if s["failed"]:
+                out[-1] += " (%d of %d runs failed: %s)" % (s["failed"], s["runs"], "; ".join(s["errors"])[:200])
+        print(out[-1], flush=True)
+    ok = [summary[d["name"]] for d in loaded if summary[d["name"]]["failed"] < summary[d["name"]]["runs"]]
+    if ok:
+        out.append("| **mean** | | | %.1f | %s | %s | %s | %s | | | | | | | %s | %s | %s |" % (
+            mean([s["clusters"] for s in ok]), fmt(mean([s["purity"] for s in ok])),
+            fmt(mean([s["rand"] for s in ok])), fmt(mean([s["adjusted_rand"] for s in ok])),
+            fmt(mean([s["nmi"] for s in ok])), fmt(min(s["agree"] for s in ok), 4),
+            fmt(mean([paper_best_bsgd(paper, d["name"]) for d in loaded])),
+            fmt(mean([DBSCAN_NMI.get(d["name"]) for d in loaded]))))
+    out.append("")
+    return summary
+
+
+def bench_grid(args, loaded, paper, defaults, out):
+    grid = [2.0 ** e for e in args.grid]
+    seeds = args.seeds
+    jobs = []
+    for ds in loaded:
+        budget = int(float(paper[ds["name"]]["nmi"]["budget"])) if "nmi" in paper.get(ds["name"], {}) else 50
+        ds["budget"] = budget
+        for strat in STRATEGIES:
+            # one batch (one session) per gamma: small enough to balance
+            # the load over --jobs sessions, big enough to amortise psql
+            for g in grid:
+                configs = []
+                for c in grid:
+                    for sd in seeds:
+                        configs.append(("%g|%g|%d" % (g, c, sd),
+                                        {"gamma": g, "c": c, "budget": budget, "strategy": strat, "seed": sd},
+                                        sd == seeds[0] and not args.no_predict_check))
+                jobs.append((ds, strat, g, configs))
+    # the slowest batches first (unbudgeted on many rows), so that the
+    # sessions finish together
+    jobs.sort(key=lambda j: -j[0]["rows"] * (20 if j[1] == "unbudgeted" else 1))
+    total = sum(len(j[3]) for j in jobs)
+    log("grid: %d runs in %d batches, %d sessions" % (total, len(jobs), args.jobs))
+    started = time.time()
+    results = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futs = {pool.submit(run_batch, ds, configs): (ds["name"], strat, g)
+                for ds, strat, g, configs in jobs}
+        done = 0
+        for fut in concurrent.futures.as_completed(futs):
+            name, strat, g = futs[fut]
+            results.setdefault((name, strat), {}).update(fut.result())
+            done += 1
+            if done % 10 == 0 or done == len(jobs):
+                log("grid: %d/%d batches done, %.0f s" % (done, len(jobs), time.time() - started))
+    elapsed = time.time() - started
+
+    out.append("## Best of the paper's grid (chosen by mean NMI with the labels, as the paper does)\n")
+    out.append("gamma and C in {%s}, seeds %s, budget as in the paper's table (50), k = 5, other "
+               "options at their defaults (so `nu` = 0.05 and the saddle-tree labelling); %d runs in "
+               "%.0f s with %d concurrent sessions (times below are medians over the seeds at the best "
+               "point and were measured with %d sessions sharing the machine). Paper columns: BSGD_R = "
+               "removal, BSGD_PNN = project-knn, BSGD_PRN = project-random, SGD = unbudgeted.\n" % (
+                   ", ".join("2^%d" % e for e in args.grid), ",".join(map(str, seeds)), total,
+                   elapsed, args.jobs, args.jobs))
     out.append("| dataset | strategy | gamma | C | clusters | purity | Rand | NMI | DBI | compactness "
-               "| train s | assign s | paper purity | paper Rand | paper NMI | paper DBI | paper compactness "
-               "| paper train s | paper assign s | DBSCAN NMI |")
-    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for name, dims, rows, classes in loaded:
-        p = paper.get(name, {})
-        budget = int(p["nmi"]["budget"]) if "nmi" in p else 50
-        for strat in strategies:
-            best = None
+               "| train s | assign s | predict=assign (min over grid) | failed runs | paper purity | paper Rand | paper NMI "
+               "| paper DBI | paper compactness | paper train s | paper assign s |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    best = {}
+    for ds in loaded:
+        for strat in STRATEGIES:
+            res = results[(ds["name"], strat)]
+            allruns = list(res.values())
+            cand = None
             for g in grid:
                 for c in grid:
-                    cfgs = [{"gamma": g, "c": c, "budget": budget, "strategy": strat, "seed": sd}
-                            for sd in seeds]
-                    s = summarise(run_configs(name, cfgs))
-                    if best is None or s["nmi"] > best[2]["nmi"]:
-                        best = (g, c, s)
-            g, c, s = best
+                    s = summarise([res["%g|%g|%d" % (g, c, sd)] for sd in seeds])
+                    if s["failed"] == s["runs"]:
+                        continue
+                    if cand is None or s["nmi"] > cand[2]["nmi"]:
+                        cand = (g, c, s)
+            allsum = summarise(allruns)
             col = STRATEGY_COLUMN[strat]
 
-            def pv(metric):
-                return p[metric][col] if metric in p else "-"
-            out.append("| %s | %s | %g | %g | %.1f | %s | %s | %s | %s | %s | %.3f | %.3f | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                name, strat, g, c, s["clusters"], fmt(s["purity"]), fmt(s["rand"]), fmt(s["nmi"]),
-                fmt(s["davies_bouldin"]), fmt(s["compactness"]), s["train_s"], s["assign_s"],
-                pv("purity"), pv("rand"), pv("nmi"), pv("dbi"), pv("compactness"),
-                pv("train_s"), pv("cluster_s"), fmt(DBSCAN_NMI.get(name))))
-            print(out[-1], flush=True)
+            def pv(metric, p=2):
+                return fmt(paper_value(paper, ds["name"], metric, col), p)
+            paper_cols = " | ".join([pv("purity"), pv("rand"), pv("nmi"), pv("dbi"), pv("compactness"),
+                                     pv("train_s"), pv("cluster_s")])
+            failed = "%d/%d" % (allsum["failed"], allsum["runs"])
+            if allsum["failed"]:
+                failed += " (%s)" % "; ".join(allsum["errors"])[:160]
+            if cand is None:
+                out.append("| %s | %s | - | - | - | - | - | - | - | - | - | - | - | %s | %s |" % (
+                    ds["name"], strat, failed, paper_cols))
+                best[(ds["name"], strat)] = None
+            else:
+                g, c, s = cand
+                best[(ds["name"], strat)] = s
+                out.append("| %s | %s | %g | %g | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                    ds["name"], strat, g, c, s["clusters"], fmt(s["purity"]), fmt(s["rand"]), fmt(s["nmi"]),
+                    fmt(s["davies_bouldin"]), fmt(s["compactness"]), fsec(s["train_s"]), fsec(s["assign_s"]),
+                    fmt(allsum["agree"], 4), failed, paper_cols))
+    out.append("")
+    print("\n".join(out[-(len(loaded) * 4 + 2):]), flush=True)
+
+    # summary: NMI against the paper's matching column, the paper's best, DBSCAN
+    out.append("### NMI summary\n")
+    out.append("Each cell: svclust best-of-grid NMI (paper's figure for the same strategy). "
+               "\"defaults\" uses no labels at all; the other columns pick the grid point with the labels.\n")
+    out.append("| dataset | defaults | removal (BSGD_R) | project-knn (BSGD_PNN) | project-random (BSGD_PRN) "
+               "| unbudgeted (SGD) | svclust best | paper best BSGD | DBSCAN (tuned) |")
+    out.append("|---|---|---|---|---|---|---|---|---|")
+    cols = {k: [] for k in ["def"] + STRATEGIES + ["best", "pbest", "db"]}
+    pcols = {k: [] for k in STRATEGIES}
+    for ds in loaded:
+        n = ds["name"]
+        dflt = defaults.get(n, {}).get("nmi") if defaults else None
+        cells = [n, fmt(dflt)]
+        cols["def"].append(dflt)
+        vals = []
+        for strat in STRATEGIES:
+            s = best.get((n, strat))
+            v = s["nmi"] if s else None
+            p = paper_value(paper, n, "nmi", STRATEGY_COLUMN[strat])
+            cols[strat].append(v)
+            pcols[strat].append(p)
+            vals.append(v)
+            cells.append("%s (%s)" % (fmt(v), fmt(p)))
+        vals = [v for v in vals if v is not None and v == v]
+        b = max(vals) if vals else None
+        pb = paper_best_bsgd(paper, n)
+        cols["best"].append(b)
+        cols["pbest"].append(pb)
+        cols["db"].append(DBSCAN_NMI.get(n))
+        cells += [fmt(b), fmt(pb), fmt(DBSCAN_NMI.get(n))]
+        out.append("| " + " | ".join(cells) + " |")
+
+    def mcell(k):
+        return fmt(mean(cols[k]))
+    out.append("| **mean** | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        mcell("def"), *["%s (%s)" % (mcell(s), fmt(mean(pcols[s]))) for s in STRATEGIES],
+        mcell("best"), mcell("pbest"), mcell("db")))
+    withdb = [i for i, ds in enumerate(loaded) if ds["name"] in DBSCAN_NMI]
+    if withdb and len(withdb) < len(loaded):
+        def msub(k):
+            return fmt(mean([cols[k][i] for i in withdb]))
+        out.append("| mean of the %d sets with a DBSCAN figure | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            len(withdb), msub("def"), msub("removal"), msub("project-knn"), msub("project-random"),
+            msub("unbudgeted"), msub("best"), msub("pbest"), msub("db")))
+    out.append("")
+    print("\n".join(out[-(len(loaded) + 6):]), flush=True)
 
 
-def bench_speed(args, out):
-    out.append("\n## Assignment speed (synthetic, 9 dimensions, budget 100)\n")
-    out.append("The paper's assignment took 1,766 s on Shuttle (43,500 rows, 9 dims, budget 100).\n")
+# ---------------------------------------------------------------- assign speed
+
+def bench_assign(args, out):
+    sizes = args.assign_sizes
+    out.append("## Assignment speed (svc_assign, 9 dimensions, budget 100)\n")
+    out.append("Synthetic rows: 5 well separated blobs in 9 dimensions (seeded). The model is trained once per size with "
+               "`{\"budget\": 100}`; `svc_assign(model, 'SELECT id, features FROM t')` is timed as "
+               "`SELECT count(*) FROM svc_assign(...)` against `SELECT count(*) FROM (SELECT id, features "
+               "FROM t) s`, both serial (medians of 3, one run at 1M). The paper's assignment took 1,766 s on "
+               "Shuttle (43,500 rows, 9 dimensions, B = 100).\n")
     out.append("| rows | train s | assign s | rows/s | count(*) s | assign / count(*) | paper s |")
     out.append("|---|---|---|---|---|---|---|")
-    sizes = [10000, 43500, 100000] + ([] if args.quick else [1000000])
+    res = []
     for n in sizes:
+        # 5 blobs: centres (i % 5) * 3 per coordinate, noise with sd 0.5
+        elems = ", ".join(["(i % 5) * 3 + (random() + random() + random() - 1.5)"] * 9)
         psql("""
-DROP TABLE IF EXISTS speed;
-CREATE TABLE speed AS SELECT i AS id,
-  ARRAY(SELECT (i %% 5) * 3 + cos(i * j * 1.37) FROM generate_series(1, 9) j)::float8[] AS features
+DROP TABLE IF EXISTS bench_speed, bench_speed_model;
+SELECT setseed(0.25);
+CREATE TABLE bench_speed AS SELECT i::bigint AS id, ARRAY[%s]::float8[] AS features
 FROM generate_series(1, %d) i;
-ANALYZE speed;
-""" % n)
-        r = psql("""
-CREATE OR REPLACE FUNCTION speed_run() RETURNS TABLE (train_s float8, assign_s float8, scan_s float8)
-LANGUAGE plpgsql AS $$
-DECLARE t0 timestamptz; t1 timestamptz; t2 timestamptz; t3 timestamptz; m bytea; c bigint;
-BEGIN
-  t0 := clock_timestamp();
-  SELECT count(*) INTO c FROM (SELECT id, features FROM speed) s;
-  t1 := clock_timestamp();
-  SELECT svc_train(features, '{"budget": 100}') INTO m FROM speed;
-  t2 := clock_timestamp();
-  SELECT count(*) INTO c FROM svc_assign(m, 'SELECT id, features FROM speed');
-  t3 := clock_timestamp();
-  scan_s := extract(epoch FROM t1 - t0); train_s := extract(epoch FROM t2 - t1);
-  assign_s := extract(epoch FROM t3 - t2);
-  RETURN NEXT;
-END $$;
-SELECT * FROM speed_run();
-""")[0].split("\t")
-        train_s, assign_s, scan_s = map(float, r)
-        out.append("| %d | %.3f | %.3f | %.0f | %.4f | %.1f | %s |" % (
-            n, train_s, assign_s, n / assign_s, scan_s, assign_s / max(scan_s, 1e-6),
-            "1766" if n == 43500 else "-"))
+VACUUM ANALYZE bench_speed;
+""" % (elems, n))
+        reps = 1 if n >= 1000000 else 3
+        steps = [("train", "CREATE TABLE bench_speed_model AS SELECT svc_train(features, '{\"budget\": 100}') AS m FROM bench_speed")]
+        steps.append(("warm", "SELECT count(*) FROM (SELECT id, features FROM bench_speed) s"))
+        for _ in range(reps):
+            steps.append(("count", "SELECT count(*) FROM (SELECT id, features FROM bench_speed) s"))
+            steps.append(("assign", "SELECT count(*) FROM svc_assign((SELECT m FROM bench_speed_model), "
+                                    "'SELECT id, features FROM bench_speed')"))
+        ms = timed_queries(steps, setup="SET max_parallel_workers_per_gather = 0;")
+        train_s = median(ms["train"]) / 1000.0
+        assign_s = median(ms["assign"]) / 1000.0
+        count_s = median(ms["count"]) / 1000.0
+        ncl = q1("SELECT svc_model_info(m)->>'n_clusters' FROM bench_speed_model")
+        out.append("| %s | %.3f | %.3f | %s | %.4f | %.0f | %s |" % (
+            format(n, ","), train_s, assign_s, format(int(n / assign_s), ","), count_s,
+            assign_s / count_s, "1,766" if n == 43500 else "-"))
+        res.append((n, assign_s, ncl))
         print(out[-1], flush=True)
-    psql("DROP TABLE IF EXISTS speed;")
+    psql("DROP TABLE IF EXISTS bench_speed, bench_speed_model;")
+    out.append("\nClusters found: %s." % ", ".join("%s at %s rows" % (c, format(n, ",")) for n, _, c in res))
+    for n, a, _ in res:
+        if n == 43500:
+            out.append("43,500 rows: %.2f s against the paper's 1,766 s (goal: under 1 s: %s)." % (
+                a, "met" if a < 1 else "MISSED"))
+    out.append("")
 
+
+# ---------------------------------------------------------------- main
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    default_data = os.path.join(TOP, "..", "shared", "data")
-    ap.add_argument("--data", default=default_data, help="directory of CSV datasets")
-    ap.add_argument("--reference", default=os.path.join(TOP, "..", "shared", "reference"),
-                    help="directory holding paper_tables.csv")
-    ap.add_argument("--out", default="bench-results.md", help="file to write the tables to")
-    ap.add_argument("--quick", action="store_true", help="reduced grid and seeds; no 1M-row run")
-    ap.add_argument("--no-grid", action="store_true", help="only defaults and speed")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n", 1)[1])
+    cwd = os.environ.get("BENCH_CWD", os.getcwd())
+    default_data = os.path.normpath(os.path.join(TOP, "..", "shared", "data"))
+    ap.add_argument("--data", default=default_data,
+                    help="directory of CSV datasets (default %(default)s)")
+    ap.add_argument("--reference", default=os.path.normpath(os.path.join(TOP, "..", "shared", "reference")),
+                    help="directory holding paper_tables.csv (default %(default)s)")
+    ap.add_argument("--out", default="bench-results.md", help="markdown file to write the tables to")
+    ap.add_argument("--quick", action="store_true",
+                    help="reduced grid (gamma, C in 2^1, 2^3, 2^5), seeds 1-2, 3 rounds of training speed")
+    ap.add_argument("--only", default="defaults,grid,assign,train",
+                    help="comma-separated sections to run (default: all of defaults,grid,assign,train)")
+    ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                    help="concurrent sessions for the grid (default %(default)s)")
+    ap.add_argument("--no-predict-check", action="store_true",
+                    help="skip the svc_predict = svc_assign check in grid runs (by default it runs for "
+                         "the first seed of every grid point; the defaults section always checks)")
+    ap.add_argument("--train-rows", type=int, default=1000000, help="rows of the training-speed table")
     args = ap.parse_args()
+    for a in ("data", "reference", "out"):
+        setattr(args, a, os.path.join(cwd, os.path.expanduser(getattr(args, a))))
+    args.grid = [1, 3, 5] if args.quick else [-5, -3, -1, 1, 3, 5]
+    args.seeds = [1, 2] if args.quick else [1, 2, 3, 4, 5]
+    args.assign_sizes = [10000, 43500, 100000, 1000000]
+    sections = {s.strip() for s in args.only.split(",") if s.strip()}
+    unknown = sections - {"defaults", "grid", "assign", "train"}
+    if unknown:
+        ap.error("unknown section(s): %s" % ", ".join(sorted(unknown)))
 
+    started = time.time()
     psql(SETUP_SQL)
     out = ["# svclust benchmark", "",
-           "Run %s on %s (%s, %d cores), PostgreSQL %s; %s." % (
-               datetime.date.today().isoformat(), platform.node(), platform.processor() or platform.machine(),
-               os.cpu_count(), psql("SHOW server_version")[0],
-               "quick grid" if args.quick else "full grid"), ""]
-    if args.no_grid:
-        bench_datasets_defaults_only(args, out)
-    else:
-        bench_datasets(args, out)
-    bench_speed(args, out)
+           "Run %s on %s; %s." % (datetime.date.today().isoformat(), machine_line(),
+                                  "quick grid" if args.quick else "full grid"), ""]
+    paper = paper_tables(args.reference)
+    if not paper:
+        out.append("(no paper_tables.csv in `%s`: paper columns left empty)\n" % args.reference)
+    defaults = {}
+    if sections & {"defaults", "grid"}:
+        loaded = load_all(args, out)
+        if loaded and "defaults" in sections:
+            defaults = bench_defaults(args, loaded, paper, out)
+        if loaded and "grid" in sections:
+            bench_grid(args, loaded, paper, defaults, out)
+    if "assign" in sections:
+        bench_assign(args, out)
+    if "train" in sections:
+        train_speed.run(args.train_rows, 3 if args.quick else 5, out)
+    if sections & {"defaults", "grid"}:
+        for ds in loaded:
+            psql("DROP TABLE IF EXISTS %s;" % ds["table"], check=False)
+    out.append("\nTotal benchmark time: %.0f s." % (time.time() - started))
     with open(args.out, "w") as fh:
         fh.write("\n".join(out) + "\n")
     print("\nwrote %s" % args.out)
-
-
-def bench_datasets_defaults_only(args, out):
-    files = sorted(glob.glob(os.path.join(args.data, "*.csv")))
-    out.append("## Default options (no grid, no labels)\n")
-    out.append("| dataset | rows | classes | clusters | purity | Rand | ARI | NMI | DBI | train s | assign s | predict=assign | DBSCAN NMI |")
-    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for path in files:
-        name, dims, rows = load_dataset(path)
-        classes = int(psql("SELECT count(DISTINCT label) FROM %s" % name)[0])
-        s = summarise(run_configs(name, [{"seed": sd} for sd in (1, 2, 3)]))
-        out.append("| %s | %d | %d | %.1f | %s | %s | %s | %s | %s | %.3f | %.3f | %.4f | %s |" % (
-            name, rows, classes, s["clusters"], fmt(s["purity"]), fmt(s["rand"]),
-            fmt(s["adjusted_rand"]), fmt(s["nmi"]), fmt(s["davies_bouldin"]),
-            s["train_s"], s["assign_s"], s["agree"], fmt(DBSCAN_NMI.get(name))))
-        print(out[-1], flush=True)
 
 
 if __name__ == "__main__":
