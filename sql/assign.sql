@@ -86,7 +86,9 @@ SELECT count(*) AS none FROM svc_assign((SELECT model FROM shape_models WHERE sh
 SELECT * FROM svc_assign((SELECT model FROM paper_model), 'SELECT id FROM shapes');
 SELECT * FROM svc_assign((SELECT model FROM paper_model), 'SELECT id, f, class FROM shapes');
 SELECT * FROM svc_assign((SELECT model FROM paper_model), 'SELECT f, id FROM shapes');
-SELECT * FROM svc_assign((SELECT model FROM paper_model), 'SELECT id, f::real[] FROM shapes');
+SELECT * FROM svc_assign((SELECT model FROM paper_model), 'SELECT id, f::text[] FROM shapes');
+SELECT count(*) AS real_features_work
+FROM svc_assign((SELECT model FROM shape_models WHERE shape = 'blobs'), 'SELECT id, f::real[] FROM shapes WHERE shape = ''blobs''');
 SELECT * FROM svc_assign((SELECT model FROM paper_model), 'SELECT NULL::bigint, f FROM shapes');
 SELECT * FROM svc_assign((SELECT model FROM paper_model), 'SELECT 1, ARRAY[1.0, 2.0, 3.0]::float8[]');
 SELECT * FROM svc_assign((SELECT model FROM paper_model), 'SELECT 1, ARRAY[1.0, ''NaN'']::float8[]');

@@ -26,6 +26,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 PG_FUNCTION_INFO_V1(svc_assign);
@@ -52,12 +53,12 @@ check_assign_columns(TupleDesc desc)
 				errmsg("first column of the svc_assign query must be an integer id, not %s",
 					   format_type_be(idtype)),
 				errhint("Return a bigint, integer or smallint id."));
-	if (ftype != FLOAT8ARRAYOID)
+	if (!svc_is_feature_elem(get_element_type(getBaseType(ftype))))
 		ereport(ERROR,
 				errcode(ERRCODE_DATATYPE_MISMATCH),
 				errmsg("second column of the svc_assign query must be double precision[], not %s",
 					   format_type_be(ftype)),
-				errhint("Cast the features with ::float8[]."));
+				errdetail("Arrays of double precision, real, numeric, bigint, integer and smallint are accepted."));
 }
 
 static int64
@@ -258,7 +259,7 @@ svc_assign(PG_FUNCTION_ARGS)
 					MemoryContextSwitchTo(batchctx);
 					continue;
 				}
-				x = svc_check_features(DatumGetArrayTypeP(fdatum), model.dims, &dims,
+				x = svc_check_features(svc_to_float8_array(DatumGetArrayTypeP(fdatum)), model.dims, &dims,
 									   "features");
 				svc_model_scale_row(&model, x, scaled);
 				decision = svc_model_decision_scaled(&model, scaled);
@@ -277,7 +278,7 @@ svc_assign(PG_FUNCTION_ARGS)
 			else
 			{
 				int			dims;
-				const double *x = svc_check_features(DatumGetArrayTypeP(fdatum),
+				const double *x = svc_check_features(svc_to_float8_array(DatumGetArrayTypeP(fdatum)),
 													 model.dims, &dims, "features");
 				double		decision;
 				int32		cluster;

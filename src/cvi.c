@@ -182,14 +182,6 @@ cvi_is_int_type(Oid type)
 	return type == INT2OID || type == INT4OID || type == INT8OID;
 }
 
-/* Whether a features array may have this element type. */
-static bool
-cvi_is_feature_elem(Oid elem)
-{
-	return elem == FLOAT8OID || elem == FLOAT4OID || elem == NUMERICOID ||
-		elem == INT2OID || elem == INT4OID || elem == INT8OID;
-}
-
 /* Check the query's columns: (numeric array, integer [, integer]). */
 static void
 cvi_check_columns(TupleDesc desc, CviColumns *cols)
@@ -204,7 +196,7 @@ cvi_check_columns(TupleDesc desc, CviColumns *cols)
 					   desc->natts));
 	ftype = getBaseType(SPI_gettypeid(desc, 1));
 	cols->feature_elem = get_element_type(ftype);
-	if (!cvi_is_feature_elem(cols->feature_elem))
+	if (!svc_is_feature_elem(cols->feature_elem))
 		ereport(ERROR,
 				errcode(ERRCODE_DATATYPE_MISMATCH),
 				errmsg("first column of the svc_cvi query must be double precision[], not %s",
@@ -253,53 +245,6 @@ cvi_id(Datum d, Oid type, const char *what)
 	}
 }
 
-/* One array element of type elem as a double. */
-static double
-cvi_elem_float8(Datum d, Oid elem)
-{
-	switch (elem)
-	{
-		case FLOAT4OID:
-			return (double) DatumGetFloat4(d);
-		case INT2OID:
-			return (double) DatumGetInt16(d);
-		case INT4OID:
-			return (double) DatumGetInt32(d);
-		case INT8OID:
-			return (double) DatumGetInt64(d);
-		case NUMERICOID:
-			return DatumGetFloat8(DirectFunctionCall1(numeric_float8, d));
-		default:
-			return DatumGetFloat8(d);
-	}
-}
-
-/* A numeric array of another element type as a float8[], NULLs kept. */
-static ArrayType *
-cvi_to_float8_array(ArrayType *arr)
-{
-	Oid			elem = ARR_ELEMTYPE(arr);
-	int16		typlen;
-	bool		byval;
-	char		align;
-	Datum	   *values;
-	bool	   *nulls;
-	int			n;
-
-	if (elem == FLOAT8OID)
-		return arr;
-	get_typlenbyvalalign(elem, &typlen, &byval, &align);
-	deconstruct_array(arr, elem, typlen, byval, align, &values, &nulls, &n);
-	for (int i = 0; i < n; i++)
-		if (!nulls[i])
-			values[i] = Float8GetDatum(cvi_elem_float8(values[i], elem));
-	if (ARR_NDIM(arr) == 0)
-		return construct_empty_array(FLOAT8OID);
-	return construct_md_array(values, nulls, ARR_NDIM(arr), ARR_DIMS(arr),
-							  ARR_LBOUND(arr), FLOAT8OID, sizeof(float8),
-							  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
-}
-
 /* Add one row of the svc_cvi query to rows. */
 static void
 cvi_add_tuple(CviRows *rows, const CviColumns *cols, HeapTuple tuple,
@@ -317,7 +262,7 @@ cvi_add_tuple(CviRows *rows, const CviColumns *cols, HeapTuple tuple,
 	if (cols->natts == 3)
 		kd = SPI_getbinval(tuple, desc, 3, &knull);
 	if (!fnull)
-		x = svc_check_features(cvi_to_float8_array(DatumGetArrayTypeP(fd)), 0,
+		x = svc_check_features(svc_to_float8_array(DatumGetArrayTypeP(fd)), 0,
 							   &dims, "features");
 	cvi_rows_add(rows, x, dims, cnull, cnull ? 0 : cvi_id(cd, cols->cluster_type, "cluster"),
 				 knull, knull ? 0 : cvi_id(kd, cols->class_type, "class"));

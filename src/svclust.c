@@ -12,6 +12,7 @@
 #include "nodes/parsenodes.h"
 #include "utils/plancache.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 PG_MODULE_MAGIC;
@@ -234,4 +235,57 @@ svc_open_query(const char *sql, const char *fname, const char *shape)
 				errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				errmsg("%s query must be a single SELECT returning %s", fname, shape));
 	return SPI_cursor_open(NULL, plan, NULL, NULL, true);
+}
+
+bool
+svc_is_feature_elem(Oid elem)
+{
+	return elem == FLOAT8OID || elem == FLOAT4OID || elem == NUMERICOID ||
+		elem == INT2OID || elem == INT4OID || elem == INT8OID;
+}
+
+/* One array element of type elem as a double. */
+static double
+elem_float8(Datum d, Oid elem)
+{
+	switch (elem)
+	{
+		case FLOAT4OID:
+			return (double) DatumGetFloat4(d);
+		case INT2OID:
+			return (double) DatumGetInt16(d);
+		case INT4OID:
+			return (double) DatumGetInt32(d);
+		case INT8OID:
+			return (double) DatumGetInt64(d);
+		case NUMERICOID:
+			return DatumGetFloat8(DirectFunctionCall1(numeric_float8, d));
+		default:
+			return DatumGetFloat8(d);
+	}
+}
+
+ArrayType *
+svc_to_float8_array(ArrayType *arr)
+{
+	Oid			elem = ARR_ELEMTYPE(arr);
+	int16		typlen;
+	bool		byval;
+	char		align;
+	Datum	   *values;
+	bool	   *nulls;
+	int			n;
+
+	if (elem == FLOAT8OID)
+		return arr;
+	get_typlenbyvalalign(elem, &typlen, &byval, &align);
+	deconstruct_array(arr, elem, typlen, byval, align, &values, &nulls, &n);
+	for (int i = 0; i < n; i++)
+		if (!nulls[i])
+			values[i] = Float8GetDatum(elem_float8(values[i], elem));
+	if (ARR_NDIM(arr) == 0)
+		return construct_empty_array(FLOAT8OID);
+	return construct_md_array(values, nulls, ARR_NDIM(arr), ARR_DIMS(arr),
+							  ARR_LBOUND(arr), FLOAT8OID, sizeof(float8),
+							  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
 }

@@ -39,6 +39,14 @@ const double *svc_check_features(ArrayType *arr, int expected_dims, int *dims,
 								 const char *what);
 
 /*
+ * Feature arrays a query may return: double precision, real, numeric,
+ * bigint, integer or smallint elements; svc_to_float8_array converts the
+ * others to float8[] (NULL elements kept, for svc_check_features to refuse).
+ */
+bool		svc_is_feature_elem(Oid elem);
+ArrayType  *svc_to_float8_array(ArrayType *arr);
+
+/*
  * The decoded model of a bytea argument, cached in fn_extra so that a
  * per-row function decodes a constant model once per query.  Raises an
  * error for a damaged or foreign value.
