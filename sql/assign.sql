@@ -42,7 +42,7 @@ FROM shapes s GROUP BY s.shape ORDER BY s.shape;
 -- the true number of clusters, and quality against the classes
 SELECT a.shape, count(DISTINCT a.cluster) AS clusters,
        (svc_model_info(m.model)->>'n_clusters')::int AS model_clusters,
-       round((svc_cvi_agg(s.f, a.cluster, s.class)->>'nmi')::numeric, 1) >= 0.9 AS nmi_at_least_0_9
+       (svc_cvi_agg(s.f, a.cluster, s.class)->>'nmi')::float8 >= 0.9 AS nmi_at_least_0_9
 FROM assigned a JOIN shapes s USING (shape, id) JOIN shape_models m USING (shape)
 GROUP BY a.shape, m.model ORDER BY a.shape;
 

@@ -273,3 +273,21 @@ SELECT count(*) = 240 AS server_alive FROM hz_points;
 DROP PROCEDURE hz_cancel(int);
 DROP FUNCTION hz_damaged_models(bytea), hz_damaged_states(svc_state), hz_try(text);
 DROP TABLE hz_points, hz_model, hz_state, hz_slow_state, hz_runs;
+
+-- scoring with two models that alternate row by row decodes at each switch,
+-- but the memory of the query does not grow with its rows
+CREATE TABLE hz_two AS
+SELECT g, svc_train(f, '{"budget": 50}') AS m
+FROM (SELECT i % 2 AS g, ARRAY[cos(i), sin(i)]::float8[] AS f FROM generate_series(1, 400) i) s
+GROUP BY g;
+CREATE FUNCTION hz_mem() RETURNS bigint VOLATILE LANGUAGE sql
+    AS 'SELECT sum(total_bytes)::bigint FROM pg_backend_memory_contexts';
+SELECT count(d) AS scored, count(c) AS predicted, max(mem) - min(mem) < 1000000 AS no_growth
+FROM (SELECT svc_decision(m, ARRAY[cos(i), sin(i)]::float8[]) AS d,
+             svc_predict(m, ARRAY[cos(i), sin(i)]::float8[]) AS c,
+             CASE WHEN i % 4000 = 0 THEN hz_mem() END AS mem
+      FROM (SELECT i, CASE WHEN i % 2 = 0 THEN (SELECT m FROM hz_two WHERE g = 0)
+                           ELSE (SELECT m FROM hz_two WHERE g = 1) END AS m
+            FROM generate_series(1, 20000) i) r) s;
+DROP TABLE hz_two;
+DROP FUNCTION hz_mem();

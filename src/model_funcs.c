@@ -28,7 +28,7 @@ get_work(FunctionCallInfo fcinfo, SvcModelCache *cache)
 {
 	if (cache->extra == NULL)
 	{
-		MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+		MemoryContext old = MemoryContextSwitchTo(cache->mcxt);
 		ScoreWork  *w = palloc0(sizeof(ScoreWork));
 		SvcError	err;
 

@@ -158,35 +158,42 @@ svc_get_model(FunctionCallInfo fcinfo, int argno)
 	struct varlena *arg = (struct varlena *) PG_GETARG_POINTER(argno);
 	Size		arglen = VARSIZE_ANY(arg);
 	SvcModelCache *cache = (SvcModelCache *) fcinfo->flinfo->fn_extra;
-	MemoryContext old;
+	MemoryContext ctx,
+				old;
 	bytea	   *raw;
 
-	if (cache != NULL && VARSIZE_ANY(cache->raw) == arglen &&
+	if (cache != NULL && cache->raw != NULL && VARSIZE_ANY(cache->raw) == arglen &&
 		memcmp(cache->raw, arg, arglen) == 0)
 		return cache;
 
-	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-	if (cache != NULL)
+	/*
+	 * A new model: everything of the old one (its arrays, the caller's
+	 * workspace) goes with its memory context, so a query that alternates
+	 * between models decodes each time but never grows.
+	 */
+	if (cache == NULL)
 	{
-		svc_model_free(&svc_pg_env, &cache->model);
-		pfree(cache->raw);
-		if (cache->extra)
-			pfree(cache->extra);
+		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(SvcModelCache));
+		fcinfo->flinfo->fn_extra = cache;
 	}
-	else
-		cache = palloc0(sizeof(SvcModelCache));
+	else if (cache->mcxt != NULL)
+		MemoryContextDelete(cache->mcxt);
+	cache->mcxt = NULL;
+	cache->raw = NULL;			/* half-built until decoded */
 	cache->extra = NULL;
-	cache->raw = NULL;
-	fcinfo->flinfo->fn_extra = NULL;	/* half-built until decoded */
+	memset(&cache->model, 0, sizeof(cache->model));
 
+	ctx = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt, "svclust model cache",
+								ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(ctx);
 	raw = (bytea *) pg_detoast_datum_packed(arg);
 	svc_decode_model(raw, &cache->model);
-	cache->raw = palloc(arglen);
-	memcpy(cache->raw, arg, arglen);
 	if ((Pointer) raw != (Pointer) arg)
 		pfree(raw);
+	cache->raw = palloc(arglen);
+	memcpy(cache->raw, arg, arglen);
 	MemoryContextSwitchTo(old);
-	fcinfo->flinfo->fn_extra = cache;
+	cache->mcxt = ctx;
 	return cache;
 }
 

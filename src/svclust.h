@@ -53,9 +53,11 @@ ArrayType  *svc_to_float8_array(ArrayType *arr);
  */
 typedef struct SvcModelCache
 {
+	MemoryContext mcxt;			/* holds raw, model and extra; replaced
+								 * whole when the model changes */
 	bytea	   *raw;			/* copy of the bytes the model came from */
 	SvcModel	model;
-	void	   *extra;			/* per-function workspace, from fn_mcxt */
+	void	   *extra;			/* per-function workspace, in mcxt */
 } SvcModelCache;
 
 SvcModelCache *svc_get_model(FunctionCallInfo fcinfo, int argno);

@@ -15,6 +15,7 @@
 #include "fit.h"
 #include "state.h"
 
+#include "access/parallel.h"
 #include "catalog/pg_type.h"
 #include "lib/stringinfo.h"
 #include "libpq/pqformat.h"
@@ -179,7 +180,9 @@ get_options(FunctionCallInfo fcinfo)
 
 		if (svc_options_parse(text, strlen(text), &cache->opt, &err) != SVC_OK)
 		{
+			/* leave the cache describing the defaults, not stale options */
 			svc_options_default(&cache->opt);
+			svc_options_encode(&cache->opt, cache->wire);
 			svc_report(&err);
 		}
 		cache->raw = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, arglen);
@@ -232,6 +235,9 @@ svc_train_transfn(PG_FUNCTION_ARGS)
 			(void) new_state(dims, opts->opt.sample);
 		state = new_state(dims, Min(16, opts->opt.sample));
 		svc_state_init(STATE_DATA(state), dims, Min(16, opts->opt.sample), &opts->opt);
+		/* parallel workers sample independently; a serial scan is unchanged */
+		if (ParallelWorkerNumber >= 0)
+			svc_state_set_stream(STATE_DATA(state), (uint64) ParallelWorkerNumber + 1);
 	}
 	else
 	{
@@ -337,6 +343,13 @@ svc_train_finalfn(PG_FUNCTION_ARGS)
 	if (st != SVC_OK)
 		svc_report(&err);
 	len = svc_model_encoded_size(&model);
+	if (len == 0 || len > MaxAllocSize - VARHDRSZ)
+		ereport(ERROR,
+				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				errmsg("svclust model would be larger than 1 GB"),
+				errdetail("It has %d support vectors and %d equilibria of %d features.",
+						  model.n_sv, model.n_eq, model.dims),
+				errhint("Lower the \"budget\", or use a budgeted strategy."));
 	bytes = palloc(len);
 	svc_model_encode(&model, bytes);
 	MemoryContextSwitchTo(old);

@@ -22,7 +22,7 @@
 #include <string.h>
 
 #define MODEL_FIXED_SIZE (4 + 2 + 2 + 4 + 4 + SVC_OPTIONS_WIRE_SIZE + 3 * 8 + 3 * 8 + 4 * 4)
-#define MODEL_MAX_SV 1000000
+#define MODEL_MAX_SV SVC_MAX_SAMPLE	/* unbudgeted: one per kept row */
 #define MODEL_MAX_EQ 10000000
 
 SvcStatus
@@ -99,6 +99,9 @@ svc_model_encode(const SvcModel *m, uint8_t *out)
 	size_t		d = (size_t) m->dims;
 	uint8_t		optbuf[SVC_OPTIONS_WIRE_SIZE];
 	SvcWriter	w;
+
+	if (len < 4)
+		return;					/* callers check the size first */
 
 	svc_writer_init(&w, out, len);
 	svc_put_raw(&w, SVC_MODEL_MAGIC, 4);

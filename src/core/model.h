@@ -67,7 +67,7 @@ SvcStatus	svc_model_alloc(const SvcEnv *env, SvcModel *m, int32_t dims,
 							SvcError *err);
 void		svc_model_free(const SvcEnv *env, SvcModel *m);
 
-/* Size of the encoded model in bytes. */
+/* Size of the encoded model in bytes; 0 if it is beyond the format's limits. */
 size_t		svc_model_encoded_size(const SvcModel *m);
 
 /* Encode into out (of svc_model_encoded_size bytes). */

@@ -139,6 +139,18 @@ svc_state_init(uint8_t *buf, int32_t dims, int64_t capacity, const SvcOptions *o
 	}
 }
 
+void
+svc_state_set_stream(uint8_t *buf, uint64_t stream)
+{
+	SvcRng		rng;
+	SvcOptions	opt;
+
+	svc_state_options(buf, &opt);
+	svc_rng_seed(&rng, opt.seed ^ UINT64_C(0x5245534552564F49) ^
+				 (stream * UINT64_C(0x9E3779B97F4A7C15)));
+	store_rng(buf, &rng);
+}
+
 static SvcStatus
 bad_state(SvcError *err, const char *detail)
 {

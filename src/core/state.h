@@ -33,6 +33,13 @@ size_t		svc_state_size(int32_t dims, int64_t capacity);
 void		svc_state_init(uint8_t *buf, int32_t dims, int64_t capacity,
 						   const SvcOptions *opt);
 
+/*
+ * Give a state its own random stream (stream > 0), for states built side
+ * by side from disjoint rows (parallel workers): with one seed their
+ * replacement draws would be the same sequence.
+ */
+void		svc_state_set_stream(uint8_t *buf, uint64_t stream);
+
 /* Validate a state received from outside (text input, a worker, a node). */
 SvcStatus	svc_state_check(const uint8_t *buf, size_t len, SvcError *err);
 
