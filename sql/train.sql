@@ -68,3 +68,9 @@ FROM blobs GROUP BY class ORDER BY class;
 -- a sample smaller than the table keeps the memory bound
 SELECT i->>'rows_seen' AS seen, i->>'rows_used' AS used
 FROM (SELECT svc_model_info(svc_train(f, '{"sample": 100}')) i FROM blobs) s;
+
+-- as a window function: a running model, and a moving frame
+SELECT id, (svc_model_info(svc_train(f) OVER (ORDER BY id))->>'rows_seen')::int AS running
+FROM blobs WHERE id <= 4 ORDER BY id;
+SELECT id, (svc_model_info(svc_train(f) OVER (ORDER BY id ROWS BETWEEN 2 PRECEDING AND CURRENT ROW))->>'rows_seen')::int AS moving
+FROM blobs WHERE id <= 5 ORDER BY id;
