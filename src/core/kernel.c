@@ -63,20 +63,6 @@ svc_kernel_sum(const double *s, const double *alpha, int32_t n, int32_t d,
 	return total;
 }
 
-void
-svc_kernel_row(const double *s, int32_t n, int32_t d, double gamma,
-			   const double *x, double *out)
-{
-	for (int32_t i = 0; i < n; i++)
-	{
-		double		e = -gamma * svc_sqdist(s + (size_t) i * d, x, d);
-
-		out[i] = e > EXP_FLOOR ? e : EXP_FLOOR;
-	}
-	for (int32_t i = 0; i < n; i++)
-		out[i] = exp(out[i]);
-}
-
 double
 svc_kernel_fixed_point(const double *s, const double *alpha, int32_t n,
 					   int32_t d, double gamma, const double *x,

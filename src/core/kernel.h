@@ -16,10 +16,6 @@ double		svc_sqdist(const double *a, const double *b, int32_t d);
 double		svc_kernel_sum(const double *s, const double *alpha, int32_t n,
 						   int32_t d, double gamma, const double *x);
 
-/* out[i] = exp(-gamma ||x - s_i||^2) for i < n. */
-void		svc_kernel_row(const double *s, int32_t n, int32_t d, double gamma,
-						   const double *x, double *out);
-
 /*
  * One step of the fixed-point iteration P(x) (a weighted mean shift):
  * writes sum_i w_i s_i / sum_i w_i into next, with w_i = alpha_i K(x, s_i).

@@ -19,12 +19,6 @@ static const char *const option_keys =
 "budget, strategy, k, gamma, c, epsilon, tol, max_iter, seed, scale, "
 "sample, labeling, merge_ratio, min_cluster_share, nu";
 
-const char *
-svc_options_keys(void)
-{
-	return option_keys;
-}
-
 void
 svc_options_default(SvcOptions *opt)
 {

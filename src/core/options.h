@@ -67,9 +67,6 @@ SvcStatus	svc_options_parse(const char *json, size_t len, SvcOptions *opt,
 /* Range checks on a filled struct (also used on decoded models/states). */
 SvcStatus	svc_options_validate(const SvcOptions *opt, SvcError *err);
 
-/* Comma-separated list of the valid keys, for messages. */
-const char *svc_options_keys(void);
-
 const char *svc_strategy_name(SvcStrategy s);
 const char *svc_scale_name(SvcScale s);
 const char *svc_labeling_name(SvcLabeling l);

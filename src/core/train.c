@@ -69,7 +69,16 @@ bsgd_grow(Bsgd *g, int32_t need, SvcError *err)
 	stamp = svc_alloc(g->env, sizeof(int64_t) * (size_t) cap, err);
 	idx = svc_alloc(g->env, sizeof(int32_t) * (size_t) cap, err);
 	if (!sv || !a || !kbuf || !row || !stamp || !idx)
+	{
+		/* the old arrays stay in g, for bsgd_free */
+		svc_free(g->env, sv);
+		svc_free(g->env, a);
+		svc_free(g->env, kbuf);
+		svc_free(g->env, row);
+		svc_free(g->env, stamp);
+		svc_free(g->env, idx);
 		return SVC_ERR_NOMEM;
+	}
 	if (g->b > 0)
 	{
 		memcpy(sv, g->sv, sizeof(double) * (size_t) g->b * g->d);

@@ -185,6 +185,24 @@ test_merge(void)
 		CHECK(svc_state_merge(a, c, &err) == SVC_ERR_DIMENSION, "merging different dims fails");
 		free(c);
 	}
+	{
+		/* the same dims, other options: refused, and a is left as it was */
+		SvcOptions	opt;
+		uint8_t    *c = malloc(svc_state_size(2, 4));
+		uint8_t    *before = malloc(la);
+
+		svc_options_default(&opt);
+		opt.sample = 1000;
+		opt.budget = 7;
+		svc_state_init(c, 2, 4, &opt);
+		memcpy(before, a, la);
+		CHECK(svc_state_merge(a, c, &err) == SVC_ERR_INVALID_PARAMETER &&
+			  strstr(err.message, "different options") != NULL,
+			  "merging states of different options fails: %s", err.message);
+		CHECK(memcmp(before, a, la) == 0, "a refused merge changes nothing");
+		free(before);
+		free(c);
+	}
 	free(a);
 	free(b);
 	free(serial);
