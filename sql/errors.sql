@@ -54,7 +54,7 @@ SELECT pg_temp.try($q$SELECT svc_model_info('\x'::bytea)$q$);
 SELECT pg_temp.try($q$SELECT svc_model_info('hello world'::bytea)$q$);
 SELECT pg_temp.try($q$SELECT svc_model_info(substr(model, 1, 100)) FROM m$q$);
 SELECT pg_temp.try($q$SELECT svc_model_info(substr(model, 1, length(model) - 1)) FROM m$q$);
-SELECT pg_temp.try($q$SELECT svc_model_info(overlay(model placing '\xff'::bytea from 200 for 1)) FROM m$q$);
+SELECT pg_temp.try($q$SELECT svc_model_info(overlay(model placing '\xff'::bytea from 300 for 1)) FROM m$q$);
 SELECT pg_temp.try($q$SELECT svc_model_info(overlay(model placing '\x09'::bytea from 5 for 1)) FROM m$q$);
 SELECT pg_temp.try($q$SELECT svc_decision(overlay(model placing '\x00'::bytea from 1 for 1), ARRAY[1, 2]) FROM m$q$);
 SELECT pg_temp.try($q$SELECT svc_predict('\x0102'::bytea, ARRAY[1, 2])$q$);

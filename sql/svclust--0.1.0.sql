@@ -75,10 +75,19 @@ CREATE FUNCTION svc_decision(model bytea, features float8[]) RETURNS float8
 CREATE FUNCTION svc_predict(model bytea, features float8[]) RETURNS integer
     AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
+-- The same model with its saddle tree cut again (n_clusters, level, cut,
+-- merge_ratio, min_cluster_size, min_cluster_share): no training
+CREATE FUNCTION svc_recut(model bytea, options jsonb) RETURNS bytea
+    AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
 -- Assigning the rows of a query, which returns (id, features)
 CREATE FUNCTION svc_assign(model bytea, query text)
     RETURNS TABLE (id bigint, cluster integer, decision float8, outlier boolean)
     AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+-- ... with the tree cut at other settings, as svc_recut(model, options)
+CREATE FUNCTION svc_assign(model bytea, query text, options jsonb)
+    RETURNS TABLE (id bigint, cluster integer, decision float8, outlier boolean)
+    AS 'MODULE_PATHNAME', 'svc_assign' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
 
 -- Clustering validity indices (svc_cvi)
 -- The query returns (features float8[], cluster integer [, class integer]);

@@ -37,7 +37,7 @@ SELECT strategy, svc_decision(model, ARRAY[100, -100]) < 0 AS far_outside
 FROM models ORDER BY strategy;
 
 -- the defaults: one-argument form
-SELECT (svc_model_info(svc_train(f))->>'n_support_vectors')::int <= 100 AS default_budget
+SELECT (svc_model_info(svc_train(f))->>'n_support_vectors')::int <= 300 AS default_budget
 FROM blobs;
 
 -- same rows, options and seed: same bytes; another seed: other bytes

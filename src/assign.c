@@ -203,6 +203,8 @@ svc_assign(PG_FUNCTION_ARGS)
 
 	/* the model and workspaces live for the whole call */
 	svc_decode_model(PG_GETARG_BYTEA_PP(0), &model);
+	if (PG_NARGS() > 2 && !PG_ARGISNULL(2))
+		svc_cut_model(&model, PG_GETARG_JSONB_P(2));
 	if (svc_label_work_init(&svc_pg_env, &model, &work, &err) != SVC_OK)
 		svc_report(&err);
 	scaled = palloc(sizeof(double) * model.dims);

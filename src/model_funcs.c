@@ -11,10 +11,12 @@
 
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
+#include "utils/memutils.h"
 
 PG_FUNCTION_INFO_V1(svc_model_info);
 PG_FUNCTION_INFO_V1(svc_decision);
 PG_FUNCTION_INFO_V1(svc_predict);
+PG_FUNCTION_INFO_V1(svc_recut);
 
 /* Workspace kept with a cached model. */
 typedef struct ScoreWork
@@ -83,4 +85,28 @@ svc_predict(PG_FUNCTION_ARGS)
 	SvcModelCache *cache = scaled_row(fcinfo, &w);
 
 	PG_RETURN_INT32(svc_label_predict(&cache->model, w->scaled, &w->label, NULL));
+}
+
+/*
+ * The same model cut again at other settings (n_clusters, level, cut,
+ * merge_ratio, min_cluster_size, min_cluster_share): no training, only
+ * the tree's cut and the cluster ids change.
+ */
+Datum
+svc_recut(PG_FUNCTION_ARGS)
+{
+	SvcModel	model;
+	bytea	   *out;
+	size_t		len;
+
+	svc_decode_model(PG_GETARG_BYTEA_PP(0), &model);
+	svc_cut_model(&model, PG_GETARG_JSONB_P(1));
+	len = svc_model_encoded_size(&model);
+	if (len == 0 || len > MaxAllocSize - VARHDRSZ)
+		elog(ERROR, "svclust model of unexpected size");	/* it decoded */
+	out = (bytea *) palloc(len + VARHDRSZ);
+	SET_VARSIZE(out, len + VARHDRSZ);
+	svc_model_encode(&model, (uint8_t *) VARDATA(out));
+	svc_model_free(&svc_pg_env, &model);
+	PG_RETURN_BYTEA_P(out);
 }

@@ -4,6 +4,8 @@
  */
 #include "svclust.h"
 
+#include "cut.h"
+
 #include <math.h>
 
 #include "catalog/pg_type.h"
@@ -143,6 +145,32 @@ svc_decode_model(bytea *raw, SvcModel *model)
 	if (svc_model_decode(&svc_pg_env, (const uint8_t *) VARDATA_ANY(raw),
 						 VARSIZE_ANY_EXHDR(raw), model, &err) != SVC_OK)
 		svc_report(&err);
+}
+
+void
+svc_cut_model(SvcModel *model, Jsonb *options)
+{
+	char	   *text = JsonbToCString(NULL, &options->root, VARSIZE(options));
+	SvcOptions	opt = model->opt;
+	SvcOptions	saved = model->opt;
+	SvcError	err;
+
+	if (model->opt.labeling != SVC_LABELING_TREE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the model has no saddle tree to cut"),
+				 errdetail("The model was trained with \"labeling\": \"%s\".",
+						   svc_labeling_name(model->opt.labeling)),
+				 errhint("Train with \"labeling\": \"tree\" (the default) to cut a model again.")));
+	if (svc_options_parse_cut(text, strlen(text), &opt, &err) != SVC_OK)
+		svc_report(&err);
+	model->opt = opt;
+	if (svc_cut_apply(&svc_pg_env, model, &err) != SVC_OK)
+	{
+		model->opt = saved;
+		svc_report(&err);
+	}
+	pfree(text);
 }
 
 SvcModelCache *

@@ -13,6 +13,8 @@
 #include "utils/array.h"
 #include "utils/portal.h"
 
+#include "utils/jsonb.h"
+
 #include "svc_core.h"
 #include "model.h"
 
@@ -72,5 +74,12 @@ Portal		svc_open_query(const char *sql, const char *fname, const char *shape);
 
 /* Decode a model into CurrentMemoryContext (no caching). */
 void		svc_decode_model(bytea *raw, SvcModel *model);
+
+/*
+ * Cut a decoded model's tree again with the cut options of a jsonb (n_clusters,
+ * level, cut, merge_ratio, min_cluster_size, min_cluster_share); errors
+ * for other keys, for a model without a tree, and for bad values.
+ */
+void		svc_cut_model(SvcModel *model, Jsonb *options);
 
 #endif							/* SVCLUST_H */

@@ -14,6 +14,7 @@
  * alphas are positive.
  */
 #include "label.h"
+#include "cut.h"
 #include "kdtree.h"
 #include "kernel.h"
 
@@ -31,13 +32,9 @@
 									 * on the benchmark sets for 1.5x the work */
 
 /* Saddle tree (FINDINGS.md section 9). */
-#define TREE_ALL_PAIRS_MAX	60		/* up to this many equilibria: all pairs */
-#define TREE_KNN			12		/* else each one's 12 nearest ... */
-#define TREE_RADIUS_SIGMA	4.0		/* ... plus all within 4 sigma ... */
-#define TREE_MAX_NEIGH		64		/* ... but at most this many per equilibrium */
+#define TREE_KNN			3		/* straight segments: each one's 3 nearest */
 #define SADDLE_POINTS		32		/* evenly spaced, endpoints included */
 #define SADDLE_REFINE		4		/* golden-section steps around the minimum */
-#define MIN_CLUSTER_ROWS	5		/* smaller components always merge */
 #define DATA_KNN			10		/* data paths: each row's 10 nearest rows */
 #define DATA_MAX_SIGMA		4.0		/* ... no farther than 4 sigma */
 #define DATA_STEP_SIGMA		0.5		/* ... checked every half sigma */
@@ -466,104 +463,86 @@ typedef struct Neigh
 } Neigh;
 
 /*
- * Candidate edges for M equilibria: all pairs when M is small, else each
- * one's TREE_KNN nearest plus all within TREE_RADIUS_SIGMA sigma (at most
- * TREE_MAX_NEIGH per equilibrium).  Testing every pair is not only slower:
- * a straight segment between far equilibria under-estimates the pass and
- * made results worse (FINDINGS.md section 9).  Returns the edge count in
+ * Candidate edges for M equilibria: each one's TREE_KNN nearest, their
+ * saddles from straight segments.  The data edges carry most of the tree
+ * (FINDINGS.md section 9: a chord is only a lower bound on the pass, and
+ * testing far pairs made results worse); these few keep it sound where
+ * rows are too far apart for data edges (high dimension, where every
+ * support vector can be its own equilibrium).  Measured on the nine shared
+ * sets against all pairs up to 60 equilibria, else 12 nearest plus all
+ * within 4 sigma: the same best-cut NMI (0.811 at budget 100, 0.903 at
+ * 300) for about half the labelling time.  Returns the edge count in
  * *n_edges; *edges is allocated from env.
  */
 static SvcStatus
-candidate_edges(const SvcEnv *env, const SvcModel *m, const EqList *eqs,
-				Edge **edges, int64_t *n_edges, SvcError *err)
+candidate_edges(const SvcEnv *env, const EqList *eqs, Edge **edges,
+				int64_t *n_edges, SvcError *err)
 {
 	int32_t		M = eqs->n;
 	int32_t		d = eqs->dims;
 	size_t		cap;
 	Edge	   *e;
 	int64_t		ne = 0;
+	Neigh		buf[TREE_KNN];
 
 	*edges = NULL;
 	*n_edges = 0;
-	if (M <= TREE_ALL_PAIRS_MAX)
-		cap = (size_t) M * (size_t) (M > 0 ? M - 1 : 0) / 2;
-	else
-		cap = (size_t) M * TREE_MAX_NEIGH;
+	cap = (size_t) M * TREE_KNN;
 	if (!svc_size_mul(cap, sizeof(Edge), &cap))
 		return svc_fail(err, SVC_ERR_LIMIT, "too many equilibria to label: %d", M);
-	e = svc_alloc(env, cap, err);
+	e = svc_alloc(env, cap > 0 ? cap : sizeof(Edge), err);
 	if (!e)
 		return SVC_ERR_NOMEM;
 
-	if (M <= TREE_ALL_PAIRS_MAX)
+	for (int32_t a = 0; a < M; a++)
 	{
-		for (int32_t a = 0; a < M; a++)
-			for (int32_t b = a + 1; b < M; b++)
+		int			nb = 0;
+		const double *xa = eqs->x + (size_t) a * d;
+
+		if ((a & 63) == 0 && svc_interrupted(env, err))
+		{
+			svc_free(env, e);
+			return SVC_ERR_INTERRUPTED;
+		}
+		/* Insertion into a sorted buffer: most j fail the first test. */
+		for (int32_t b = 0; b < M; b++)
+		{
+			double		t;
+			int			p;
+
+			if (b == a)
+				continue;
+			t = svc_sqdist(xa, eqs->x + (size_t) b * d, d);
+			if (nb == TREE_KNN && !(t < buf[nb - 1].d2))
+				continue;		/* ties keep the lower index, already in */
+			p = nb < TREE_KNN ? nb++ : nb - 1;
+			while (p > 0 && buf[p - 1].d2 > t)
 			{
-				e[ne].a = a;
-				e[ne].b = b;
-				e[ne].d2 = svc_sqdist(eqs->x + (size_t) a * d, eqs->x + (size_t) b * d, d);
-				e[ne].saddle = 0.0;
-				ne++;
+				buf[p] = buf[p - 1];
+				p--;
 			}
+			buf[p].d2 = t;
+			buf[p].j = b;
+		}
+		for (int k = 0; k < nb; k++)
+		{
+			e[ne].a = a < buf[k].j ? a : buf[k].j;
+			e[ne].b = a < buf[k].j ? buf[k].j : a;
+			e[ne].d2 = buf[k].d2;
+			e[ne].saddle = 0.0;
+			ne++;
+		}
 	}
-	else
+	/* Drop the pairs that both ends chose. */
+	if (ne > 1)
 	{
-		double		sigma = 1.0 / sqrt(2.0 * m->gamma);
-		double		r2 = (TREE_RADIUS_SIGMA * sigma) * (TREE_RADIUS_SIGMA * sigma);
-		Neigh		buf[TREE_MAX_NEIGH];
+		int64_t		w = 0;
 
-		for (int32_t a = 0; a < M; a++)
-		{
-			int			nb = 0;
-			const double *xa = eqs->x + (size_t) a * d;
-
-			if ((a & 63) == 0 && svc_interrupted(env, err))
-			{
-				svc_free(env, e);
-				return SVC_ERR_INTERRUPTED;
-			}
-			/* Insertion into a sorted buffer: most j fail the first test. */
-			for (int32_t b = 0; b < M; b++)
-			{
-				double		t;
-				int			p;
-
-				if (b == a)
-					continue;
-				t = svc_sqdist(xa, eqs->x + (size_t) b * d, d);
-				if (nb == TREE_MAX_NEIGH && !(t < buf[nb - 1].d2))
-					continue;	/* ties keep the lower index, already in */
-				p = nb < TREE_MAX_NEIGH ? nb++ : nb - 1;
-				while (p > 0 && buf[p - 1].d2 > t)
-				{
-					buf[p] = buf[p - 1];
-					p--;
-				}
-				buf[p].d2 = t;
-				buf[p].j = b;
-			}
-			for (int k = 0; k < nb; k++)
-			{
-				if (k >= TREE_KNN && buf[k].d2 > r2)
-					break;
-				e[ne].a = a < buf[k].j ? a : buf[k].j;
-				e[ne].b = a < buf[k].j ? buf[k].j : a;
-				e[ne].d2 = buf[k].d2;
-				e[ne].saddle = 0.0;
-				ne++;
-			}
-		}
-		/* Drop the pairs that both ends chose. */
 		qsort(e, (size_t) ne, sizeof(Edge), edge_cmp_pair);
-		{
-			int64_t		w = 0;
-
-			for (int64_t i = 0; i < ne; i++)
-				if (w == 0 || edge_cmp_pair(&e[w - 1], &e[i]) != 0)
-					e[w++] = e[i];
-			ne = w;
-		}
+		for (int64_t i = 0; i < ne; i++)
+			if (w == 0 || edge_cmp_pair(&e[w - 1], &e[i]) != 0)
+				e[w++] = e[i];
+		ne = w;
 	}
 	*edges = e;
 	*n_edges = ne;
@@ -823,33 +802,26 @@ done:
 }
 
 /*
- * Labelling by the saddle tree: comp[i] receives a component id (an
- * equilibrium index) for each equilibrium.  The maximum spanning tree of
- * the saddle heights is the merge tree; its edges, walked from the highest
- * saddle down, join components A and B when either holds fewer than
- * max(MIN_CLUSTER_ROWS, min_cluster_share * rows) rows, or when the saddle
- * reaches merge_ratio times the lower of their two peaks.  The other tree
- * edges stay cut.
+ * The saddle tree: the maximum spanning tree of the candidate and data
+ * edges by saddle height.  Writes its M - 1 edges, by decreasing saddle,
+ * into tree[] (allocated by the caller); svc_cut_apply cuts it.
  */
 static SvcStatus
-tree_components(const SvcEnv *env, const SvcModel *m, const EqList *eqs,
-				const int64_t *eq_rows, const double *xs, int64_t n_rows,
-				const int32_t *roweq, const double *rowlam, int32_t *comp,
-				SvcError *err)
+tree_build(const SvcEnv *env, const SvcModel *m, const EqList *eqs,
+		   const double *xs, int64_t n_rows, const int32_t *roweq,
+		   const double *rowlam, Edge *tree, SvcError *err)
 {
 	int32_t		M = eqs->n;
 	int32_t		d = eqs->dims;
 	Edge	   *edges = NULL;
 	int64_t		ne = 0;
+	int32_t		nt = 0;
 	int32_t    *mst = NULL;		/* union-find of the spanning tree */
-	int64_t    *rows = NULL;	/* rows per component (at its root) */
-	double	   *peak = NULL;	/* highest lambda per component */
 	double	   *pt = NULL;
-	double		min_rows;
 	int64_t		every = units_per_check(m);
 	SvcStatus	st;
 
-	st = candidate_edges(env, m, eqs, &edges, &ne, err);
+	st = candidate_edges(env, eqs, &edges, &ne, err);
 	if (st != SVC_OK)
 		goto done;
 	st = connect_components(env, eqs, &edges, &ne, err);
@@ -857,10 +829,8 @@ tree_components(const SvcEnv *env, const SvcModel *m, const EqList *eqs,
 		goto done;
 
 	mst = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
-	rows = svc_alloc(env, sizeof(int64_t) * (size_t) M, err);
-	peak = svc_alloc(env, sizeof(double) * (size_t) M, err);
 	pt = svc_alloc(env, sizeof(double) * (size_t) d, err);
-	if (!mst || !rows || !peak || !pt)
+	if (!mst || !pt)
 	{
 		st = SVC_ERR_NOMEM;
 		goto done;
@@ -883,51 +853,22 @@ tree_components(const SvcEnv *env, const SvcModel *m, const EqList *eqs,
 		qsort(edges, (size_t) ne, sizeof(Edge), edge_cmp_saddle);
 
 	for (int32_t i = 0; i < M; i++)
-	{
 		mst[i] = i;
-		comp[i] = i;
-		rows[i] = eq_rows[i];
-		peak[i] = eqs->lambda[i] > 0.0 ? eqs->lambda[i] : 0.0;
-	}
-	min_rows = m->opt.min_cluster_share * (double) n_rows;
-	if (min_rows < MIN_CLUSTER_ROWS)
-		min_rows = MIN_CLUSTER_ROWS;
-
-	for (int64_t k = 0; k < ne; k++)
+	for (int64_t k = 0; k < ne && nt < M - 1; k++)
 	{
 		int32_t		ta = uf_find(mst, edges[k].a);
 		int32_t		tb = uf_find(mst, edges[k].b);
-		int32_t		ca,
-					cb,
-					r;
-		double		lower;
 
 		if (ta == tb)
 			continue;			/* not a tree edge */
 		uf_link(mst, ta, tb);
-
-		ca = uf_find(comp, edges[k].a);
-		cb = uf_find(comp, edges[k].b);
-		lower = peak[ca] < peak[cb] ? peak[ca] : peak[cb];
-		if ((double) rows[ca] < min_rows || (double) rows[cb] < min_rows ||
-			edges[k].saddle >= m->opt.merge_ratio * lower)
-		{
-			int64_t		sum = rows[ca] + rows[cb];
-			double		top = peak[ca] > peak[cb] ? peak[ca] : peak[cb];
-
-			r = uf_link(comp, ca, cb);
-			rows[r] = sum;
-			peak[r] = top;
-		}
+		tree[nt++] = edges[k];
 	}
-	for (int32_t i = 0; i < M; i++)
-		comp[i] = uf_find(comp, i);
-	st = SVC_OK;
+	/* connect_components made the graph connected */
+	st = nt == M - 1 ? SVC_OK : svc_fail(err, SVC_ERR_INTERNAL, "saddle tree is not connected");
 done:
 	svc_free(env, edges);
 	svc_free(env, mst);
-	svc_free(env, rows);
-	svc_free(env, peak);
 	svc_free(env, pt);
 	return st;
 }
@@ -1118,89 +1059,116 @@ proto_cmp(const void *pa, const void *pb)
 }
 
 /*
- * Number the components 1..K by decreasing row count and write the
- * model's labelling arrays (freeing whatever they held).  comp[i] is the
- * component (an equilibrium index) of equilibrium i, roweq[r] the
- * equilibrium of row r.
+ * Write the model's labelling (freeing what it held, only on success):
+ * the equilibria with their rows, and either the tree (tree[], M - 1
+ * edges by decreasing saddle), cut by svc_cut_apply, or the paper's
+ * components (comp[i], an equilibrium index per equilibrium) numbered
+ * 1..K by decreasing rows.  roweq[r] is the equilibrium of row r.
  */
 static SvcStatus
 finish_model(const SvcEnv *env, SvcModel *m, const EqList *eqs,
-			 const int32_t *comp, const int32_t *roweq, int64_t n,
-			 int32_t *labels, SvcError *err)
+			 const Edge *tree, const int32_t *comp, const int32_t *roweq,
+			 int64_t n, int32_t *labels, SvcError *err)
 {
 	int32_t		M = eqs->n;
-	int32_t		K = 0;
+	int32_t		n_edges = tree ? M - 1 : 0;
+	SvcModel	next = *m;
 	int32_t    *proto_of = NULL;	/* component root -> proto index */
-	int32_t    *final_of = NULL;	/* proto index -> cluster id */
 	ProtoCluster *proto = NULL;
-	double	   *eq = NULL;
-	int32_t    *eq_cluster = NULL;
-	double	   *eq_f = NULL;
-	int64_t    *cluster_size = NULL;
 	SvcStatus	st = SVC_ERR_NOMEM;
 
-	proto_of = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
-	final_of = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
-	proto = svc_alloc(env, sizeof(ProtoCluster) * (size_t) M, err);
-	if (!proto_of || !final_of || !proto)
+	next.n_eq = M;
+	next.n_edges = n_edges;
+	next.eq = svc_alloc(env, sizeof(double) * (size_t) M * (size_t) eqs->dims, err);
+	next.eq_f = svc_alloc(env, sizeof(double) * (size_t) M, err);
+	next.eq_rows = svc_alloc0(env, sizeof(int64_t) * (size_t) M, err);
+	next.eq_cluster = NULL;
+	next.cluster_size = NULL;
+	next.edge_a = svc_alloc(env, sizeof(int32_t) * (size_t) n_edges, err);
+	next.edge_b = svc_alloc(env, sizeof(int32_t) * (size_t) n_edges, err);
+	next.edge_f = svc_alloc(env, sizeof(double) * (size_t) n_edges, err);
+	if (!next.eq || !next.eq_f || !next.eq_rows || !next.edge_a ||
+		!next.edge_b || !next.edge_f)
 		goto done;
+	memcpy(next.eq, eqs->x, sizeof(double) * (size_t) M * (size_t) eqs->dims);
 	for (int32_t i = 0; i < M; i++)
-		proto_of[i] = -1;
-	for (int32_t i = 0; i < M; i++)
-		if (proto_of[comp[i]] < 0)
-		{
-			proto_of[comp[i]] = K;
-			proto[K].rows = 0;
-			proto[K].first_eq = i;
-			K++;
-		}
+		next.eq_f[i] = eqs->lambda[i] - m->offset;
 	for (int64_t r = 0; r < n; r++)
-		proto[proto_of[comp[roweq[r]]]].rows++;
-	qsort(proto, (size_t) K, sizeof(ProtoCluster), proto_cmp);
-	for (int32_t k = 0; k < K; k++)
-		final_of[proto_of[comp[proto[k].first_eq]]] = k + 1;
-
-	eq = svc_alloc(env, sizeof(double) * (size_t) M * (size_t) eqs->dims, err);
-	eq_cluster = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
-	eq_f = svc_alloc(env, sizeof(double) * (size_t) M, err);
-	cluster_size = svc_alloc(env, sizeof(int64_t) * (size_t) K, err);
-	if (!eq || !eq_cluster || !eq_f || !cluster_size)
-		goto done;
-	if (M > 0)
-		memcpy(eq, eqs->x, sizeof(double) * (size_t) M * (size_t) eqs->dims);
-	for (int32_t i = 0; i < M; i++)
+		next.eq_rows[roweq[r]]++;
+	for (int32_t k = 0; k < n_edges; k++)
 	{
-		eq_cluster[i] = final_of[proto_of[comp[i]]];
-		eq_f[i] = eqs->lambda[i] - m->offset;
+		next.edge_a[k] = tree[k].a;
+		next.edge_b[k] = tree[k].b;
+		next.edge_f[k] = tree[k].saddle - m->offset;
 	}
-	for (int32_t k = 0; k < K; k++)
-		cluster_size[k] = proto[k].rows;
+
+	if (tree)
+	{
+		st = svc_cut_apply(env, &next, err);
+		if (st != SVC_OK)
+			goto done;
+	}
+	else
+	{
+		int32_t		K = 0;
+
+		proto_of = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
+		proto = svc_alloc(env, sizeof(ProtoCluster) * (size_t) M, err);
+		next.eq_cluster = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
+		if (!proto_of || !proto || !next.eq_cluster)
+			goto done;
+		for (int32_t i = 0; i < M; i++)
+			proto_of[i] = -1;
+		for (int32_t i = 0; i < M; i++)
+			if (proto_of[comp[i]] < 0)
+			{
+				proto_of[comp[i]] = K;
+				proto[K].rows = 0;
+				proto[K].first_eq = i;
+				K++;
+			}
+		for (int32_t i = 0; i < M; i++)
+			proto[proto_of[comp[i]]].rows += next.eq_rows[i];
+		qsort(proto, (size_t) K, sizeof(ProtoCluster), proto_cmp);
+		next.cluster_size = svc_alloc(env, sizeof(int64_t) * (size_t) K, err);
+		if (!next.cluster_size)
+			goto done;
+		/* proto_of is indexed by component root; renumber through first_eq */
+		for (int32_t k = 0; k < K; k++)
+		{
+			next.cluster_size[k] = proto[k].rows;
+			proto_of[comp[proto[k].first_eq]] = k + 1;
+		}
+		for (int32_t i = 0; i < M; i++)
+			next.eq_cluster[i] = proto_of[comp[i]];
+		next.n_clusters = K;
+	}
 	if (labels)
 		for (int64_t r = 0; r < n; r++)
-			labels[r] = eq_cluster[roweq[r]];
+			labels[r] = next.eq_cluster[roweq[r]];
 
 	svc_free(env, m->eq);
 	svc_free(env, m->eq_cluster);
 	svc_free(env, m->eq_f);
+	svc_free(env, m->eq_rows);
 	svc_free(env, m->cluster_size);
-	m->eq = eq;
-	m->eq_cluster = eq_cluster;
-	m->eq_f = eq_f;
-	m->cluster_size = cluster_size;
-	m->n_eq = M;
-	m->n_clusters = K;
-	eq = eq_f = NULL;
-	eq_cluster = NULL;
-	cluster_size = NULL;
+	svc_free(env, m->edge_a);
+	svc_free(env, m->edge_b);
+	svc_free(env, m->edge_f);
+	*m = next;
+	memset(&next, 0, sizeof(next));
 	st = SVC_OK;
 done:
 	svc_free(env, proto_of);
-	svc_free(env, final_of);
 	svc_free(env, proto);
-	svc_free(env, eq);
-	svc_free(env, eq_cluster);
-	svc_free(env, eq_f);
-	svc_free(env, cluster_size);
+	svc_free(env, next.eq);
+	svc_free(env, next.eq_cluster);
+	svc_free(env, next.eq_f);
+	svc_free(env, next.eq_rows);
+	svc_free(env, next.cluster_size);
+	svc_free(env, next.edge_a);
+	svc_free(env, next.edge_b);
+	svc_free(env, next.edge_f);
 	return st;
 }
 
@@ -1215,8 +1183,8 @@ svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
 	double	   *rowlam = NULL;	/* kernel sum at each row (paper) */
 	double	   *absf = NULL;
 	int32_t    *roweq = NULL;	/* equilibrium of each row, -1 = none yet */
-	int64_t    *eq_rows = NULL;
 	int32_t    *comp = NULL;
+	Edge	   *tree = NULL;
 	double		epsilon = 0.0;
 	bool		all_rows = true;	/* trajectories from every row */
 	int64_t		every = units_per_check(m);
@@ -1306,29 +1274,32 @@ svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
 	if (!paper)
 		epsilon = m->opt.epsilon > 0.0 ? m->opt.epsilon : auto_epsilon(absf, n);
 
-	comp = svc_alloc(env, sizeof(int32_t) * (size_t) eqs.n, err);
-	eq_rows = svc_alloc0(env, sizeof(int64_t) * (size_t) eqs.n, err);
-	if (!comp || !eq_rows)
-	{
-		st = SVC_ERR_NOMEM;
-		goto done;
-	}
 	if (paper)
 	{
+		comp = svc_alloc(env, sizeof(int32_t) * (size_t) eqs.n, err);
+		if (!comp)
+		{
+			st = SVC_ERR_NOMEM;
+			goto done;
+		}
 		st = paper_components(env, m, &eqs, comp, err);
 		if (st == SVC_OK && !all_rows)
 			st = assign_nearest_beps(env, xs, n, d, every, roweq, err);
 	}
 	else
 	{
-		for (int64_t i = 0; i < n; i++)
-			eq_rows[roweq[i]]++;
-		st = tree_components(env, m, &eqs, eq_rows, xs, n, roweq, rowlam, comp, err);
+		tree = svc_alloc(env, sizeof(Edge) * (size_t) eqs.n, err);
+		if (!tree)
+		{
+			st = SVC_ERR_NOMEM;
+			goto done;
+		}
+		st = tree_build(env, m, &eqs, xs, n, roweq, rowlam, tree, err);
 	}
 	if (st != SVC_OK)
 		goto done;
 
-	st = finish_model(env, m, &eqs, comp, roweq, n, labels, err);
+	st = finish_model(env, m, &eqs, paper ? NULL : tree, comp, roweq, n, labels, err);
 	if (st == SVC_OK)
 		m->epsilon = epsilon;
 done:
@@ -1337,7 +1308,7 @@ done:
 	svc_free(env, rowlam);
 	svc_free(env, absf);
 	svc_free(env, roweq);
-	svc_free(env, eq_rows);
+	svc_free(env, tree);
 	svc_free(env, comp);
 	return st;
 }

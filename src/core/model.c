@@ -5,15 +5,17 @@
  *   "SVCM" u16 version u16 flags u32 dims u8 solver u8 boundary u16 0
  *   options (SVC_OPTIONS_WIRE_SIZE bytes)
  *   f64 gamma epsilon offset; u64 rows_seen rows_used iterations
- *   u32 converged u32 n_sv u32 n_eq u32 n_clusters
+ *   u32 converged u32 n_sv u32 n_eq u32 n_clusters u32 n_edges u32 0
  *   f64 shift[dims] mul[dims]
  *   f64 sv[n_sv*dims] alpha[n_sv]
- *   f64 eq[n_eq*dims]; u32 eq_cluster[n_eq]; f64 eq_f[n_eq]
+ *   f64 eq[n_eq*dims]; u32 eq_cluster[n_eq]; f64 eq_f[n_eq]; u64 eq_rows[n_eq]
  *   u64 cluster_size[n_clusters]
+ *   u32 edge_a[n_edges] edge_b[n_edges]; f64 edge_f[n_edges]
  *   u32 crc32c of everything before it
  */
 #include "model.h"
 #include "bytes.h"
+#include "cut.h"
 #include "kernel.h"
 
 #include <math.h>
@@ -21,13 +23,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MODEL_FIXED_SIZE (4 + 2 + 2 + 4 + 4 + SVC_OPTIONS_WIRE_SIZE + 3 * 8 + 3 * 8 + 4 * 4)
+#define MODEL_FIXED_SIZE (4 + 2 + 2 + 4 + 4 + SVC_OPTIONS_WIRE_SIZE + 3 * 8 + 3 * 8 + 6 * 4)
 #define MODEL_MAX_SV SVC_MAX_SAMPLE	/* unbudgeted: one per kept row */
 #define MODEL_MAX_EQ 10000000
 
 SvcStatus
 svc_model_alloc(const SvcEnv *env, SvcModel *m, int32_t dims, int32_t n_sv,
-				int32_t n_eq, int32_t n_clusters, SvcError *err)
+				int32_t n_eq, int32_t n_clusters, int32_t n_edges, SvcError *err)
 {
 	size_t		d = (size_t) dims;
 
@@ -35,6 +37,7 @@ svc_model_alloc(const SvcEnv *env, SvcModel *m, int32_t dims, int32_t n_sv,
 	m->n_sv = n_sv;
 	m->n_eq = n_eq;
 	m->n_clusters = n_clusters;
+	m->n_edges = n_edges;
 	m->shift = svc_alloc0(env, sizeof(double) * d, err);
 	m->mul = svc_alloc0(env, sizeof(double) * d, err);
 	m->sv = svc_alloc0(env, sizeof(double) * d * (size_t) n_sv, err);
@@ -42,9 +45,14 @@ svc_model_alloc(const SvcEnv *env, SvcModel *m, int32_t dims, int32_t n_sv,
 	m->eq = svc_alloc0(env, sizeof(double) * d * (size_t) n_eq, err);
 	m->eq_cluster = svc_alloc0(env, sizeof(int32_t) * (size_t) n_eq, err);
 	m->eq_f = svc_alloc0(env, sizeof(double) * (size_t) n_eq, err);
+	m->eq_rows = svc_alloc0(env, sizeof(int64_t) * (size_t) n_eq, err);
 	m->cluster_size = svc_alloc0(env, sizeof(int64_t) * (size_t) n_clusters, err);
+	m->edge_a = svc_alloc0(env, sizeof(int32_t) * (size_t) n_edges, err);
+	m->edge_b = svc_alloc0(env, sizeof(int32_t) * (size_t) n_edges, err);
+	m->edge_f = svc_alloc0(env, sizeof(double) * (size_t) n_edges, err);
 	if (!m->shift || !m->mul || !m->sv || !m->alpha || !m->eq ||
-		!m->eq_cluster || !m->eq_f || !m->cluster_size)
+		!m->eq_cluster || !m->eq_f || !m->eq_rows || !m->cluster_size ||
+		!m->edge_a || !m->edge_b || !m->edge_f)
 		return SVC_ERR_NOMEM;
 	return SVC_OK;
 }
@@ -59,26 +67,32 @@ svc_model_free(const SvcEnv *env, SvcModel *m)
 	svc_free(env, m->eq);
 	svc_free(env, m->eq_cluster);
 	svc_free(env, m->eq_f);
+	svc_free(env, m->eq_rows);
 	svc_free(env, m->cluster_size);
-	m->shift = m->mul = m->sv = m->alpha = m->eq = m->eq_f = NULL;
-	m->eq_cluster = NULL;
-	m->cluster_size = NULL;
+	svc_free(env, m->edge_a);
+	svc_free(env, m->edge_b);
+	svc_free(env, m->edge_f);
+	m->shift = m->mul = m->sv = m->alpha = m->eq = m->eq_f = m->edge_f = NULL;
+	m->eq_cluster = m->edge_a = m->edge_b = NULL;
+	m->eq_rows = m->cluster_size = NULL;
 }
 
 /* Encoded size, or 0 if it would overflow size_t. */
 static size_t
-encoded_size(uint64_t dims, uint64_t n_sv, uint64_t n_eq, uint64_t n_clusters)
+encoded_size(uint64_t dims, uint64_t n_sv, uint64_t n_eq, uint64_t n_clusters,
+			 uint64_t n_edges)
 {
 	uint64_t	total;
 
 	if (dims > SVC_MAX_DIMS || n_sv > MODEL_MAX_SV || n_eq > MODEL_MAX_EQ ||
-		n_clusters > MODEL_MAX_EQ)
+		n_clusters > MODEL_MAX_EQ || n_edges > MODEL_MAX_EQ)
 		return 0;
 	total = MODEL_FIXED_SIZE;
 	total += 8 * 2 * dims;
 	total += 8 * n_sv * (dims + 1);
-	total += n_eq * (8 * dims + 4 + 8);
+	total += n_eq * (8 * dims + 4 + 8 + 8);
 	total += 8 * n_clusters;
+	total += n_edges * (4 + 4 + 8);
 	total += 4;
 	if (total > SIZE_MAX)
 		return 0;
@@ -89,7 +103,8 @@ size_t
 svc_model_encoded_size(const SvcModel *m)
 {
 	return encoded_size((uint64_t) m->dims, (uint64_t) m->n_sv,
-						(uint64_t) m->n_eq, (uint64_t) m->n_clusters);
+						(uint64_t) m->n_eq, (uint64_t) m->n_clusters,
+						(uint64_t) m->n_edges);
 }
 
 void
@@ -123,6 +138,8 @@ svc_model_encode(const SvcModel *m, uint8_t *out)
 	svc_put_u32(&w, (uint32_t) m->n_sv);
 	svc_put_u32(&w, (uint32_t) m->n_eq);
 	svc_put_u32(&w, (uint32_t) m->n_clusters);
+	svc_put_u32(&w, (uint32_t) m->n_edges);
+	svc_put_u32(&w, 0);
 	for (size_t j = 0; j < d; j++)
 		svc_put_f64(&w, m->shift[j]);
 	for (size_t j = 0; j < d; j++)
@@ -137,8 +154,16 @@ svc_model_encode(const SvcModel *m, uint8_t *out)
 		svc_put_u32(&w, (uint32_t) m->eq_cluster[i]);
 	for (int32_t i = 0; i < m->n_eq; i++)
 		svc_put_f64(&w, m->eq_f[i]);
+	for (int32_t i = 0; i < m->n_eq; i++)
+		svc_put_u64(&w, (uint64_t) m->eq_rows[i]);
 	for (int32_t i = 0; i < m->n_clusters; i++)
 		svc_put_u64(&w, (uint64_t) m->cluster_size[i]);
+	for (int32_t i = 0; i < m->n_edges; i++)
+		svc_put_u32(&w, (uint32_t) m->edge_a[i]);
+	for (int32_t i = 0; i < m->n_edges; i++)
+		svc_put_u32(&w, (uint32_t) m->edge_b[i]);
+	for (int32_t i = 0; i < m->n_edges; i++)
+		svc_put_f64(&w, m->edge_f[i]);
 	svc_put_u32(&w, svc_crc32c(out, len - 4));
 }
 
@@ -174,6 +199,8 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 				n_sv,
 				n_eq,
 				n_clusters,
+				n_edges,
+				pad,
 				converged;
 	uint16_t	version;
 	uint8_t		solver,
@@ -219,6 +246,8 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 	n_sv = svc_get_u32(&r);
 	n_eq = svc_get_u32(&r);
 	n_clusters = svc_get_u32(&r);
+	n_edges = svc_get_u32(&r);
+	pad = svc_get_u32(&r);
 	if (r.failed)
 		return corrupt(err, "The value is truncated.");
 
@@ -233,9 +262,11 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 	if (m->rows_seen < 0 || m->rows_used < 0 || m->rows_used > m->rows_seen ||
 		m->iterations < 0 || converged > 1)
 		return corrupt(err, "The training counts are invalid.");
-	if (n_sv < 1 || n_eq < 1 || n_clusters < 1 || n_clusters > n_eq)
+	if (n_sv < 1 || n_eq < 1 || n_clusters < 1 || n_clusters > n_eq || pad != 0)
 		return corrupt(err, "The numbers of support vectors, equilibria or clusters are invalid.");
-	expect = encoded_size(dims, n_sv, n_eq, n_clusters);
+	if (m->opt.labeling == SVC_LABELING_TREE ? n_edges != n_eq - 1 : n_edges != 0)
+		return corrupt(err, "The number of tree edges does not match the equilibria.");
+	expect = encoded_size(dims, n_sv, n_eq, n_clusters, n_edges);
 	if (expect == 0 || expect != len)
 		return corrupt(err, "The length does not match the counts in the header.");
 	if (svc_crc32c(data, len - 4) != svc_load_u32(data + len - 4))
@@ -245,7 +276,7 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 	m->boundary = (SvcBoundary) boundary;
 	m->converged = converged == 1;
 	st = svc_model_alloc(env, m, (int32_t) dims, (int32_t) n_sv, (int32_t) n_eq,
-						 (int32_t) n_clusters, err);
+						 (int32_t) n_clusters, (int32_t) n_edges, err);
 	if (st != SVC_OK)
 		return st;
 	d = dims;
@@ -268,16 +299,36 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 	}
 	if (!get_finite(&r, m->eq_f, n_eq))
 		return corrupt(err, "An equilibrium's decision value is not finite.");
+	for (uint32_t i = 0; i < n_eq; i++)
+	{
+		uint64_t	s = svc_get_u64(&r);
+
+		if (s > (uint64_t) m->rows_used)
+			return corrupt(err, "An equilibrium's row count is out of range.");
+		m->eq_rows[i] = (int64_t) s;
+	}
 	for (uint32_t i = 0; i < n_clusters; i++)
 	{
 		uint64_t	s = svc_get_u64(&r);
 
-		if (s > (uint64_t) INT64_MAX)
+		if (s > (uint64_t) m->rows_used)
 			return corrupt(err, "A cluster size is out of range.");
 		m->cluster_size[i] = (int64_t) s;
 	}
+	for (uint32_t i = 0; i < n_edges; i++)
+		m->edge_a[i] = (int32_t) svc_get_u32(&r);
+	for (uint32_t i = 0; i < n_edges; i++)
+		m->edge_b[i] = (int32_t) svc_get_u32(&r);
+	if (!get_finite(&r, m->edge_f, n_edges))
+		return corrupt(err, "A saddle height is not finite.");
 	if (r.failed || r.left != 4)
 		return corrupt(err, "The value is truncated.");
+	if (m->opt.labeling == SVC_LABELING_TREE)
+	{
+		st = svc_cut_check(env, m, err);
+		if (st != SVC_OK)
+			return st;
+	}
 	return SVC_OK;
 }
 
@@ -336,16 +387,42 @@ emit(TextBuf *t, const char *fmt,...)
 		t->pos = ((size_t) n < t->cap - t->pos) ? t->pos + (size_t) n : t->cap - 1;
 }
 
+/* The cut in effect: what svc_cut_apply does with these options. */
+static const char *
+cut_rule_name(const SvcModel *m)
+{
+	if (m->opt.labeling != SVC_LABELING_TREE)
+		return "paper";
+	if (m->opt.n_clusters > 0)
+		return "n_clusters";
+	if (m->opt.has_level)
+		return "level";
+	return svc_cut_name(m->opt.cut);
+}
+
 char *
 svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 {
 	TextBuf		t;
+	double	   *stability = NULL;
+	double		cut_level = 0.0;
+	bool		has_cut_level = false;
 
-	t.cap = 2048 + (size_t) m->n_clusters * 24;
+	if (m->n_edges > 0)
+	{
+		stability = svc_alloc(env, sizeof(double) * (size_t) m->n_clusters, err);
+		if (stability == NULL)
+			return NULL;
+		has_cut_level = svc_cut_summary(m, &cut_level, stability);
+	}
+	t.cap = 2560 + (size_t) m->n_clusters * 56;
 	t.pos = 0;
 	t.buf = svc_alloc(env, t.cap, err);
 	if (t.buf == NULL)
+	{
+		svc_free(env, stability);
 		return NULL;
+	}
 	t.buf[0] = '\0';
 	emit(&t, "{\"format_version\": %d, \"solver\": \"%s\", \"boundary\": \"%s\", ",
 		 SVC_MODEL_FORMAT_VERSION, solver_name(m->solver),
@@ -359,15 +436,38 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 	emit(&t, "\"seed\": %llu, \"scale\": \"%s\", \"sample\": %lld, \"labeling\": \"%s\", ",
 		 (unsigned long long) m->opt.seed, svc_scale_name(m->opt.scale),
 		 (long long) m->opt.sample, svc_labeling_name(m->opt.labeling));
-	emit(&t, "\"merge_ratio\": %.17g, \"min_cluster_share\": %.17g, \"nu\": %.17g, \"offset\": %.17g, ",
-		 m->opt.merge_ratio, m->opt.min_cluster_share, m->opt.nu, m->offset);
-	emit(&t, "\"n_clusters\": %d, \"n_equilibria\": %d, \"cluster_sizes\": [",
-		 m->n_clusters, m->n_eq);
+	emit(&t, "\"outlier_fraction\": %.17g, \"offset\": %.17g, ", m->opt.nu, m->offset);
+	emit(&t, "\"cut\": \"%s\", \"merge_ratio\": %.17g, \"min_cluster_share\": %.17g, "
+		 "\"min_cluster_size\": %lld, ",
+		 cut_rule_name(m), m->opt.merge_ratio, m->opt.min_cluster_share,
+		 (long long) m->opt.min_cluster_size);
+	if (m->opt.has_level)
+		emit(&t, "\"level\": %.17g, ", m->opt.level);
+	else
+		emit(&t, "\"level\": null, ");
+	emit(&t, "\"n_clusters\": %d, \"n_equilibria\": %d, \"n_tree_edges\": %d, ",
+		 m->n_clusters, m->n_eq, m->n_edges);
+	if (has_cut_level)
+		emit(&t, "\"cut_level\": %.17g, ", cut_level);
+	else
+		emit(&t, "\"cut_level\": null, ");
+	emit(&t, "\"cluster_sizes\": [");
 	for (int32_t i = 0; i < m->n_clusters; i++)
 		emit(&t, "%s%lld", i ? ", " : "", (long long) m->cluster_size[i]);
-	emit(&t, "], \"rows_seen\": %lld, \"rows_used\": %lld, \"iterations\": %lld, "
+	emit(&t, "], \"stability\": ");
+	if (stability)
+	{
+		emit(&t, "[");
+		for (int32_t i = 0; i < m->n_clusters; i++)
+			emit(&t, "%s%.6g", i ? ", " : "", stability[i]);
+		emit(&t, "], ");
+	}
+	else
+		emit(&t, "null, ");
+	emit(&t, "\"rows_seen\": %lld, \"rows_used\": %lld, \"iterations\": %lld, "
 		 "\"converged\": %s}",
 		 (long long) m->rows_seen, (long long) m->rows_used,
 		 (long long) m->iterations, m->converged ? "true" : "false");
+	svc_free(env, stability);
 	return t.buf;
 }

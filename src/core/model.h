@@ -15,7 +15,7 @@
 #include "options.h"
 
 #define SVC_MODEL_MAGIC "SVCM"
-#define SVC_MODEL_FORMAT_VERSION 1
+#define SVC_MODEL_FORMAT_VERSION 2
 
 typedef enum SvcSolver
 {
@@ -51,9 +51,21 @@ typedef struct SvcModel
 	double	   *eq;				/* [n_eq * dims], scaled space */
 	int32_t    *eq_cluster;		/* [n_eq], 1..n_clusters */
 	double	   *eq_f;			/* [n_eq], f at the equilibrium */
+	int64_t    *eq_rows;		/* [n_eq], labelled rows that climb to it */
 
 	int32_t		n_clusters;
 	int64_t    *cluster_size;	/* [n_clusters]: training rows per cluster */
+
+	/*
+	 * The saddle tree (tree labelling; none with the paper's): n_eq - 1
+	 * edges joining equilibria edge_a[i], edge_b[i] through a pass at
+	 * height edge_f[i] (in f), by decreasing height.  Its cut (svc_cut.h)
+	 * gives eq_cluster, n_clusters and cluster_size.
+	 */
+	int32_t		n_edges;
+	int32_t    *edge_a;
+	int32_t    *edge_b;
+	double	   *edge_f;
 
 	int64_t		rows_seen;		/* non-NULL rows the aggregate saw */
 	int64_t		rows_used;		/* rows kept for training and labelling */
@@ -64,7 +76,7 @@ typedef struct SvcModel
 /* Allocate the arrays of a model of the given sizes (zeroed). */
 SvcStatus	svc_model_alloc(const SvcEnv *env, SvcModel *m, int32_t dims,
 							int32_t n_sv, int32_t n_eq, int32_t n_clusters,
-							SvcError *err);
+							int32_t n_edges, SvcError *err);
 void		svc_model_free(const SvcEnv *env, SvcModel *m);
 
 /* Size of the encoded model in bytes; 0 if it is beyond the format's limits. */
@@ -75,7 +87,8 @@ void		svc_model_encode(const SvcModel *m, uint8_t *out);
 
 /*
  * Decode and validate: magic, version, lengths, counts, finite numbers,
- * cluster ids, checksum.  Never reads outside [data, data+len).  On
+ * cluster ids, the tree (a spanning tree by decreasing height whose cut
+ * matches the stored cluster sizes), checksum.  Never reads outside [data, data+len).  On
  * failure returns SVC_ERR_CORRUPT with a message saying what is wrong.
  */
 SvcStatus	svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,

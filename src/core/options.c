@@ -17,13 +17,19 @@
 
 static const char *const option_keys =
 "budget, strategy, k, gamma, c, epsilon, tol, max_iter, seed, scale, "
-"sample, labeling, merge_ratio, min_cluster_share, nu";
+"sample, labeling, outlier_fraction (or nu), cut, merge_ratio, "
+"min_cluster_share, min_cluster_size, n_clusters, level";
+
+static const char *const cut_keys =
+"cut, merge_ratio, min_cluster_share, min_cluster_size, n_clusters, level";
+
+#define MAX_N_CLUSTERS 1000000
 
 void
 svc_options_default(SvcOptions *opt)
 {
 	memset(opt, 0, sizeof(*opt));
-	opt->budget = 100;
+	opt->budget = 300;
 	opt->strategy = SVC_STRATEGY_PROJECT_KNN;
 	opt->k = 5;
 	opt->gamma = 0.0;			/* auto */
@@ -35,9 +41,14 @@ svc_options_default(SvcOptions *opt)
 	opt->scale = SVC_SCALE_STANDARD;
 	opt->sample = 10000;
 	opt->labeling = SVC_LABELING_TREE;
-	opt->merge_ratio = 0.25;
-	opt->min_cluster_share = 0.03;
 	opt->nu = 0.05;
+	opt->cut = SVC_CUT_PERSISTENCE;
+	opt->merge_ratio = 0.3;
+	opt->min_cluster_share = 0.03;
+	opt->min_cluster_size = 0;
+	opt->n_clusters = 0;
+	opt->has_level = false;
+	opt->level = 0.0;
 }
 
 const char *
@@ -81,6 +92,19 @@ svc_labeling_name(SvcLabeling l)
 			return "tree";
 		case SVC_LABELING_PAPER:
 			return "paper";
+	}
+	return "unknown";
+}
+
+const char *
+svc_cut_name(SvcCutRule c)
+{
+	switch (c)
+	{
+		case SVC_CUT_PERSISTENCE:
+			return "persistence";
+		case SVC_CUT_EOM:
+			return "eom";
 	}
 	return "unknown";
 }
@@ -468,8 +492,44 @@ set_option(SvcOptions *opt, const char *key, const JsonValue *v, SvcError *err)
 		return set_real(v, key, 0.0, false, 1.0, &opt->merge_ratio, err);
 	if (strcmp(key, "min_cluster_share") == 0)
 		return set_real(v, key, 0.0, false, 0.5, &opt->min_cluster_share, err);
-	if (strcmp(key, "nu") == 0)
+	if (strcmp(key, "outlier_fraction") == 0 || strcmp(key, "nu") == 0)
 		return set_real(v, key, 0.0, false, 0.99, &opt->nu, err);
+	if (strcmp(key, "min_cluster_size") == 0)
+	{
+		st = set_int(v, key, 0, SVC_MAX_SAMPLE, &iv, err);
+		opt->min_cluster_size = iv;
+		return st;
+	}
+	if (strcmp(key, "n_clusters") == 0)
+	{
+		st = set_int(v, key, 0, MAX_N_CLUSTERS, &iv, err);
+		opt->n_clusters = (int32_t) iv;
+		return st;
+	}
+	if (strcmp(key, "level") == 0)
+	{
+		if (v->kind == JV_NULL)
+		{
+			opt->has_level = false;
+			opt->level = 0.0;
+			return SVC_OK;
+		}
+		if (v->kind != JV_NUMBER || !isfinite(v->number) || fabs(v->number) > 1e300)
+			return bad_value(err, key, "a finite number or null");
+		opt->has_level = true;
+		opt->level = v->number;
+		return SVC_OK;
+	}
+	if (strcmp(key, "cut") == 0)
+	{
+		if (v->kind == JV_STRING && strcmp(v->str, "persistence") == 0)
+			opt->cut = SVC_CUT_PERSISTENCE;
+		else if (v->kind == JV_STRING && strcmp(v->str, "eom") == 0)
+			opt->cut = SVC_CUT_EOM;
+		else
+			return bad_value(err, key, "one of \"persistence\", \"eom\"");
+		return SVC_OK;
+	}
 	if (strcmp(key, "strategy") == 0)
 	{
 		static const SvcStrategy all[] = {SVC_STRATEGY_REMOVAL, SVC_STRATEGY_PROJECT_KNN,
@@ -519,10 +579,27 @@ syntax_error(SvcError *err)
 	return SVC_ERR_INVALID_PARAMETER;
 }
 
-SvcStatus
-svc_options_parse(const char *json, size_t len, SvcOptions *opt, SvcError *err)
+static bool
+is_cut_key(const char *key)
+{
+	return strcmp(key, "cut") == 0 || strcmp(key, "merge_ratio") == 0 ||
+		strcmp(key, "min_cluster_share") == 0 ||
+		strcmp(key, "min_cluster_size") == 0 ||
+		strcmp(key, "n_clusters") == 0 || strcmp(key, "level") == 0;
+}
+
+/*
+ * The object's keys in order over opt.  cut_only refuses keys that a
+ * trained model cannot change.  n_clusters and level are two ways to name
+ * one cut: giving one clears the other, giving both is an error.
+ */
+static SvcStatus
+parse_object(const char *json, size_t len, SvcOptions *opt, bool cut_only,
+			 SvcError *err)
 {
 	JsonCursor	c = {json, json + len};
+	bool		saw_n_clusters = false;
+	bool		saw_level = false;
 
 	skip_ws(&c);
 	if (!peek_is(&c, '{'))
@@ -555,9 +632,21 @@ svc_options_parse(const char *json, size_t len, SvcOptions *opt, SvcError *err)
 				svc_error_detail(err, "Valid options are: %s.", option_keys);
 				return SVC_ERR_INVALID_PARAMETER;
 			}
+			if (cut_only && !is_cut_key(key))
+			{
+				svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+						 "svclust option \"%s\" cannot change after training", key);
+				svc_error_detail(err, "Only the cut of the tree can change: %s.", cut_keys);
+				svc_error_hint(err, "Train a new model with svc_train() to change \"%s\".", key);
+				return SVC_ERR_INVALID_PARAMETER;
+			}
 			st = set_option(opt, key, &v, err);
 			if (st != SVC_OK)
 				return st;
+			if (strcmp(key, "n_clusters") == 0)
+				saw_n_clusters = true;
+			if (strcmp(key, "level") == 0)
+				saw_level = true;
 			skip_ws(&c);
 			if (peek_is(&c, ','))
 			{
@@ -575,8 +664,33 @@ svc_options_parse(const char *json, size_t len, SvcOptions *opt, SvcError *err)
 	skip_ws(&c);
 	if (c.p != c.end)
 		return syntax_error(err);
+	if (saw_n_clusters && saw_level && opt->n_clusters > 0 && opt->has_level)
+	{
+		svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+				 "svclust options \"n_clusters\" and \"level\" cannot both be set");
+		svc_error_detail(err, "Each names a cut of the tree; give one of them.");
+		return SVC_ERR_INVALID_PARAMETER;
+	}
+	if (saw_n_clusters && opt->n_clusters > 0)
+		opt->has_level = false;
+	if (saw_level && opt->has_level)
+		opt->n_clusters = 0;
 	return svc_options_validate(opt, err);
 }
+
+SvcStatus
+svc_options_parse(const char *json, size_t len, SvcOptions *opt, SvcError *err)
+{
+	return parse_object(json, len, opt, false, err);
+}
+
+SvcStatus
+svc_options_parse_cut(const char *json, size_t len, SvcOptions *opt, SvcError *err)
+{
+	return parse_object(json, len, opt, true, err);
+}
+
+
 
 SvcStatus
 svc_options_validate(const SvcOptions *o, SvcError *err)
@@ -611,7 +725,16 @@ svc_options_validate(const SvcOptions *o, SvcError *err)
 		o->min_cluster_share > 0.5)
 		return bad_value(err, "min_cluster_share", "a number of at least 0 and at most 0.5");
 	if (!isfinite(o->nu) || o->nu < 0 || o->nu > 0.99)
-		return bad_value(err, "nu", "a number of at least 0 and at most 0.99");
+		return bad_value(err, "outlier_fraction", "a number of at least 0 and at most 0.99");
+	if (o->cut < SVC_CUT_PERSISTENCE || o->cut > SVC_CUT_EOM)
+		return bad_value(err, "cut", "one of \"persistence\", \"eom\"");
+	if (o->min_cluster_size < 0 || o->min_cluster_size > SVC_MAX_SAMPLE)
+		return bad_value(err, "min_cluster_size", "an integer between 0 and 10000000");
+	if (o->n_clusters < 0 || o->n_clusters > MAX_N_CLUSTERS)
+		return bad_value(err, "n_clusters", "an integer between 0 and 1000000");
+	if (!isfinite(o->level) || fabs(o->level) > 1e300 ||
+		(!o->has_level && o->level != 0.0) || (o->has_level && o->n_clusters > 0))
+		return bad_value(err, "level", "a finite number or null, not set with n_clusters");
 	return SVC_OK;
 }
 
@@ -627,7 +750,7 @@ svc_options_encode(const SvcOptions *o, uint8_t *out)
 	svc_put_u8(&w, (uint8_t) o->strategy);
 	svc_put_u8(&w, (uint8_t) o->scale);
 	svc_put_u8(&w, (uint8_t) o->labeling);
-	svc_put_u8(&w, 0);
+	svc_put_u8(&w, (uint8_t) o->cut);
 	svc_put_u32(&w, (uint32_t) o->k);
 	svc_put_f64(&w, o->gamma);
 	svc_put_f64(&w, o->c);
@@ -639,19 +762,24 @@ svc_options_encode(const SvcOptions *o, uint8_t *out)
 	svc_put_f64(&w, o->merge_ratio);
 	svc_put_f64(&w, o->min_cluster_share);
 	svc_put_f64(&w, o->nu);
+	svc_put_u64(&w, (uint64_t) o->min_cluster_size);
+	svc_put_u32(&w, (uint32_t) o->n_clusters);
+	svc_put_u32(&w, o->has_level ? 1 : 0);
+	svc_put_f64(&w, o->level);
 }
 
 SvcStatus
 svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 {
 	SvcReader	r;
+	uint32_t	has_level;
 
 	svc_reader_init(&r, in, SVC_OPTIONS_WIRE_SIZE);
 	o->budget = (int32_t) svc_get_u32(&r);
 	o->strategy = (SvcStrategy) svc_get_u8(&r);
 	o->scale = (SvcScale) svc_get_u8(&r);
 	o->labeling = (SvcLabeling) svc_get_u8(&r);
-	(void) svc_get_u8(&r);
+	o->cut = (SvcCutRule) svc_get_u8(&r);
 	o->k = (int32_t) svc_get_u32(&r);
 	o->gamma = svc_get_f64(&r);
 	o->c = svc_get_f64(&r);
@@ -663,5 +791,12 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 	o->merge_ratio = svc_get_f64(&r);
 	o->min_cluster_share = svc_get_f64(&r);
 	o->nu = svc_get_f64(&r);
+	o->min_cluster_size = (int64_t) svc_get_u64(&r);
+	o->n_clusters = (int32_t) svc_get_u32(&r);
+	has_level = svc_get_u32(&r);
+	o->level = svc_get_f64(&r);
+	if (has_level > 1)
+		return bad_value(err, "level", "a finite number or null");
+	o->has_level = has_level == 1;
 	return svc_options_validate(o, err);
 }

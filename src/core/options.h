@@ -28,6 +28,13 @@ typedef enum SvcLabeling
 	SVC_LABELING_PAPER = 2		/* Algorithm 3: B_eps starts, f >= 0 test */
 } SvcLabeling;
 
+/* How the saddle tree is cut when neither n_clusters nor level is given. */
+typedef enum SvcCutRule
+{
+	SVC_CUT_PERSISTENCE = 1,	/* merge unless saddle < merge_ratio * peak */
+	SVC_CUT_EOM = 2				/* HDBSCAN's excess of mass on the tree */
+} SvcCutRule;
+
 typedef struct SvcOptions
 {
 	int32_t		budget;			/* B: most support vectors kept */
@@ -42,10 +49,18 @@ typedef struct SvcOptions
 	SvcScale	scale;
 	int64_t		sample;			/* most rows the aggregate keeps */
 	SvcLabeling labeling;
-	double		merge_ratio;	/* tree cut: saddle/peak ratio that merges */
-	double		min_cluster_share;	/* tree cut: smaller clusters merge */
-	double		nu;				/* share of training rows left outside the
-								 * domain; 0 keeps the paper's threshold 1 */
+	double		nu;				/* outlier_fraction: share of training rows
+								 * left outside the domain; 0 keeps the
+								 * paper's threshold 1 */
+
+	/* The cut of the saddle tree: these may change after training. */
+	SvcCutRule	cut;
+	double		merge_ratio;	/* persistence: saddle/peak ratio that merges */
+	double		min_cluster_share;	/* smaller clusters merge ... */
+	int64_t		min_cluster_size;	/* ... or smaller than this; 0 = share */
+	int32_t		n_clusters;		/* > 0: cut into this many clusters */
+	bool		has_level;		/* cut at a level of f instead */
+	double		level;
 } SvcOptions;
 
 /* Multiplier of the "auto" gamma: gamma = GAMMA_AUTO_FACTOR / median d^2. */
@@ -64,15 +79,25 @@ void		svc_options_default(SvcOptions *opt);
 SvcStatus	svc_options_parse(const char *json, size_t len, SvcOptions *opt,
 							  SvcError *err);
 
+/*
+ * Parse options that only change the cut of a trained model's tree
+ * (cut, merge_ratio, min_cluster_share, min_cluster_size, n_clusters,
+ * level) over opt; any other key is SVC_ERR_INVALID_PARAMETER.  Giving
+ * n_clusters or level clears the other one.
+ */
+SvcStatus	svc_options_parse_cut(const char *json, size_t len, SvcOptions *opt,
+								  SvcError *err);
+
 /* Range checks on a filled struct (also used on decoded models/states). */
 SvcStatus	svc_options_validate(const SvcOptions *opt, SvcError *err);
 
 const char *svc_strategy_name(SvcStrategy s);
 const char *svc_scale_name(SvcScale s);
 const char *svc_labeling_name(SvcLabeling l);
+const char *svc_cut_name(SvcCutRule c);
 
 /* Fixed-size little-endian encoding, shared by the model and the state. */
-#define SVC_OPTIONS_WIRE_SIZE 104
+#define SVC_OPTIONS_WIRE_SIZE 128
 void		svc_options_encode(const SvcOptions *opt, uint8_t *out);
 SvcStatus	svc_options_decode(const uint8_t *in, SvcOptions *opt, SvcError *err);
 

@@ -339,9 +339,13 @@ free_label_arrays(const SvcEnv *env, SvcModel *m)
 	svc_free(env, m->eq_cluster);
 	svc_free(env, m->eq_f);
 	svc_free(env, m->cluster_size);
-	m->eq = m->eq_f = NULL;
-	m->eq_cluster = NULL;
-	m->cluster_size = NULL;
+	svc_free(env, m->eq_rows);
+	svc_free(env, m->edge_a);
+	svc_free(env, m->edge_b);
+	svc_free(env, m->edge_f);
+	m->eq = m->eq_f = m->edge_f = NULL;
+	m->eq_cluster = m->edge_a = m->edge_b = NULL;
+	m->cluster_size = m->eq_rows = NULL;
 }
 
 /*
@@ -950,7 +954,7 @@ fail_everywhere(const Job *j, bool fail_alloc)
 
 /*
  * Interrupting at every possible point, and failing every possible
- * allocation, on jobs that between them run every path: the all-pairs
+ * allocation, on jobs that between them run every path: the moons
  * tree, the neighbour-graph tree with its connecting step, Algorithm 3
  * with its k-d tree.  ASan checks the frees as well as the live count.
  */
@@ -975,7 +979,7 @@ test_interrupt_and_nomem(void)
 	make_blobs(&grid, &r, centres, 72, 6, 0.3);
 	{
 		const Job	jobs[] = {
-			{"tree, all pairs", &moons, 1, 64.0, 8.0, 0, 0.03, SVC_LABELING_TREE},
+			{"tree, moons", &moons, 1, 64.0, 8.0, 0, 0.03, SVC_LABELING_TREE},
 			/* one support vector per blob keeps this one cheap */
 			{"tree, neighbour graph", &grid, 6, 64.0, 8.0, 2.0, 0.6, SVC_LABELING_TREE},
 			{"paper, k-d tree", &moons, 1, 256.0, 1.0, 0, 0.03, SVC_LABELING_PAPER},

@@ -20,7 +20,7 @@ test_defaults_and_keys(void)
 	SvcError	err;
 
 	CHECK(parse("{}", &opt, &err) == SVC_OK, "empty object parses");
-	CHECK(opt.budget == 100 && opt.k == 5 && opt.gamma == 0.0 && opt.tol == 0.01,
+	CHECK(opt.budget == 300 && opt.k == 5 && opt.gamma == 0.0 && opt.tol == 0.01,
 		  "defaults of budget, k, gamma, tol");
 	CHECK(parse(" { \"budget\" : 50, \"strategy\": \"removal\", \"k\": 3, \"gamma\": 2.5,"
 				"\"c\": 4, \"epsilon\": 0.2, \"tol\": 1e-3, \"max_iter\": 500, \"seed\": 7,"

@@ -1,0 +1,103 @@
+-- Cutting the saddle tree: n_clusters, level, eom, svc_recut, the
+-- options of svc_assign, outlier_fraction
+SET extra_float_digits = 0;
+
+-- four blobs: two pairs, each pair close together, the pairs far apart
+CREATE TABLE quad AS
+SELECT i AS id, (i % 4) + 1 AS class,
+       ARRAY[(ARRAY[0, 2.2, 12, 14.2])[(i % 4) + 1] + 0.5 * cos(i * 2.399) * sqrt((i % 23 + 1) / 23.0),
+             (ARRAY[0, 0, 12, 12])[(i % 4) + 1] + 0.5 * sin(i * 2.399) * sqrt((i % 23 + 1) / 23.0)]::float8[] AS f
+FROM generate_series(1, 800) i;
+
+CREATE TABLE qm AS SELECT svc_train(f) AS model FROM quad;
+
+-- the tree and its cut are reported
+SELECT i->>'cut' AS cut, (i->>'n_clusters')::int AS k,
+       (i->>'n_tree_edges')::int = (i->>'n_equilibria')::int - 1 AS is_tree,
+       jsonb_array_length(i->'stability') = (i->>'n_clusters')::int AS one_stability_per_cluster,
+       (SELECT bool_and(s::float8 > 0 AND s::float8 <= 1) FROM jsonb_array_elements_text(i->'stability') s) AS stability_in_range,
+       (i->>'cut_level')::float8 < (SELECT max(svc_decision((SELECT model FROM qm), f)) FROM quad) AS level_below_peaks
+FROM (SELECT svc_model_info(model) AS i FROM qm) s;
+
+-- the default cut finds the four blobs, n_clusters = 2 the two pairs,
+-- n_clusters = 1 everything: each cut groups the rows as the truth does
+CREATE FUNCTION pg_temp.match(opts jsonb, pairs boolean)
+RETURNS TABLE (clusters bigint, classes bigint, pairs bigint)
+LANGUAGE sql AS $$
+  SELECT count(DISTINCT a.cluster), count(DISTINCT c), count(DISTINCT (a.cluster, c))
+  FROM svc_assign((SELECT model FROM qm), 'SELECT id, f FROM quad', opts) a
+  JOIN quad q USING (id),
+  LATERAL (SELECT CASE WHEN pairs THEN (q.class + 1) / 2 ELSE q.class END AS c) t
+$$;
+-- clusters = classes = (cluster, class) pairs: the partitions are equal
+SELECT 'default' AS cut, * FROM pg_temp.match('{}', false)
+UNION ALL SELECT 'n_clusters 2', * FROM pg_temp.match('{"n_clusters": 2}', true)
+UNION ALL SELECT 'n_clusters 1', * FROM pg_temp.match('{"n_clusters": 1}', true);
+
+-- cluster ids stay 1..K by decreasing size
+SELECT cluster, count(*) FROM svc_assign((SELECT model FROM qm), 'SELECT id, f FROM quad', '{"n_clusters": 2}')
+GROUP BY cluster ORDER BY cluster;
+
+-- svc_recut gives a model that predicts what svc_assign with the same options assigns
+SELECT count(*) AS rows, sum((svc_predict(svc_recut(m.model, '{"n_clusters": 2}'), q.f) = a.cluster)::int) AS agree
+FROM qm m, quad q
+JOIN svc_assign((SELECT model FROM qm), 'SELECT id, f FROM quad', '{"n_clusters": 2}') a ON a.id = q.id;
+
+-- a cut with the model's own options gives the model back, byte for byte;
+-- recutting is reversible
+SELECT svc_recut(model, '{}') = model AS same_bytes,
+       svc_recut(svc_recut(model, '{"n_clusters": 1}'), '{"n_clusters": 0}') = model AS reversible
+FROM qm;
+
+-- only the cut changes: the support vectors and f stay
+SELECT count(*) FILTER (WHERE svc_decision(r.model, f) <> svc_decision(m.model, f)) AS f_changed
+FROM quad, qm m, (SELECT svc_recut(model, '{"n_clusters": 1}') AS model FROM qm) r;
+
+-- level: at f = 0 rows join where the domain connects them; a level above
+-- every pass separates every equilibrium of at least the minimum size
+SELECT (svc_model_info(svc_recut(model, '{"level": 0}'))->>'n_clusters')::int BETWEEN 2 AND 4 AS level0,
+       svc_model_info(svc_recut(model, '{"level": 0}'))->>'cut' AS cut,
+       (svc_model_info(svc_recut(model, '{"level": 1e6}'))->>'n_clusters')::int >=
+       (svc_model_info(model)->>'n_clusters')::int AS high_level_splits_more
+FROM qm;
+
+-- eom and a large minimum size
+SELECT svc_model_info(svc_recut(model, '{"cut": "eom"}'))->>'cut' AS cut,
+       (svc_model_info(svc_recut(model, '{"cut": "eom"}'))->>'n_clusters')::int >= 2 AS eom_splits,
+       svc_model_info(svc_recut(model, '{"min_cluster_size": 500}'))->>'n_clusters' AS k_min500,
+       svc_model_info(svc_recut(model, '{"min_cluster_share": 0.3}'))->>'n_clusters' AS k_share30
+FROM qm;
+
+-- n_clusters beyond what the tree holds gives what it holds
+SELECT (svc_model_info(svc_recut(model, '{"n_clusters": 100000}'))->>'n_clusters')::int
+       <= (svc_model_info(model)->>'n_equilibria')::int AS capped
+FROM qm;
+
+-- trained with n_clusters: the model is cut there from the start
+SELECT svc_model_info(svc_train(f, '{"n_clusters": 2}'))->>'n_clusters' AS k FROM quad;
+
+-- outlier_fraction sets the share of training rows outside the domain
+SELECT o AS outlier_fraction,
+       round(avg((svc_decision(m, f) < 0)::int), 2) AS share_outside
+FROM (SELECT o, svc_train(f, jsonb_build_object('outlier_fraction', o)) AS m
+      FROM quad, (VALUES (0.05), (0.2)) v(o) GROUP BY o) t, quad
+GROUP BY o ORDER BY o;
+
+-- errors
+CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE st text; msg text; det text;
+BEGIN
+  EXECUTE sql;
+  RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
+  RETURN st || ': ' || msg || coalesce(E'\n  DETAIL: ' || nullif(det, ''), '');
+END $$;
+SELECT pg_temp.try($q$SELECT svc_recut(model, '{"gamma": 3}') FROM qm$q$);
+SELECT pg_temp.try($q$SELECT svc_recut(model, '{"n_clusters": 2, "level": 0}') FROM qm$q$);
+SELECT pg_temp.try($q$SELECT svc_recut(model, '{"n_clusters": -1}') FROM qm$q$);
+SELECT pg_temp.try($q$SELECT svc_recut(model, '{"cut": "single"}') FROM qm$q$);
+SELECT pg_temp.try($q$SELECT svc_recut(model, '{"level": "high"}') FROM qm$q$);
+SELECT pg_temp.try($q$SELECT count(*) FROM svc_assign((SELECT model FROM qm), 'SELECT id, f FROM quad', '{"seed": 1}')$q$);
+SELECT pg_temp.try($q$SELECT svc_recut(svc_train(f, '{"labeling": "paper"}'), '{"n_clusters": 2}') FROM quad$q$);
+SELECT pg_temp.try($q$SELECT svc_train(f, '{"outlier_fraction": 1.5}') FROM quad$q$);

@@ -1,0 +1,553 @@
+/*
+ * cut.c - clusters from the saddle tree of a model (see cut.h)
+ *
+ * Every rule decides, edge by edge from the highest pass down, whether to
+ * remove the edge; the clusters are the parts joined by the edges kept.
+ * Heights are compared as lambda = f + offset, clamped at 0 as training
+ * clamps them, and computed the same way from the stored f at training
+ * and at any later cut, so a model cut again with its own options gives
+ * its own labelling back bit for bit.
+ */
+#include "cut.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIN_CLUSTER_ROWS	5	/* default floor of the minimum cluster size */
+
+typedef struct CutWork
+{
+	int32_t		M;
+	int32_t    *parent;			/* union-find over equilibria */
+	int64_t    *rows;			/* rows of the part, at its root */
+	double	   *peak;			/* highest lambda of the part, at its root */
+	double	   *acc;			/* eom: sum of rows * height they leave */
+	int32_t    *node;			/* eom: the part's node, -1 while small */
+	bool	   *removed;		/* [M - 1] per edge */
+	/* eom nodes: at most one per equilibrium and one per joining edge */
+	int32_t		n_nodes;
+	int32_t    *child0;
+	int32_t    *child1;
+	int32_t    *node_edge;		/* edge that made the node, -1 for leaves */
+	double	   *stab;
+	double	   *best;
+	bool	   *selected;
+} CutWork;
+
+static double
+height(const SvcModel *m, double f)
+{
+	double		lam = f + m->offset;
+
+	return lam > 0.0 ? lam : 0.0;
+}
+
+static int32_t
+find(int32_t *parent, int32_t i)
+{
+	while (parent[i] != i)
+	{
+		parent[i] = parent[parent[i]];
+		i = parent[i];
+	}
+	return i;
+}
+
+/* Join two roots; the lower index stays the root. */
+static int32_t
+join(int32_t *parent, int32_t ra, int32_t rb)
+{
+	if (rb < ra)
+	{
+		int32_t		t = ra;
+
+		ra = rb;
+		rb = t;
+	}
+	parent[rb] = ra;
+	return ra;
+}
+
+static double
+min_rows(const SvcModel *m)
+{
+	int64_t		total = 0;
+	double		floor_rows;
+
+	if (m->opt.min_cluster_size > 0)
+		return (double) m->opt.min_cluster_size;
+	for (int32_t i = 0; i < m->n_eq; i++)
+		total += m->eq_rows[i];
+	floor_rows = m->opt.min_cluster_share * (double) total;
+	return floor_rows > MIN_CLUSTER_ROWS ? floor_rows : MIN_CLUSTER_ROWS;
+}
+
+static void
+work_free(const SvcEnv *env, CutWork *w)
+{
+	svc_free(env, w->parent);
+	svc_free(env, w->rows);
+	svc_free(env, w->peak);
+	svc_free(env, w->acc);
+	svc_free(env, w->node);
+	svc_free(env, w->removed);
+	svc_free(env, w->child0);
+	svc_free(env, w->child1);
+	svc_free(env, w->node_edge);
+	svc_free(env, w->stab);
+	svc_free(env, w->best);
+	svc_free(env, w->selected);
+	memset(w, 0, sizeof(*w));
+}
+
+static SvcStatus
+work_init(const SvcEnv *env, const SvcModel *m, CutWork *w, SvcError *err)
+{
+	int32_t		M = m->n_eq;
+	size_t		nn = 2 * (size_t) M;
+
+	memset(w, 0, sizeof(*w));
+	w->M = M;
+	w->parent = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
+	w->rows = svc_alloc(env, sizeof(int64_t) * (size_t) M, err);
+	w->peak = svc_alloc(env, sizeof(double) * (size_t) M, err);
+	w->acc = svc_alloc(env, sizeof(double) * (size_t) M, err);
+	w->node = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
+	w->removed = svc_alloc0(env, sizeof(bool) * (size_t) M, err);
+	w->child0 = svc_alloc(env, sizeof(int32_t) * nn, err);
+	w->child1 = svc_alloc(env, sizeof(int32_t) * nn, err);
+	w->node_edge = svc_alloc(env, sizeof(int32_t) * nn, err);
+	w->stab = svc_alloc(env, sizeof(double) * nn, err);
+	w->best = svc_alloc(env, sizeof(double) * nn, err);
+	w->selected = svc_alloc0(env, sizeof(bool) * nn, err);
+	if (!w->parent || !w->rows || !w->peak || !w->acc || !w->node ||
+		!w->removed || !w->child0 || !w->child1 || !w->node_edge ||
+		!w->stab || !w->best || !w->selected)
+	{
+		work_free(env, w);
+		return SVC_ERR_NOMEM;
+	}
+	return SVC_OK;
+}
+
+static void
+parts_reset(const SvcModel *m, CutWork *w)
+{
+	for (int32_t i = 0; i < w->M; i++)
+	{
+		w->parent[i] = i;
+		w->rows[i] = m->eq_rows[i];
+		w->peak[i] = height(m, m->eq_f[i]);
+	}
+}
+
+/* persistence or level: one pass, each edge decided on the parts it joins */
+static void
+cut_by_height(const SvcModel *m, CutWork *w, double small, bool by_level)
+{
+	double		level = by_level ? m->opt.level + m->offset : 0.0;
+
+	parts_reset(m, w);
+	for (int32_t k = 0; k < m->n_edges; k++)
+	{
+		int32_t		ca = find(w->parent, m->edge_a[k]);
+		int32_t		cb = find(w->parent, m->edge_b[k]);
+		double		s = height(m, m->edge_f[k]);
+		double		lower = w->peak[ca] < w->peak[cb] ? w->peak[ca] : w->peak[cb];
+		bool		keep;
+
+		if ((double) w->rows[ca] < small || (double) w->rows[cb] < small)
+			keep = true;
+		else if (by_level)
+			keep = s >= level;
+		else
+			keep = s >= m->opt.merge_ratio * lower;
+		if (keep)
+		{
+			int64_t		sum = w->rows[ca] + w->rows[cb];
+			double		top = w->peak[ca] > w->peak[cb] ? w->peak[ca] : w->peak[cb];
+			int32_t		r = join(w->parent, ca, cb);
+
+			w->rows[r] = sum;
+			w->peak[r] = top;
+		}
+		else
+			w->removed[k] = true;
+	}
+}
+
+static int32_t
+new_node(CutWork *w, int32_t c0, int32_t c1, int32_t edge)
+{
+	int32_t		id = w->n_nodes++;
+
+	w->child0[id] = c0;
+	w->child1[id] = c1;
+	w->node_edge[id] = edge;
+	w->stab[id] = 0.0;
+	return id;
+}
+
+/*
+ * The parts of at least the minimum size as they appear in the tree: a
+ * leaf node when a part first reaches the size, a parent node where two
+ * such parts meet (the "true" joins).  Smaller parts join without a node;
+ * their rows leave the part they join at that edge's height.  Fills the
+ * nodes with their stability; returns the root node, or -1 when even all
+ * rows together are fewer than the minimum size.
+ */
+static int32_t
+build_nodes(const SvcModel *m, CutWork *w, double small)
+{
+	int32_t		root;
+
+	parts_reset(m, w);
+	w->n_nodes = 0;
+	for (int32_t i = 0; i < w->M; i++)
+	{
+		w->node[i] = -1;
+		w->acc[i] = 0.0;
+		if ((double) w->rows[i] >= small)
+		{
+			w->node[i] = new_node(w, -1, -1, -1);
+			w->acc[i] = (double) w->rows[i] * w->peak[i];
+		}
+	}
+	for (int32_t k = 0; k < m->n_edges; k++)
+	{
+		int32_t		ca = find(w->parent, m->edge_a[k]);
+		int32_t		cb = find(w->parent, m->edge_b[k]);
+		double		s = height(m, m->edge_f[k]);
+		bool		big_a = (double) w->rows[ca] >= small;
+		bool		big_b = (double) w->rows[cb] >= small;
+		int64_t		sum = w->rows[ca] + w->rows[cb];
+		double		acc;
+		int32_t		node;
+		int32_t		r;
+
+		if (big_a && big_b)
+		{
+			/* both parts are born here, going up; their parent ends here */
+			w->stab[w->node[ca]] = w->acc[ca] - (double) w->rows[ca] * s;
+			w->stab[w->node[cb]] = w->acc[cb] - (double) w->rows[cb] * s;
+			node = new_node(w, w->node[ca], w->node[cb], k);
+			acc = (double) sum * s;
+		}
+		else if (big_a || big_b)
+		{
+			int32_t		big = big_a ? ca : cb;
+			int32_t		other = big_a ? cb : ca;
+
+			node = w->node[big];
+			acc = w->acc[big] + (double) w->rows[other] * s;
+		}
+		else
+		{
+			node = (double) sum >= small ? new_node(w, -1, -1, -1) : -1;
+			acc = (double) sum * s;
+		}
+		r = join(w->parent, ca, cb);
+		w->rows[r] = sum;
+		w->peak[r] = w->peak[ca] > w->peak[cb] ? w->peak[ca] : w->peak[cb];
+		w->acc[r] = acc;
+		w->node[r] = node;
+	}
+	root = find(w->parent, 0);
+	if (w->node[root] >= 0)
+		w->stab[w->node[root]] = w->acc[root];	/* born at height 0 */
+	return w->node[root];
+}
+
+/* n_clusters: remove the lowest n_clusters - 1 true joins */
+static void
+cut_by_count(const SvcModel *m, CutWork *w, double small)
+{
+	int32_t		to_remove = m->opt.n_clusters - 1;
+
+	if (build_nodes(m, w, small) < 0)
+		return;
+	for (int32_t id = w->n_nodes - 1; id >= 0 && to_remove > 0; id--)
+		if (w->node_edge[id] >= 0)
+		{
+			w->removed[w->node_edge[id]] = true;
+			to_remove--;
+		}
+}
+
+/* eom: a node is kept when it is at least as stable as its best descendants */
+static void
+cut_by_eom(const SvcModel *m, CutWork *w, double small)
+{
+	int32_t		root = build_nodes(m, w, small);
+	int32_t    *stack = w->parent;	/* reused: the parts are done with */
+	int32_t		top = 0;
+
+	if (root < 0)
+		return;
+	/* children are made before their parents */
+	for (int32_t id = 0; id < w->n_nodes; id++)
+	{
+		double		below;
+
+		if (w->child0[id] < 0)
+		{
+			w->best[id] = w->stab[id];
+			w->selected[id] = true;
+			continue;
+		}
+		below = w->best[w->child0[id]] + w->best[w->child1[id]];
+		w->selected[id] = w->stab[id] >= below;
+		w->best[id] = w->selected[id] ? w->stab[id] : below;
+	}
+	/* every join above the selected nodes is removed; nodes <= 2M - 1 */
+	stack[top++] = root;
+	while (top > 0)
+	{
+		int32_t		id = stack[--top];
+
+		if (w->selected[id] || w->child0[id] < 0)
+			continue;
+		w->removed[w->node_edge[id]] = true;
+		stack[top++] = w->child0[id];
+		stack[top++] = w->child1[id];
+	}
+}
+
+/* A part before numbering: its rows and lowest equilibrium. */
+typedef struct Part
+{
+	int64_t		rows;
+	int32_t		first_eq;
+} Part;
+
+static int
+part_cmp(const void *pa, const void *pb)
+{
+	const Part *x = pa;
+	const Part *y = pb;
+
+	if (x->rows != y->rows)
+		return x->rows > y->rows ? -1 : 1;
+	return x->first_eq < y->first_eq ? -1 : (x->first_eq > y->first_eq ? 1 : 0);
+}
+
+/*
+ * Decide the edges, then number the parts: eq_cluster[M] and a new
+ * cluster_size array (from env) with *n_clusters entries.
+ */
+static SvcStatus
+compute_cut(const SvcEnv *env, const SvcModel *m, int32_t *eq_cluster,
+			int32_t *n_clusters, int64_t **cluster_size, SvcError *err)
+{
+	CutWork		w;
+	double		small = min_rows(m);
+	Part	   *parts = NULL;
+	int32_t    *part_of = NULL;
+	int32_t		K = 0;
+	SvcStatus	st;
+
+	st = work_init(env, m, &w, err);
+	if (st != SVC_OK)
+		return st;
+	if (m->opt.n_clusters > 0)
+		cut_by_count(m, &w, small);
+	else if (m->opt.has_level)
+		cut_by_height(m, &w, small, true);
+	else if (m->opt.cut == SVC_CUT_EOM)
+		cut_by_eom(m, &w, small);
+	else
+		cut_by_height(m, &w, small, false);
+
+	for (int32_t i = 0; i < w.M; i++)
+		w.parent[i] = i;
+	for (int32_t k = 0; k < m->n_edges; k++)
+		if (!w.removed[k])
+			join(w.parent, find(w.parent, m->edge_a[k]), find(w.parent, m->edge_b[k]));
+
+	parts = svc_alloc(env, sizeof(Part) * (size_t) w.M, err);
+	part_of = svc_alloc(env, sizeof(int32_t) * (size_t) w.M, err);
+	if (!parts || !part_of)
+	{
+		st = SVC_ERR_NOMEM;
+		goto done;
+	}
+	/* roots are their part's lowest equilibrium: join keeps the lower */
+	for (int32_t i = 0; i < w.M; i++)
+	{
+		int32_t		r = find(w.parent, i);
+
+		if (r == i)
+		{
+			part_of[i] = K;
+			parts[K].rows = 0;
+			parts[K].first_eq = i;
+			K++;
+		}
+		parts[part_of[r]].rows += m->eq_rows[i];
+	}
+	qsort(parts, (size_t) K, sizeof(Part), part_cmp);
+	for (int32_t k = 0; k < K; k++)
+		part_of[parts[k].first_eq] = k + 1;
+	*cluster_size = svc_alloc(env, sizeof(int64_t) * (size_t) K, err);
+	if (*cluster_size == NULL)
+	{
+		st = SVC_ERR_NOMEM;
+		goto done;
+	}
+	for (int32_t k = 0; k < K; k++)
+		(*cluster_size)[k] = parts[k].rows;
+	for (int32_t i = 0; i < w.M; i++)
+		eq_cluster[i] = part_of[find(w.parent, i)];
+	*n_clusters = K;
+	st = SVC_OK;
+done:
+	svc_free(env, parts);
+	svc_free(env, part_of);
+	work_free(env, &w);
+	return st;
+}
+
+SvcStatus
+svc_cut_apply(const SvcEnv *env, SvcModel *m, SvcError *err)
+{
+	int32_t    *eq_cluster;
+	int64_t    *cluster_size = NULL;
+	int32_t		K = 0;
+	SvcStatus	st;
+
+	if (m->n_eq < 1 || m->n_edges != m->n_eq - 1)
+	{
+		svc_fail(err, SVC_ERR_INVALID_PARAMETER, "the model has no saddle tree to cut");
+		svc_error_detail(err, "Only models trained with \"labeling\": \"tree\" keep one.");
+		return SVC_ERR_INVALID_PARAMETER;
+	}
+	eq_cluster = svc_alloc(env, sizeof(int32_t) * (size_t) m->n_eq, err);
+	if (eq_cluster == NULL)
+		return SVC_ERR_NOMEM;
+	st = compute_cut(env, m, eq_cluster, &K, &cluster_size, err);
+	if (st != SVC_OK)
+	{
+		svc_free(env, eq_cluster);
+		return st;
+	}
+	svc_free(env, m->eq_cluster);
+	svc_free(env, m->cluster_size);
+	m->eq_cluster = eq_cluster;
+	m->cluster_size = cluster_size;
+	m->n_clusters = K;
+	return SVC_OK;
+}
+
+static SvcStatus
+corrupt(SvcError *err, const char *what)
+{
+	svc_fail(err, SVC_ERR_CORRUPT, "invalid svclust model");
+	svc_error_detail(err, "%s", what);
+	svc_error_hint(err, "The value must be a model made by svc_train(), unchanged.");
+	return SVC_ERR_CORRUPT;
+}
+
+SvcStatus
+svc_cut_check(const SvcEnv *env, const SvcModel *m, SvcError *err)
+{
+	int32_t		M = m->n_eq;
+	int32_t    *parent = NULL;
+	int32_t    *eq_cluster = NULL;
+	int64_t    *cluster_size = NULL;
+	int32_t		K = 0;
+	SvcStatus	st;
+
+	if (M < 1 || m->n_edges != M - 1)
+		return corrupt(err, "The number of tree edges does not match the equilibria.");
+	parent = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
+	eq_cluster = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
+	if (!parent || !eq_cluster)
+	{
+		st = SVC_ERR_NOMEM;
+		goto done;
+	}
+	for (int32_t i = 0; i < M; i++)
+		parent[i] = i;
+	st = SVC_ERR_CORRUPT;
+	for (int32_t k = 0; k < m->n_edges; k++)
+	{
+		int32_t		a = m->edge_a[k],
+					b = m->edge_b[k];
+
+		if (a < 0 || a >= M || b < 0 || b >= M)
+		{
+			corrupt(err, "A tree edge names an equilibrium out of range.");
+			goto done;
+		}
+		if (find(parent, a) == find(parent, b))
+		{
+			corrupt(err, "The tree edges do not form a tree.");
+			goto done;
+		}
+		join(parent, find(parent, a), find(parent, b));
+		if (k > 0 && !(m->edge_f[k] <= m->edge_f[k - 1]))
+		{
+			corrupt(err, "The tree edges are not ordered by height.");
+			goto done;
+		}
+	}
+	st = compute_cut(env, m, eq_cluster, &K, &cluster_size, err);
+	if (st != SVC_OK)
+		goto done;
+	if (K != m->n_clusters ||
+		memcmp(eq_cluster, m->eq_cluster, sizeof(int32_t) * (size_t) M) != 0 ||
+		memcmp(cluster_size, m->cluster_size, sizeof(int64_t) * (size_t) K) != 0)
+		st = corrupt(err, "The clusters do not match the cut of the tree.");
+done:
+	svc_free(env, parent);
+	svc_free(env, eq_cluster);
+	svc_free(env, cluster_size);
+	return st;
+}
+
+bool
+svc_cut_summary(const SvcModel *m, double *level, double *stability)
+{
+	bool		any = false;
+
+	/* stability[] holds each cluster's peak first, then is overwritten */
+	for (int32_t k = 0; k < m->n_clusters; k++)
+		stability[k] = 0.0;
+	for (int32_t i = 0; i < m->n_eq; i++)
+	{
+		int32_t		c = m->eq_cluster[i] - 1;
+		double		h = height(m, m->eq_f[i]);
+
+		if (h > stability[c])
+			stability[c] = h;
+	}
+	for (int32_t k = 0; k < m->n_clusters; k++)
+		stability[k] = -stability[k] - 1.0;	/* peak p kept as -(p + 1) < 0 */
+	*level = 0.0;
+	for (int32_t k = 0; k < m->n_edges; k++)
+	{
+		int32_t		ca = m->eq_cluster[m->edge_a[k]] - 1;
+		int32_t		cb = m->eq_cluster[m->edge_b[k]] - 1;
+		double		s = height(m, m->edge_f[k]);
+		int32_t		c[2] = {ca, cb};
+
+		if (ca == cb)
+			continue;
+		if (!any)
+			*level = m->edge_f[k];	/* edges come by decreasing height */
+		any = true;
+		/* the first removed edge touching a cluster is its highest */
+		for (int j = 0; j < 2; j++)
+			if (stability[c[j]] < 0.0)
+			{
+				double		peak = -stability[c[j]] - 1.0;
+
+				stability[c[j]] = peak > 0.0 ? 1.0 - (s < peak ? s : peak) / peak : 0.0;
+			}
+	}
+	for (int32_t k = 0; k < m->n_clusters; k++)
+		if (stability[k] < 0.0)
+			stability[k] = 1.0;
+	return any;
+}

@@ -1,0 +1,55 @@
+/*
+ * cut.h - clusters from the saddle tree of a model
+ *
+ * The tree's leaves are the equilibria (each with the labelled rows that
+ * climb to it and its height, the kernel sum lambda = f + offset at it);
+ * its n_eq - 1 edges join equilibria through passes, by decreasing height.
+ * A cut keeps some edges and removes the others; the clusters are the
+ * parts left.  Every rule walks the edges from the highest pass down and
+ * always keeps an edge that touches a part smaller than the minimum
+ * cluster size, so no cluster is smaller (unless all rows are fewer).
+ * The rules, from the model's options:
+ *   n_clusters > 0  remove the n_clusters - 1 lowest edges between parts
+ *                   of at least the minimum size (fewer if there are not
+ *                   that many);
+ *   level           remove the edges whose pass is below f = level;
+ *   persistence     remove an edge when its pass is below merge_ratio
+ *                   times the lower of the two parts' peaks (a part must
+ *                   stand 1 / merge_ratio times above the pass that joins
+ *                   it to another), as ToMATo does for densities;
+ *   eom             HDBSCAN's excess of mass: of the parts that appear in
+ *                   the tree, keep those of greatest total stability,
+ *                   sum over rows of (height it leaves - height it came).
+ * The cut is cheap (O(M log M) in the M equilibria), so a trained model
+ * can be cut again at another setting without training.
+ */
+#ifndef SVC_CUT_H
+#define SVC_CUT_H
+
+#include "svc_core.h"
+#include "model.h"
+
+/*
+ * Label the equilibria from the tree and m->opt: replaces eq_cluster,
+ * n_clusters and cluster_size (ids 1..K by decreasing rows; ties by the
+ * lowest equilibrium).  On failure the model is unchanged.
+ */
+SvcStatus	svc_cut_apply(const SvcEnv *env, SvcModel *m, SvcError *err);
+
+/*
+ * Check a decoded model's tree: endpoints in range, a spanning tree,
+ * heights not increasing, and a labelling equal to the cut its options
+ * give.  SVC_ERR_CORRUPT otherwise.
+ */
+SvcStatus	svc_cut_check(const SvcEnv *env, const SvcModel *m, SvcError *err);
+
+/*
+ * What the cut separates: *level receives the highest pass (in f) among
+ * the removed edges (false is returned when none is removed), and
+ * stability[k] for cluster k + 1 the share of its peak it stands above
+ * the highest removed edge that touches it: 1 - pass / peak in lambda,
+ * 1 for a cluster alone.
+ */
+bool		svc_cut_summary(const SvcModel *m, double *level, double *stability);
+
+#endif							/* SVC_CUT_H */
