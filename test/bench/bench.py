@@ -16,6 +16,9 @@ current database).
 Sections (--only picks some):
   defaults  every dataset with the default options (no grid, no labels used),
             mean of seeds 1-5: what most users get;
+  labeling  per dataset: the paper's Algorithm 3, the saddle tree with the
+            defaults, and the same models at the tree's best cut (chosen
+            with the labels), with the cost of a cut and of the trajectories;
   grid      per strategy, the best point of the paper's grid (gamma, C in
             2^-5, 2^-3, ..., 2^5; five seeds; budget as in the paper's table)
             chosen by mean NMI with the labels, as the paper does, next to the
@@ -95,6 +98,37 @@ BEGIN
         err := regexp_replace(SQLSTATE || ': ' || SQLERRM, '\s+', ' ', 'g');
     END;
     RETURN NEXT;
+END $$;
+
+-- One model, cut at several settings without training again: the NMI,
+-- Rand and cluster count of each cut, and the seconds the cut and the
+-- assignment (one trajectory per row) took.
+CREATE OR REPLACE FUNCTION bench_cuts(tbl regclass, opts jsonb, cuts jsonb[])
+RETURNS TABLE (cut jsonb, cut_s float8, assign_s float8, cvi jsonb, err text)
+LANGUAGE plpgsql AS $$
+DECLARE
+    m bytea; c jsonb; t1 timestamptz; t2 timestamptz; t3 timestamptz; ids bigint[]; cls int[];
+BEGIN
+    EXECUTE format('SELECT svc_train(features, $1) FROM %s', tbl) USING opts INTO m;
+    FOREACH c IN ARRAY cuts LOOP
+        cut := c; err := NULL; cvi := NULL;
+        BEGIN
+            t1 := clock_timestamp();
+            PERFORM svc_recut(m, c);
+            t2 := clock_timestamp();
+            SELECT array_agg(a.id), array_agg(a.cluster) INTO ids, cls
+            FROM svc_assign(m, format('SELECT id, features FROM %s', tbl), c) a;
+            t3 := clock_timestamp();
+            cut_s := extract(epoch FROM t2 - t1);
+            assign_s := extract(epoch FROM t3 - t2);
+            EXECUTE format('SELECT svc_cvi_agg(d.features, u.cluster, d.label) '
+                           'FROM unnest($1, $2) u(id, cluster) JOIN %s d USING (id)', tbl)
+                USING ids, cls INTO cvi;
+        EXCEPTION WHEN query_canceled OR others THEN
+            err := regexp_replace(SQLSTATE || ': ' || SQLERRM, '\s+', ' ', 'g');
+        END;
+        RETURN NEXT;
+    END LOOP;
 END $$;
 """
 
@@ -302,6 +336,77 @@ def bench_defaults(args, loaded, paper, out):
     return summary
 
 
+CUTS = [{"merge_ratio": r} for r in (0.2, 0.25, 0.3, 0.35, 0.4, 0.5)] + [{"cut": "eom"}]
+
+
+def bench_labeling(args, loaded, defaults, out):
+    """Issue 7: the paper's Algorithm 3, the tree with the defaults, and the
+    tree at its best cut (chosen with the labels), per dataset."""
+    seeds = args.seeds
+    out.append("## Labelling: Algorithm 3 against the saddle tree\n")
+    out.append("Seeds %s. *paper*: `labeling = \"paper\"` (Algorithm 3 as written), other options at "
+               "their defaults. *tree, defaults*: no option. *tree, best*: the same default models cut "
+               "again (`svc_assign(model, query, cut)`, no training) at merge_ratio 0.2-0.5, "
+               "`cut = eom`, or `n_clusters` = the number of classes; the best mean NMI, chosen with "
+               "the labels. *cut ms*: `svc_recut` (cutting the stored tree); *assign ms*: "
+               "`svc_assign` (one trajectory per row); both medians.\n" % ",".join(map(str, seeds)))
+    out.append("| dataset | classes | paper NMI | paper Rand | paper K | tree NMI | tree Rand | tree K "
+               "| best NMI | best Rand | best K | best cut | cut ms | assign ms | DBSCAN NMI |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    rows = []
+    for ds in loaded:
+        res = run_batch(ds, [("p%d" % sd, {"seed": sd, "labeling": "paper"}, False) for sd in seeds])
+        ps = summarise(list(res.values()))
+        ts = defaults.get(ds["name"]) if defaults else None
+        if ts is None:
+            ts = summarise(list(run_batch(ds, [("s%d" % sd, {"seed": sd}, False) for sd in seeds]).values()))
+        cuts = CUTS + [{"n_clusters": ds["classes"]}]
+        per_cut = {json.dumps(c, sort_keys=True): [] for c in cuts}
+        cut_times, assign_times = [], []
+        sql = ["SET statement_timeout = '300s';", "SET client_min_messages = warning;"]
+        arr = "ARRAY[%s]::jsonb[]" % ", ".join("'%s'" % json.dumps(c) for c in cuts)
+        for sd in seeds:
+            sql.append("SELECT r.cut, r.cut_s, r.assign_s, r.cvi, r.err FROM bench_cuts('%s', '%s', %s) r;"
+                       % (ds["table"], json.dumps({"seed": sd}), arr))
+        try:
+            lines, _ = psql("\n".join(sql), stop_on_error=False, check=False)
+        except OSError:
+            lines = []
+        for line in lines:
+            f = line.split("\t")
+            if len(f) != 5 or f[4]:
+                continue
+            key = json.dumps(json.loads(f[0]), sort_keys=True)
+            cvi = json.loads(f[3])
+            per_cut.setdefault(key, []).append(cvi)
+            cut_times.append(float(f[1]))
+            assign_times.append(float(f[2]))
+        best_key, best = None, None
+        for key, cvis in per_cut.items():
+            if not cvis:
+                continue
+            m = {k: mean([c.get(k) for c in cvis]) for k in ("nmi", "rand", "n_clusters")}
+            if best is None or m["nmi"] > best["nmi"]:
+                best_key, best = key, m
+        best = best or {"nmi": float("nan"), "rand": float("nan"), "n_clusters": float("nan")}
+        rows.append((ps, ts, best))
+        out.append("| %s | %d | %s | %s | %.1f | %s | %s | %.1f | %s | %s | %.1f | `%s` | %s | %s | %s |" % (
+            ds["name"], ds["classes"], fmt(ps["nmi"]), fmt(ps["rand"]), ps["clusters"],
+            fmt(ts["nmi"]), fmt(ts["rand"]), ts["clusters"], fmt(best["nmi"]), fmt(best["rand"]),
+            best["n_clusters"], best_key or "-",
+            fmt(1000 * median(cut_times), 3) if cut_times else "-",
+            fmt(1000 * median(assign_times), 1) if assign_times else "-",
+            fmt(DBSCAN_NMI.get(ds["name"]))))
+        print(out[-1], flush=True)
+    if rows:
+        out.append("| **mean** | | %s | %s | | %s | %s | | %s | %s | | | | | %s |" % (
+            fmt(mean([r[0]["nmi"] for r in rows])), fmt(mean([r[0]["rand"] for r in rows])),
+            fmt(mean([r[1]["nmi"] for r in rows])), fmt(mean([r[1]["rand"] for r in rows])),
+            fmt(mean([r[2]["nmi"] for r in rows])), fmt(mean([r[2]["rand"] for r in rows])),
+            fmt(mean([DBSCAN_NMI.get(d["name"]) for d in loaded]))))
+    out.append("")
+
+
 def bench_grid(args, loaded, paper, defaults, out):
     grid = [2.0 ** e for e in args.grid]
     seeds = args.seeds
@@ -500,8 +605,8 @@ def main():
     ap.add_argument("--out", default="bench-results.md", help="markdown file to write the tables to")
     ap.add_argument("--quick", action="store_true",
                     help="reduced grid (gamma, C in 2^1, 2^3, 2^5), seeds 1-2, 3 rounds of training speed")
-    ap.add_argument("--only", default="defaults,grid,assign,train",
-                    help="comma-separated sections to run (default: all of defaults,grid,assign,train)")
+    ap.add_argument("--only", default="defaults,labeling,grid,assign,train",
+                    help="comma-separated sections to run (default: all of defaults,labeling,grid,assign,train)")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                     help="concurrent sessions for the grid (default %(default)s)")
     ap.add_argument("--no-predict-check", action="store_true",
@@ -515,7 +620,7 @@ def main():
     args.seeds = [1, 2] if args.quick else [1, 2, 3, 4, 5]
     args.assign_sizes = [10000, 43500, 100000, 1000000]
     sections = {s.strip() for s in args.only.split(",") if s.strip()}
-    unknown = sections - {"defaults", "grid", "assign", "train"}
+    unknown = sections - {"defaults", "labeling", "grid", "assign", "train"}
     if unknown:
         ap.error("unknown section(s): %s" % ", ".join(sorted(unknown)))
 
@@ -528,17 +633,19 @@ def main():
     if not paper:
         out.append("(no paper_tables.csv in `%s`: paper columns left empty)\n" % args.reference)
     defaults = {}
-    if sections & {"defaults", "grid"}:
+    if sections & {"defaults", "labeling", "grid"}:
         loaded = load_all(args, out)
         if loaded and "defaults" in sections:
             defaults = bench_defaults(args, loaded, paper, out)
+        if loaded and "labeling" in sections:
+            bench_labeling(args, loaded, defaults, out)
         if loaded and "grid" in sections:
             bench_grid(args, loaded, paper, defaults, out)
     if "assign" in sections:
         bench_assign(args, out)
     if "train" in sections:
         train_speed.run(args.train_rows, 3 if args.quick else 5, out)
-    if sections & {"defaults", "grid"}:
+    if sections & {"defaults", "labeling", "grid"}:
         for ds in loaded:
             psql("DROP TABLE IF EXISTS %s;" % ds["table"], check=False)
     out.append("\nTotal benchmark time: %.0f s." % (time.time() - started))
