@@ -8,7 +8,7 @@
 #include "model.h"
 
 /* Most rows that run trajectories to label the equilibria. */
-#define SVC_LABEL_ROWS 4000
+#define SVC_LABEL_ROWS 3000
 
 /*
  * Train a model from a checked state buffer (see state.h): scale the
