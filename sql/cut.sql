@@ -43,6 +43,10 @@ SELECT count(*) AS rows, sum((svc_predict(svc_recut(m.model, '{"n_clusters": 2}'
 FROM qm m, quad q
 JOIN svc_assign((SELECT model FROM qm), 'SELECT id, f FROM quad', '{"n_clusters": 2}') a ON a.id = q.id;
 
+-- NULL options mean the model's own cut; a NULL model gives no rows
+SELECT (SELECT count(*) FROM svc_assign((SELECT model FROM qm), 'SELECT id, f FROM quad', NULL)) AS null_options,
+       (SELECT count(*) FROM svc_assign(NULL, 'SELECT id, f FROM quad', '{}')) AS null_model;
+
 -- a cut with the model's own options gives the model back, byte for byte;
 -- recutting is reversible
 SELECT svc_recut(model, '{}') = model AS same_bytes,

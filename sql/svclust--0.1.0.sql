@@ -84,10 +84,11 @@ CREATE FUNCTION svc_recut(model bytea, options jsonb) RETURNS bytea
 CREATE FUNCTION svc_assign(model bytea, query text)
     RETURNS TABLE (id bigint, cluster integer, decision float8, outlier boolean)
     AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
--- ... with the tree cut at other settings, as svc_recut(model, options)
+-- ... with the tree cut at other settings, as svc_recut(model, options);
+-- NULL options mean the model's own cut
 CREATE FUNCTION svc_assign(model bytea, query text, options jsonb)
     RETURNS TABLE (id bigint, cluster integer, decision float8, outlier boolean)
-    AS 'MODULE_PATHNAME', 'svc_assign' LANGUAGE C VOLATILE STRICT PARALLEL UNSAFE;
+    AS 'MODULE_PATHNAME', 'svc_assign' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 -- Clustering validity indices (svc_cvi)
 -- The query returns (features float8[], cluster integer [, class integer]);

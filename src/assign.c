@@ -197,9 +197,14 @@ svc_assign(PG_FUNCTION_ARGS)
 	bool		paper;
 	PaperRows	pr;
 
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
-		PG_RETURN_NULL();
+	/*
+	 * The three-argument form is not STRICT, so that NULL options mean the
+	 * model's own cut; a NULL model or query gives no rows, as the STRICT
+	 * two-argument form does.
+	 */
 	InitMaterializedSRF(fcinfo, 0);
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		return (Datum) 0;
 
 	/* the model and workspaces live for the whole call */
 	svc_decode_model(PG_GETARG_BYTEA_PP(0), &model);
