@@ -72,9 +72,17 @@ SELECT svc_model_info(svc_recut(model, '{"cut": "eom"}'))->>'cut' AS cut,
        svc_model_info(svc_recut(model, '{"min_cluster_share": 0.3}'))->>'n_clusters' AS k_share30
 FROM qm;
 
--- n_clusters beyond what the tree holds gives what it holds
-SELECT (svc_model_info(svc_recut(model, '{"n_clusters": 100000}'))->>'n_clusters')::int
-       <= (svc_model_info(model)->>'n_equilibria')::int AS capped
+-- n_clusters beyond what the tree holds gives what it holds: with a minimum
+-- size of 1 every equilibrium alone, with the default minimum the parts of that size
+SELECT (svc_model_info(svc_recut(model, '{"n_clusters": 100000, "min_cluster_size": 1}'))->>'n_clusters')::int
+       = (svc_model_info(model)->>'n_equilibria')::int AS every_equilibrium,
+       (svc_model_info(svc_recut(model, '{"n_clusters": 100000}'))->>'n_clusters')::int
+       BETWEEN 5 AND (svc_model_info(model)->>'n_equilibria')::int AS more_than_the_default
+FROM qm;
+
+-- a model cut at a level can be cut into n clusters (giving one clears the other)
+SELECT svc_model_info(svc_recut(svc_recut(model, '{"level": 0}'), '{"n_clusters": 2}'))->>'n_clusters' AS k,
+       svc_model_info(svc_recut(svc_recut(model, '{"n_clusters": 2}'), '{"level": 0}'))->>'cut' AS cut
 FROM qm;
 
 -- trained with n_clusters: the model is cut there from the start

@@ -155,13 +155,6 @@ svc_cut_model(SvcModel *model, Jsonb *options)
 	SvcOptions	saved = model->opt;
 	SvcError	err;
 
-	if (model->opt.labeling != SVC_LABELING_TREE)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the model has no saddle tree to cut"),
-				 errdetail("The model was trained with \"labeling\": \"%s\".",
-						   svc_labeling_name(model->opt.labeling)),
-				 errhint("Train with \"labeling\": \"tree\" (the default) to cut a model again.")));
 	if (svc_options_parse_cut(text, strlen(text), &opt, &err) != SVC_OK)
 		svc_report(&err);
 	model->opt = opt;

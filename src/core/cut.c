@@ -9,6 +9,7 @@
  * its own labelling back bit for bit.
  */
 #include "cut.h"
+#include "unionfind.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -41,32 +42,6 @@ height(const SvcModel *m, double f)
 	double		lam = f + m->offset;
 
 	return lam > 0.0 ? lam : 0.0;
-}
-
-static int32_t
-find(int32_t *parent, int32_t i)
-{
-	while (parent[i] != i)
-	{
-		parent[i] = parent[parent[i]];
-		i = parent[i];
-	}
-	return i;
-}
-
-/* Join two roots; the lower index stays the root. */
-static int32_t
-join(int32_t *parent, int32_t ra, int32_t rb)
-{
-	if (rb < ra)
-	{
-		int32_t		t = ra;
-
-		ra = rb;
-		rb = t;
-	}
-	parent[rb] = ra;
-	return ra;
 }
 
 static double
@@ -134,9 +109,9 @@ work_init(const SvcEnv *env, const SvcModel *m, CutWork *w, SvcError *err)
 static void
 parts_reset(const SvcModel *m, CutWork *w)
 {
+	svc_uf_init(w->parent, w->M);
 	for (int32_t i = 0; i < w->M; i++)
 	{
-		w->parent[i] = i;
 		w->rows[i] = m->eq_rows[i];
 		w->peak[i] = height(m, m->eq_f[i]);
 	}
@@ -151,8 +126,8 @@ cut_by_height(const SvcModel *m, CutWork *w, double small, bool by_level)
 	parts_reset(m, w);
 	for (int32_t k = 0; k < m->n_edges; k++)
 	{
-		int32_t		ca = find(w->parent, m->edge_a[k]);
-		int32_t		cb = find(w->parent, m->edge_b[k]);
+		int32_t		ca = svc_uf_find(w->parent, m->edge_a[k]);
+		int32_t		cb = svc_uf_find(w->parent, m->edge_b[k]);
 		double		s = height(m, m->edge_f[k]);
 		double		lower = w->peak[ca] < w->peak[cb] ? w->peak[ca] : w->peak[cb];
 		bool		keep;
@@ -167,7 +142,7 @@ cut_by_height(const SvcModel *m, CutWork *w, double small, bool by_level)
 		{
 			int64_t		sum = w->rows[ca] + w->rows[cb];
 			double		top = w->peak[ca] > w->peak[cb] ? w->peak[ca] : w->peak[cb];
-			int32_t		r = join(w->parent, ca, cb);
+			int32_t		r = svc_uf_join(w->parent, ca, cb);
 
 			w->rows[r] = sum;
 			w->peak[r] = top;
@@ -216,8 +191,8 @@ build_nodes(const SvcModel *m, CutWork *w, double small)
 	}
 	for (int32_t k = 0; k < m->n_edges; k++)
 	{
-		int32_t		ca = find(w->parent, m->edge_a[k]);
-		int32_t		cb = find(w->parent, m->edge_b[k]);
+		int32_t		ca = svc_uf_find(w->parent, m->edge_a[k]);
+		int32_t		cb = svc_uf_find(w->parent, m->edge_b[k]);
 		double		s = height(m, m->edge_f[k]);
 		bool		big_a = (double) w->rows[ca] >= small;
 		bool		big_b = (double) w->rows[cb] >= small;
@@ -247,13 +222,13 @@ build_nodes(const SvcModel *m, CutWork *w, double small)
 			node = (double) sum >= small ? new_node(w, -1, -1, -1) : -1;
 			acc = (double) sum * s;
 		}
-		r = join(w->parent, ca, cb);
+		r = svc_uf_join(w->parent, ca, cb);
 		w->rows[r] = sum;
 		w->peak[r] = w->peak[ca] > w->peak[cb] ? w->peak[ca] : w->peak[cb];
 		w->acc[r] = acc;
 		w->node[r] = node;
 	}
-	root = find(w->parent, 0);
+	root = svc_uf_find(w->parent, 0);
 	if (w->node[root] >= 0)
 		w->stab[w->node[root]] = w->acc[root];	/* born at height 0 */
 	return w->node[root];
@@ -314,13 +289,15 @@ cut_by_eom(const SvcModel *m, CutWork *w, double small)
 	}
 }
 
-/* A part before numbering: its rows and lowest equilibrium. */
+/* A part before numbering: its rows, lowest equilibrium, first index. */
 typedef struct Part
 {
 	int64_t		rows;
 	int32_t		first_eq;
+	int32_t		index;			/* in order of first appearance */
 } Part;
 
+/* Larger parts first; on ties the one with the lowest equilibrium. */
 static int
 part_cmp(const void *pa, const void *pb)
 {
@@ -330,6 +307,59 @@ part_cmp(const void *pa, const void *pb)
 	if (x->rows != y->rows)
 		return x->rows > y->rows ? -1 : 1;
 	return x->first_eq < y->first_eq ? -1 : (x->first_eq > y->first_eq ? 1 : 0);
+}
+
+SvcStatus
+svc_cut_number(const SvcEnv *env, int32_t M, const int32_t *part,
+			   const int64_t *eq_rows, int32_t *eq_cluster, int32_t *n_clusters,
+			   int64_t **cluster_size, SvcError *err)
+{
+	Part	   *parts = svc_alloc(env, sizeof(Part) * (size_t) M, err);
+	int32_t    *index_of = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);	/* by part id */
+	int32_t    *id_of = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);	/* by index */
+	int64_t    *sizes = NULL;
+	int32_t		K = 0;
+	SvcStatus	st = SVC_ERR_NOMEM;
+
+	if (!parts || !index_of || !id_of)
+		goto done;
+	for (int32_t i = 0; i < M; i++)
+		index_of[i] = -1;
+	for (int32_t i = 0; i < M; i++)
+	{
+		int32_t		p = part[i];
+
+		if (index_of[p] < 0)
+		{
+			index_of[p] = K;
+			parts[K].rows = 0;
+			parts[K].first_eq = i;
+			parts[K].index = K;
+			K++;
+		}
+		parts[index_of[p]].rows += eq_rows[i];
+	}
+	qsort(parts, (size_t) K, sizeof(Part), part_cmp);
+	sizes = svc_alloc(env, sizeof(int64_t) * (size_t) K, err);
+	if (!sizes)
+		goto done;
+	for (int32_t k = 0; k < K; k++)
+	{
+		id_of[parts[k].index] = k + 1;
+		sizes[k] = parts[k].rows;
+	}
+	for (int32_t i = 0; i < M; i++)
+		eq_cluster[i] = id_of[index_of[part[i]]];
+	*n_clusters = K;
+	*cluster_size = sizes;
+	sizes = NULL;
+	st = SVC_OK;
+done:
+	svc_free(env, parts);
+	svc_free(env, index_of);
+	svc_free(env, id_of);
+	svc_free(env, sizes);
+	return st;
 }
 
 /*
@@ -342,9 +372,6 @@ compute_cut(const SvcEnv *env, const SvcModel *m, int32_t *eq_cluster,
 {
 	CutWork		w;
 	double		small = min_rows(m);
-	Part	   *parts = NULL;
-	int32_t    *part_of = NULL;
-	int32_t		K = 0;
 	SvcStatus	st;
 
 	st = work_init(env, m, &w, err);
@@ -359,51 +386,15 @@ compute_cut(const SvcEnv *env, const SvcModel *m, int32_t *eq_cluster,
 	else
 		cut_by_height(m, &w, small, false);
 
-	for (int32_t i = 0; i < w.M; i++)
-		w.parent[i] = i;
+	svc_uf_init(w.parent, w.M);
 	for (int32_t k = 0; k < m->n_edges; k++)
 		if (!w.removed[k])
-			join(w.parent, find(w.parent, m->edge_a[k]), find(w.parent, m->edge_b[k]));
-
-	parts = svc_alloc(env, sizeof(Part) * (size_t) w.M, err);
-	part_of = svc_alloc(env, sizeof(int32_t) * (size_t) w.M, err);
-	if (!parts || !part_of)
-	{
-		st = SVC_ERR_NOMEM;
-		goto done;
-	}
-	/* roots are their part's lowest equilibrium: join keeps the lower */
+			svc_uf_join(w.parent, svc_uf_find(w.parent, m->edge_a[k]),
+						svc_uf_find(w.parent, m->edge_b[k]));
 	for (int32_t i = 0; i < w.M; i++)
-	{
-		int32_t		r = find(w.parent, i);
-
-		if (r == i)
-		{
-			part_of[i] = K;
-			parts[K].rows = 0;
-			parts[K].first_eq = i;
-			K++;
-		}
-		parts[part_of[r]].rows += m->eq_rows[i];
-	}
-	qsort(parts, (size_t) K, sizeof(Part), part_cmp);
-	for (int32_t k = 0; k < K; k++)
-		part_of[parts[k].first_eq] = k + 1;
-	*cluster_size = svc_alloc(env, sizeof(int64_t) * (size_t) K, err);
-	if (*cluster_size == NULL)
-	{
-		st = SVC_ERR_NOMEM;
-		goto done;
-	}
-	for (int32_t k = 0; k < K; k++)
-		(*cluster_size)[k] = parts[k].rows;
-	for (int32_t i = 0; i < w.M; i++)
-		eq_cluster[i] = part_of[find(w.parent, i)];
-	*n_clusters = K;
-	st = SVC_OK;
-done:
-	svc_free(env, parts);
-	svc_free(env, part_of);
+		w.parent[i] = svc_uf_find(w.parent, i);
+	st = svc_cut_number(env, w.M, w.parent, m->eq_rows, eq_cluster, n_clusters,
+						cluster_size, err);
 	work_free(env, &w);
 	return st;
 }
@@ -416,12 +407,17 @@ svc_cut_apply(const SvcEnv *env, SvcModel *m, SvcError *err)
 	int32_t		K = 0;
 	SvcStatus	st;
 
-	if (m->n_eq < 1 || m->n_edges != m->n_eq - 1)
+	if (m->opt.labeling != SVC_LABELING_TREE)
 	{
 		svc_fail(err, SVC_ERR_INVALID_PARAMETER, "the model has no saddle tree to cut");
-		svc_error_detail(err, "Only models trained with \"labeling\": \"tree\" keep one.");
+		svc_error_detail(err, "The model was trained with \"labeling\": \"%s\".",
+						 svc_labeling_name(m->opt.labeling));
+		svc_error_hint(err, "Train with \"labeling\": \"tree\" (the default) to cut a model again.");
 		return SVC_ERR_INVALID_PARAMETER;
 	}
+	if (m->n_eq < 1 || m->n_edges != m->n_eq - 1)
+		return svc_fail(err, SVC_ERR_INTERNAL, "saddle tree of %d edges for %d equilibria",
+						m->n_edges, m->n_eq);
 	eq_cluster = svc_alloc(env, sizeof(int32_t) * (size_t) m->n_eq, err);
 	if (eq_cluster == NULL)
 		return SVC_ERR_NOMEM;
@@ -439,15 +435,6 @@ svc_cut_apply(const SvcEnv *env, SvcModel *m, SvcError *err)
 	return SVC_OK;
 }
 
-static SvcStatus
-corrupt(SvcError *err, const char *what)
-{
-	svc_fail(err, SVC_ERR_CORRUPT, "invalid svclust model");
-	svc_error_detail(err, "%s", what);
-	svc_error_hint(err, "The value must be a model made by svc_train(), unchanged.");
-	return SVC_ERR_CORRUPT;
-}
-
 SvcStatus
 svc_cut_check(const SvcEnv *env, const SvcModel *m, SvcError *err)
 {
@@ -459,7 +446,7 @@ svc_cut_check(const SvcEnv *env, const SvcModel *m, SvcError *err)
 	SvcStatus	st;
 
 	if (M < 1 || m->n_edges != M - 1)
-		return corrupt(err, "The number of tree edges does not match the equilibria.");
+		return svc_model_corrupt(err, "The number of tree edges does not match the equilibria.");
 	parent = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
 	eq_cluster = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
 	if (!parent || !eq_cluster)
@@ -467,8 +454,7 @@ svc_cut_check(const SvcEnv *env, const SvcModel *m, SvcError *err)
 		st = SVC_ERR_NOMEM;
 		goto done;
 	}
-	for (int32_t i = 0; i < M; i++)
-		parent[i] = i;
+	svc_uf_init(parent, M);
 	st = SVC_ERR_CORRUPT;
 	for (int32_t k = 0; k < m->n_edges; k++)
 	{
@@ -477,18 +463,18 @@ svc_cut_check(const SvcEnv *env, const SvcModel *m, SvcError *err)
 
 		if (a < 0 || a >= M || b < 0 || b >= M)
 		{
-			corrupt(err, "A tree edge names an equilibrium out of range.");
+			svc_model_corrupt(err, "A tree edge names an equilibrium out of range.");
 			goto done;
 		}
-		if (find(parent, a) == find(parent, b))
+		if (svc_uf_find(parent, a) == svc_uf_find(parent, b))
 		{
-			corrupt(err, "The tree edges do not form a tree.");
+			svc_model_corrupt(err, "The tree edges do not form a tree.");
 			goto done;
 		}
-		join(parent, find(parent, a), find(parent, b));
+		svc_uf_join(parent, svc_uf_find(parent, a), svc_uf_find(parent, b));
 		if (k > 0 && !(m->edge_f[k] <= m->edge_f[k - 1]))
 		{
-			corrupt(err, "The tree edges are not ordered by height.");
+			svc_model_corrupt(err, "The tree edges are not ordered by height.");
 			goto done;
 		}
 	}
@@ -498,7 +484,7 @@ svc_cut_check(const SvcEnv *env, const SvcModel *m, SvcError *err)
 	if (K != m->n_clusters ||
 		memcmp(eq_cluster, m->eq_cluster, sizeof(int32_t) * (size_t) M) != 0 ||
 		memcmp(cluster_size, m->cluster_size, sizeof(int64_t) * (size_t) K) != 0)
-		st = corrupt(err, "The clusters do not match the cut of the tree.");
+		st = svc_model_corrupt(err, "The clusters do not match the cut of the tree.");
 done:
 	svc_free(env, parent);
 	svc_free(env, eq_cluster);
@@ -507,44 +493,40 @@ done:
 }
 
 bool
-svc_cut_summary(const SvcModel *m, double *level, double *stability)
+svc_cut_summary(const SvcModel *m, double *level, double *stability, double *peak)
 {
 	bool		any = false;
 
-	/* stability[] holds each cluster's peak first, then is overwritten */
 	for (int32_t k = 0; k < m->n_clusters; k++)
-		stability[k] = 0.0;
+	{
+		peak[k] = 0.0;
+		stability[k] = -1.0;	/* no removed edge seen yet */
+	}
 	for (int32_t i = 0; i < m->n_eq; i++)
 	{
 		int32_t		c = m->eq_cluster[i] - 1;
 		double		h = height(m, m->eq_f[i]);
 
-		if (h > stability[c])
-			stability[c] = h;
+		if (h > peak[c])
+			peak[c] = h;
 	}
-	for (int32_t k = 0; k < m->n_clusters; k++)
-		stability[k] = -stability[k] - 1.0;	/* peak p kept as -(p + 1) < 0 */
 	*level = 0.0;
+	/* edges come by decreasing height: the first removed edge touching a
+	 * cluster is its highest, and the first of all is the cut level */
 	for (int32_t k = 0; k < m->n_edges; k++)
 	{
-		int32_t		ca = m->eq_cluster[m->edge_a[k]] - 1;
-		int32_t		cb = m->eq_cluster[m->edge_b[k]] - 1;
+		int32_t		c[2] = {m->eq_cluster[m->edge_a[k]] - 1, m->eq_cluster[m->edge_b[k]] - 1};
 		double		s = height(m, m->edge_f[k]);
-		int32_t		c[2] = {ca, cb};
 
-		if (ca == cb)
+		if (c[0] == c[1])
 			continue;
 		if (!any)
-			*level = m->edge_f[k];	/* edges come by decreasing height */
+			*level = m->edge_f[k];
 		any = true;
-		/* the first removed edge touching a cluster is its highest */
 		for (int j = 0; j < 2; j++)
 			if (stability[c[j]] < 0.0)
-			{
-				double		peak = -stability[c[j]] - 1.0;
-
-				stability[c[j]] = peak > 0.0 ? 1.0 - (s < peak ? s : peak) / peak : 0.0;
-			}
+				stability[c[j]] = peak[c[j]] > 0.0 ?
+					1.0 - (s < peak[c[j]] ? s : peak[c[j]]) / peak[c[j]] : 0.0;
 	}
 	for (int32_t k = 0; k < m->n_clusters; k++)
 		if (stability[k] < 0.0)

@@ -44,12 +44,26 @@ SvcStatus	svc_cut_apply(const SvcEnv *env, SvcModel *m, SvcError *err);
 SvcStatus	svc_cut_check(const SvcEnv *env, const SvcModel *m, SvcError *err);
 
 /*
+ * Number parts 1..K by decreasing rows (ties: the part holding the lowest
+ * equilibrium first): part[i] names the part of equilibrium i by any index
+ * in [0, M), eq_rows[i] its rows.  Fills eq_cluster[M], *n_clusters and a
+ * new *cluster_size array from env.  Used by every cut and by the paper's
+ * labelling.
+ */
+SvcStatus	svc_cut_number(const SvcEnv *env, int32_t M, const int32_t *part,
+						   const int64_t *eq_rows, int32_t *eq_cluster,
+						   int32_t *n_clusters, int64_t **cluster_size,
+						   SvcError *err);
+
+/*
  * What the cut separates: *level receives the highest pass (in f) among
  * the removed edges (false is returned when none is removed), and
  * stability[k] for cluster k + 1 the share of its peak it stands above
  * the highest removed edge that touches it: 1 - pass / peak in lambda,
- * 1 for a cluster alone.
+ * 1 for a cluster alone.  peak[] (n_clusters) is scratch: each cluster's
+ * peak lambda.
  */
-bool		svc_cut_summary(const SvcModel *m, double *level, double *stability);
+bool		svc_cut_summary(const SvcModel *m, double *level, double *stability,
+							double *peak);
 
 #endif							/* SVC_CUT_H */

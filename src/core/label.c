@@ -16,6 +16,7 @@
 #include "label.h"
 #include "cut.h"
 #include "kdtree.h"
+#include "unionfind.h"
 #include "kernel.h"
 
 #include <float.h>
@@ -311,34 +312,6 @@ eqlist_push(const SvcEnv *env, EqList *l, const double *x, double lambda,
 	return SVC_OK;
 }
 
-/* Root of i's set in a union-find forest. */
-static int32_t
-uf_find(int32_t *parent, int32_t i)
-{
-	while (parent[i] != i)
-	{
-		parent[i] = parent[parent[i]];	/* path halving */
-		i = parent[i];
-	}
-	return i;
-}
-
-/* Join the sets of roots ra != rb; the lower index stays root, so the
- * outcome depends only on the order of the unions. */
-static int32_t
-uf_link(int32_t *parent, int32_t ra, int32_t rb)
-{
-	if (rb < ra)
-	{
-		int32_t		t = ra;
-
-		ra = rb;
-		rb = t;
-	}
-	parent[rb] = ra;
-	return ra;
-}
-
 /* ---------------------------------------------------------------- */
 /* Saddle tree                                                       */
 /* ---------------------------------------------------------------- */
@@ -577,15 +550,14 @@ connect_components(const SvcEnv *env, const EqList *eqs, Edge **edges,
 		st = SVC_ERR_NOMEM;
 		goto done;
 	}
-	for (int32_t i = 0; i < M; i++)
-		parent[i] = i;
+	svc_uf_init(parent, M);
 	for (int64_t k = 0; k < *n_edges; k++)
 	{
-		int32_t		ra = uf_find(parent, (*edges)[k].a);
-		int32_t		rb = uf_find(parent, (*edges)[k].b);
+		int32_t		ra = svc_uf_find(parent, (*edges)[k].a);
+		int32_t		rb = svc_uf_find(parent, (*edges)[k].b);
 
 		if (ra != rb)
-			uf_link(parent, ra, rb);
+			svc_uf_join(parent, ra, rb);
 	}
 
 	for (;;)
@@ -598,7 +570,7 @@ connect_components(const SvcEnv *env, const EqList *eqs, Edge **edges,
 		{
 			link_to[i] = -1;
 			link_d2[i] = DBL_MAX;
-			if (uf_find(parent, i) == i)
+			if (svc_uf_find(parent, i) == i)
 				n_comp++;
 		}
 		if (n_comp <= 1)
@@ -611,13 +583,13 @@ connect_components(const SvcEnv *env, const EqList *eqs, Edge **edges,
 		/* Nearest outside pair per component, lowest indexes on ties. */
 		for (int32_t a = 0; a < M; a++)
 		{
-			int32_t		ra = uf_find(parent, a);
+			int32_t		ra = svc_uf_find(parent, a);
 
 			for (int32_t b = 0; b < M; b++)
 			{
 				double		t;
 
-				if (uf_find(parent, b) == ra)
+				if (svc_uf_find(parent, b) == ra)
 					continue;
 				t = svc_sqdist(eqs->x + (size_t) a * d, eqs->x + (size_t) b * d, d);
 				if (t < link_d2[ra])
@@ -654,10 +626,10 @@ connect_components(const SvcEnv *env, const EqList *eqs, Edge **edges,
 			grown[*n_edges].d2 = link_d2[r];
 			grown[*n_edges].saddle = 0.0;
 			(*n_edges)++;
-			ra = uf_find(parent, a);
-			rb = uf_find(parent, b);
+			ra = svc_uf_find(parent, a);
+			rb = svc_uf_find(parent, b);
 			if (ra != rb)
-				uf_link(parent, ra, rb);
+				svc_uf_join(parent, ra, rb);
 		}
 		svc_free(env, *edges);
 		*edges = grown;
@@ -852,16 +824,15 @@ tree_build(const SvcEnv *env, const SvcModel *m, const EqList *eqs,
 	if (ne > 1)
 		qsort(edges, (size_t) ne, sizeof(Edge), edge_cmp_saddle);
 
-	for (int32_t i = 0; i < M; i++)
-		mst[i] = i;
+	svc_uf_init(mst, M);
 	for (int64_t k = 0; k < ne && nt < M - 1; k++)
 	{
-		int32_t		ta = uf_find(mst, edges[k].a);
-		int32_t		tb = uf_find(mst, edges[k].b);
+		int32_t		ta = svc_uf_find(mst, edges[k].a);
+		int32_t		tb = svc_uf_find(mst, edges[k].b);
 
 		if (ta == tb)
 			continue;			/* not a tree edge */
-		uf_link(mst, ta, tb);
+		svc_uf_join(mst, ta, tb);
 		tree[nt++] = edges[k];
 	}
 	/* connect_components made the graph connected */
@@ -895,8 +866,7 @@ paper_components(const SvcEnv *env, const SvcModel *m, const EqList *eqs,
 	pt = svc_alloc(env, sizeof(double) * (size_t) d, err);
 	if (!pt)
 		return SVC_ERR_NOMEM;
-	for (int32_t i = 0; i < M; i++)
-		comp[i] = i;
+	svc_uf_init(comp, M);
 	for (int32_t a = 0; a < M; a++)
 	{
 		const double *xa = eqs->x + (size_t) a * d;
@@ -917,19 +887,19 @@ paper_components(const SvcEnv *env, const SvcModel *m, const EqList *eqs,
 
 			if (eqs->lambda[b] - m->offset < 0.0)
 				continue;
-			ra = uf_find(comp, a);
-			rb = uf_find(comp, b);
+			ra = svc_uf_find(comp, a);
+			rb = svc_uf_find(comp, b);
 			if (ra == rb)
 				continue;
 			for (int k = 1; k < PAPER_POINTS - 1 && inside; k++)
 				if (lambda_on_segment(m, xa, xb, (double) k / (PAPER_POINTS - 1), pt) - m->offset < 0.0)
 					inside = false;
 			if (inside)
-				uf_link(comp, ra, rb);
+				svc_uf_join(comp, ra, rb);
 		}
 	}
 	for (int32_t i = 0; i < M; i++)
-		comp[i] = uf_find(comp, i);
+		comp[i] = svc_uf_find(comp, i);
 	svc_free(env, pt);
 	return SVC_OK;
 }
@@ -1039,31 +1009,12 @@ auto_epsilon(double *absf, int64_t n)
 	return absf[k];
 }
 
-/* A cluster before numbering: its row count and lowest equilibrium. */
-typedef struct ProtoCluster
-{
-	int64_t		rows;
-	int32_t		first_eq;
-} ProtoCluster;
-
-/* Larger clusters first; on ties the one with the lowest equilibrium. */
-static int
-proto_cmp(const void *pa, const void *pb)
-{
-	const ProtoCluster *x = pa;
-	const ProtoCluster *y = pb;
-
-	if (x->rows != y->rows)
-		return x->rows > y->rows ? -1 : 1;
-	return x->first_eq < y->first_eq ? -1 : (x->first_eq > y->first_eq ? 1 : 0);
-}
-
 /*
  * Write the model's labelling (freeing what it held, only on success):
  * the equilibria with their rows, and either the tree (tree[], M - 1
  * edges by decreasing saddle), cut by svc_cut_apply, or the paper's
  * components (comp[i], an equilibrium index per equilibrium) numbered
- * 1..K by decreasing rows.  roweq[r] is the equilibrium of row r.
+ * by svc_cut_number.  roweq[r] is the equilibrium of row r.
  */
 static SvcStatus
 finish_model(const SvcEnv *env, SvcModel *m, const EqList *eqs,
@@ -1073,8 +1024,6 @@ finish_model(const SvcEnv *env, SvcModel *m, const EqList *eqs,
 	int32_t		M = eqs->n;
 	int32_t		n_edges = tree ? M - 1 : 0;
 	SvcModel	next = *m;
-	int32_t    *proto_of = NULL;	/* component root -> proto index */
-	ProtoCluster *proto = NULL;
 	SvcStatus	st = SVC_ERR_NOMEM;
 
 	next.n_eq = M;
@@ -1110,65 +1059,23 @@ finish_model(const SvcEnv *env, SvcModel *m, const EqList *eqs,
 	}
 	else
 	{
-		int32_t		K = 0;
-
-		proto_of = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
-		proto = svc_alloc(env, sizeof(ProtoCluster) * (size_t) M, err);
 		next.eq_cluster = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
-		if (!proto_of || !proto || !next.eq_cluster)
+		if (!next.eq_cluster)
 			goto done;
-		for (int32_t i = 0; i < M; i++)
-			proto_of[i] = -1;
-		for (int32_t i = 0; i < M; i++)
-			if (proto_of[comp[i]] < 0)
-			{
-				proto_of[comp[i]] = K;
-				proto[K].rows = 0;
-				proto[K].first_eq = i;
-				K++;
-			}
-		for (int32_t i = 0; i < M; i++)
-			proto[proto_of[comp[i]]].rows += next.eq_rows[i];
-		qsort(proto, (size_t) K, sizeof(ProtoCluster), proto_cmp);
-		next.cluster_size = svc_alloc(env, sizeof(int64_t) * (size_t) K, err);
-		if (!next.cluster_size)
+		st = svc_cut_number(env, M, comp, next.eq_rows, next.eq_cluster,
+							&next.n_clusters, &next.cluster_size, err);
+		if (st != SVC_OK)
 			goto done;
-		/* proto_of is indexed by component root; renumber through first_eq */
-		for (int32_t k = 0; k < K; k++)
-		{
-			next.cluster_size[k] = proto[k].rows;
-			proto_of[comp[proto[k].first_eq]] = k + 1;
-		}
-		for (int32_t i = 0; i < M; i++)
-			next.eq_cluster[i] = proto_of[comp[i]];
-		next.n_clusters = K;
 	}
 	if (labels)
 		for (int64_t r = 0; r < n; r++)
 			labels[r] = next.eq_cluster[roweq[r]];
 
-	svc_free(env, m->eq);
-	svc_free(env, m->eq_cluster);
-	svc_free(env, m->eq_f);
-	svc_free(env, m->eq_rows);
-	svc_free(env, m->cluster_size);
-	svc_free(env, m->edge_a);
-	svc_free(env, m->edge_b);
-	svc_free(env, m->edge_f);
+	svc_model_free_labelling(env, m);
 	*m = next;
-	memset(&next, 0, sizeof(next));
-	st = SVC_OK;
+	return SVC_OK;
 done:
-	svc_free(env, proto_of);
-	svc_free(env, proto);
-	svc_free(env, next.eq);
-	svc_free(env, next.eq_cluster);
-	svc_free(env, next.eq_f);
-	svc_free(env, next.eq_rows);
-	svc_free(env, next.cluster_size);
-	svc_free(env, next.edge_a);
-	svc_free(env, next.edge_b);
-	svc_free(env, next.edge_f);
+	svc_model_free_labelling(env, &next);
 	return st;
 }
 

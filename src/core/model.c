@@ -58,12 +58,8 @@ svc_model_alloc(const SvcEnv *env, SvcModel *m, int32_t dims, int32_t n_sv,
 }
 
 void
-svc_model_free(const SvcEnv *env, SvcModel *m)
+svc_model_free_labelling(const SvcEnv *env, SvcModel *m)
 {
-	svc_free(env, m->shift);
-	svc_free(env, m->mul);
-	svc_free(env, m->sv);
-	svc_free(env, m->alpha);
 	svc_free(env, m->eq);
 	svc_free(env, m->eq_cluster);
 	svc_free(env, m->eq_f);
@@ -72,9 +68,20 @@ svc_model_free(const SvcEnv *env, SvcModel *m)
 	svc_free(env, m->edge_a);
 	svc_free(env, m->edge_b);
 	svc_free(env, m->edge_f);
-	m->shift = m->mul = m->sv = m->alpha = m->eq = m->eq_f = m->edge_f = NULL;
+	m->eq = m->eq_f = m->edge_f = NULL;
 	m->eq_cluster = m->edge_a = m->edge_b = NULL;
 	m->eq_rows = m->cluster_size = NULL;
+}
+
+void
+svc_model_free(const SvcEnv *env, SvcModel *m)
+{
+	svc_free(env, m->shift);
+	svc_free(env, m->mul);
+	svc_free(env, m->sv);
+	svc_free(env, m->alpha);
+	m->shift = m->mul = m->sv = m->alpha = NULL;
+	svc_model_free_labelling(env, m);
 }
 
 /* Encoded size, or 0 if it would overflow size_t. */
@@ -167,8 +174,8 @@ svc_model_encode(const SvcModel *m, uint8_t *out)
 	svc_put_u32(&w, svc_crc32c(out, len - 4));
 }
 
-static SvcStatus
-corrupt(SvcError *err, const char *what)
+SvcStatus
+svc_model_corrupt(SvcError *err, const char *what)
 {
 	svc_fail(err, SVC_ERR_CORRUPT, "invalid svclust model");
 	svc_error_detail(err, "%s", what);
@@ -212,11 +219,11 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 
 	memset(m, 0, sizeof(*m));
 	if (len < MODEL_FIXED_SIZE + 4)
-		return corrupt(err, "The value is too short to be a model.");
+		return svc_model_corrupt(err, "The value is too short to be a model.");
 	svc_reader_init(&r, data, len);
 	magic = svc_get_raw(&r, 4);
 	if (memcmp(magic, SVC_MODEL_MAGIC, 4) != 0)
-		return corrupt(err, "The value does not start with the svclust model signature.");
+		return svc_model_corrupt(err, "The value does not start with the svclust model signature.");
 	version = svc_get_u16(&r);
 	if (version != SVC_MODEL_FORMAT_VERSION)
 	{
@@ -233,9 +240,9 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 	(void) svc_get_u16(&r);
 	optbuf = svc_get_raw(&r, SVC_OPTIONS_WIRE_SIZE);
 	if (r.failed)
-		return corrupt(err, "The value is truncated.");
+		return svc_model_corrupt(err, "The value is truncated.");
 	if (svc_options_decode(optbuf, &m->opt, err) != SVC_OK)
-		return corrupt(err, "The stored options are invalid.");
+		return svc_model_corrupt(err, "The stored options are invalid.");
 	m->gamma = svc_get_f64(&r);
 	m->epsilon = svc_get_f64(&r);
 	m->offset = svc_get_f64(&r);
@@ -249,28 +256,28 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 	n_edges = svc_get_u32(&r);
 	pad = svc_get_u32(&r);
 	if (r.failed)
-		return corrupt(err, "The value is truncated.");
+		return svc_model_corrupt(err, "The value is truncated.");
 
 	if (dims < 1 || dims > SVC_MAX_DIMS)
-		return corrupt(err, "The dimension is out of range.");
+		return svc_model_corrupt(err, "The dimension is out of range.");
 	if (solver < SVC_SOLVER_BSGD || solver > SVC_SOLVER_AID ||
 		boundary < SVC_BOUNDARY_HYPERPLANE || boundary > SVC_BOUNDARY_SPHERE)
-		return corrupt(err, "The solver or boundary kind is unknown.");
+		return svc_model_corrupt(err, "The solver or boundary kind is unknown.");
 	if (!(isfinite(m->gamma) && m->gamma > 0) ||
 		!(isfinite(m->epsilon) && m->epsilon >= 0) || !isfinite(m->offset))
-		return corrupt(err, "The kernel parameters are invalid.");
+		return svc_model_corrupt(err, "The kernel parameters are invalid.");
 	if (m->rows_seen < 0 || m->rows_used < 0 || m->rows_used > m->rows_seen ||
 		m->iterations < 0 || converged > 1)
-		return corrupt(err, "The training counts are invalid.");
+		return svc_model_corrupt(err, "The training counts are invalid.");
 	if (n_sv < 1 || n_eq < 1 || n_clusters < 1 || n_clusters > n_eq || pad != 0)
-		return corrupt(err, "The numbers of support vectors, equilibria or clusters are invalid.");
+		return svc_model_corrupt(err, "The numbers of support vectors, equilibria or clusters are invalid.");
 	if (m->opt.labeling == SVC_LABELING_TREE ? n_edges != n_eq - 1 : n_edges != 0)
-		return corrupt(err, "The number of tree edges does not match the equilibria.");
+		return svc_model_corrupt(err, "The number of tree edges does not match the equilibria.");
 	expect = encoded_size(dims, n_sv, n_eq, n_clusters, n_edges);
 	if (expect == 0 || expect != len)
-		return corrupt(err, "The length does not match the counts in the header.");
+		return svc_model_corrupt(err, "The length does not match the counts in the header.");
 	if (svc_crc32c(data, len - 4) != svc_load_u32(data + len - 4))
-		return corrupt(err, "The checksum does not match: the value was changed or truncated.");
+		return svc_model_corrupt(err, "The checksum does not match: the value was changed or truncated.");
 
 	m->solver = (SvcSolver) solver;
 	m->boundary = (SvcBoundary) boundary;
@@ -281,30 +288,30 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 		return st;
 	d = dims;
 	if (!get_finite(&r, m->shift, d) || !get_finite(&r, m->mul, d))
-		return corrupt(err, "The scaling is not finite.");
+		return svc_model_corrupt(err, "The scaling is not finite.");
 	for (size_t j = 0; j < d; j++)
 		if (!(m->mul[j] > 0))
-			return corrupt(err, "A scaling factor is not positive.");
+			return svc_model_corrupt(err, "A scaling factor is not positive.");
 	if (!get_finite(&r, m->sv, d * n_sv) || !get_finite(&r, m->alpha, n_sv))
-		return corrupt(err, "A support vector or coefficient is not finite.");
+		return svc_model_corrupt(err, "A support vector or coefficient is not finite.");
 	if (!get_finite(&r, m->eq, d * n_eq))
-		return corrupt(err, "An equilibrium is not finite.");
+		return svc_model_corrupt(err, "An equilibrium is not finite.");
 	for (uint32_t i = 0; i < n_eq; i++)
 	{
 		uint32_t	c = svc_get_u32(&r);
 
 		if (c < 1 || c > n_clusters)
-			return corrupt(err, "An equilibrium has a cluster id out of range.");
+			return svc_model_corrupt(err, "An equilibrium has a cluster id out of range.");
 		m->eq_cluster[i] = (int32_t) c;
 	}
 	if (!get_finite(&r, m->eq_f, n_eq))
-		return corrupt(err, "An equilibrium's decision value is not finite.");
+		return svc_model_corrupt(err, "An equilibrium's decision value is not finite.");
 	for (uint32_t i = 0; i < n_eq; i++)
 	{
 		uint64_t	s = svc_get_u64(&r);
 
 		if (s > (uint64_t) m->rows_used)
-			return corrupt(err, "An equilibrium's row count is out of range.");
+			return svc_model_corrupt(err, "An equilibrium's row count is out of range.");
 		m->eq_rows[i] = (int64_t) s;
 	}
 	for (uint32_t i = 0; i < n_clusters; i++)
@@ -312,7 +319,7 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 		uint64_t	s = svc_get_u64(&r);
 
 		if (s > (uint64_t) m->rows_used)
-			return corrupt(err, "A cluster size is out of range.");
+			return svc_model_corrupt(err, "A cluster size is out of range.");
 		m->cluster_size[i] = (int64_t) s;
 	}
 	for (uint32_t i = 0; i < n_edges; i++)
@@ -320,9 +327,9 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 	for (uint32_t i = 0; i < n_edges; i++)
 		m->edge_b[i] = (int32_t) svc_get_u32(&r);
 	if (!get_finite(&r, m->edge_f, n_edges))
-		return corrupt(err, "A saddle height is not finite.");
+		return svc_model_corrupt(err, "A saddle height is not finite.");
 	if (r.failed || r.left != 4)
-		return corrupt(err, "The value is truncated.");
+		return svc_model_corrupt(err, "The value is truncated.");
 	if (m->opt.labeling == SVC_LABELING_TREE)
 	{
 		st = svc_cut_check(env, m, err);
@@ -410,10 +417,12 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 
 	if (m->n_edges > 0)
 	{
-		stability = svc_alloc(env, sizeof(double) * (size_t) m->n_clusters, err);
+		/* stability[K], then K doubles of scratch for the peaks */
+		stability = svc_alloc(env, sizeof(double) * 2 * (size_t) m->n_clusters, err);
 		if (stability == NULL)
 			return NULL;
-		has_cut_level = svc_cut_summary(m, &cut_level, stability);
+		has_cut_level = svc_cut_summary(m, &cut_level, stability,
+										stability + m->n_clusters);
 	}
 	t.cap = 2560 + (size_t) m->n_clusters * 56;
 	t.pos = 0;

@@ -79,6 +79,12 @@ SvcStatus	svc_model_alloc(const SvcEnv *env, SvcModel *m, int32_t dims,
 							int32_t n_edges, SvcError *err);
 void		svc_model_free(const SvcEnv *env, SvcModel *m);
 
+/* Free only what labelling fills (equilibria, clusters, tree); NULLs them. */
+void		svc_model_free_labelling(const SvcEnv *env, SvcModel *m);
+
+/* SVC_ERR_CORRUPT "invalid svclust model" with what as the detail. */
+SvcStatus	svc_model_corrupt(SvcError *err, const char *what);
+
 /* Size of the encoded model in bytes; 0 if it is beyond the format's limits. */
 size_t		svc_model_encoded_size(const SvcModel *m);
 

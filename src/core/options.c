@@ -672,7 +672,10 @@ parse_object(const char *json, size_t len, SvcOptions *opt, bool cut_only,
 		return SVC_ERR_INVALID_PARAMETER;
 	}
 	if (saw_n_clusters && opt->n_clusters > 0)
+	{
 		opt->has_level = false;
+		opt->level = 0.0;
+	}
 	if (saw_level && opt->has_level)
 		opt->n_clusters = 0;
 	return svc_options_validate(opt, err);

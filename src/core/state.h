@@ -23,7 +23,7 @@
 #include "options.h"
 
 #define SVC_STATE_MAGIC "SVCS"
-#define SVC_STATE_VERSION 1
+#define SVC_STATE_VERSION 2	/* 2: options grew to 128 bytes (the cut) */
 #define SVC_STATE_HEADER_SIZE (4 + 2 + 2 + 4 + 4 + 3 * 8 + 4 * 8 + SVC_OPTIONS_WIRE_SIZE)
 
 /* Bytes of a state of dims columns and room for capacity rows; 0 on overflow. */

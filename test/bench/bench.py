@@ -66,6 +66,16 @@ BSGD_COLUMNS = ["BSGD_R", "BSGD_PNN", "BSGD_PRN"]
 # thousands of runs in one session would otherwise churn the catalog.
 SETUP_SQL = r"""
 CREATE EXTENSION IF NOT EXISTS svclust;
+-- The validity indices of an assignment (ids, clusters) against the labels.
+CREATE OR REPLACE FUNCTION bench_score(tbl regclass, ids bigint[], cls int[]) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE cvi jsonb;
+BEGIN
+    EXECUTE format('SELECT svc_cvi_agg(d.features, u.cluster, d.label) '
+                   'FROM unnest($1, $2) u(id, cluster) JOIN %s d USING (id)', tbl)
+        USING ids, cls INTO cvi;
+    RETURN cvi;
+END $$;
 CREATE OR REPLACE FUNCTION bench_run(tbl regclass, opts jsonb, check_predict boolean DEFAULT true)
 RETURNS TABLE (train_s float8, assign_s float8, info jsonb, cvi jsonb, agree float8, err text)
 LANGUAGE plpgsql AS $$
@@ -85,9 +95,7 @@ BEGIN
         t3 := clock_timestamp();
         train_s := extract(epoch FROM t2 - t1);
         assign_s := extract(epoch FROM t3 - t2);
-        EXECUTE format('SELECT svc_cvi_agg(d.features, u.cluster, d.label) '
-                       'FROM unnest($1, $2) u(id, cluster) JOIN %s d USING (id)', tbl)
-            USING ids, cls INTO cvi;
+        cvi := bench_score(tbl, ids, cls);
         IF check_predict THEN
             EXECUTE format('SELECT avg((svc_predict($1, d.features) IS NOT DISTINCT FROM u.cluster)::int) '
                            'FROM unnest($2, $3) u(id, cluster) JOIN %s d USING (id)', tbl)
@@ -121,9 +129,7 @@ BEGIN
             t3 := clock_timestamp();
             cut_s := extract(epoch FROM t2 - t1);
             assign_s := extract(epoch FROM t3 - t2);
-            EXECUTE format('SELECT svc_cvi_agg(d.features, u.cluster, d.label) '
-                           'FROM unnest($1, $2) u(id, cluster) JOIN %s d USING (id)', tbl)
-                USING ids, cls INTO cvi;
+            cvi := bench_score(tbl, ids, cls);
         EXCEPTION WHEN query_canceled OR others THEN
             err := regexp_replace(SQLSTATE || ': ' || SQLERRM, '\s+', ' ', 'g');
         END;

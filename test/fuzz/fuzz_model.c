@@ -30,11 +30,10 @@
 #define MODEL_OPTIONS_OFFSET 16
 static const size_t reserved_model_bytes[] = {
 	6, 7,						/* u16 flags */
-	14, 15,						/* u16 0 after solver, boundary */
-	MODEL_OPTIONS_OFFSET + 7	/* options: u8 0 after labeling */
+	14, 15						/* u16 0 after solver, boundary */
 };
-/* options: bytes 92..103 of the wire form are unused */
-#define OPTIONS_USED 92
+/* options: bytes 116..127 of the wire form are unused */
+#define OPTIONS_USED 116
 
 static const SvcEnv *env = &svc_env_malloc;
 

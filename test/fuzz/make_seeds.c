@@ -155,6 +155,11 @@ main(int argc, char **argv)
 			   "{\"budget\": 6, \"scale\": \"minmax\", \"gamma\": 4, \"nu\": 0, \"max_iter\": 500}");
 	model_seed(dir, "random4d.bin", 40, 4, 1,
 			   "{\"budget\": 5, \"strategy\": \"project-random\", \"k\": 2, \"max_iter\": 500}");
+	/* the other cuts of the stored tree */
+	model_seed(dir, "eom3blobs.bin", 60, 2, 3,
+			   "{\"budget\": 12, \"max_iter\": 2000, \"cut\": \"eom\", \"min_cluster_size\": 4}");
+	model_seed(dir, "level2d.bin", 60, 2, 3, "{\"budget\": 12, \"max_iter\": 2000, \"level\": 0}");
+	model_seed(dir, "count2d.bin", 60, 2, 3, "{\"budget\": 12, \"max_iter\": 2000, \"n_clusters\": 2}");
 	state_seed(dir, "empty2d.bin", 0, 2, "{}");
 	state_seed(dir, "one1d.bin", 1, 1, "{\"budget\": 3}");
 	state_seed(dir, "filling2d.bin", 20, 2, "{\"budget\": 10, \"max_iter\": 500}");

@@ -10,9 +10,12 @@
  * 2-3 at 0.1.  The minimum size is max(5, 3% of 162) = 5, so eq 3 is too
  * small to stand alone.
  */
+#include "bytes.h"
 #include "cut.h"
 #include "unit.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const double peak[5] = {1.0, 0.9, 1.0, 0.5, 0.8};
@@ -30,6 +33,10 @@ make_tree(SvcModel *m)
 	svc_options_default(&m->opt);
 	CHECK(svc_model_alloc(&svc_env_malloc, m, 1, 1, 5, 1, 4, &err) == SVC_OK, "alloc");
 	m->offset = 0.5;
+	m->gamma = 1.0;
+	m->mul[0] = 1.0;
+	m->solver = SVC_SOLVER_BSGD;
+	m->boundary = SVC_BOUNDARY_HYPERPLANE;
 	m->rows_used = m->rows_seen = 162;
 	for (int i = 0; i < 5; i++)
 	{
@@ -116,11 +123,12 @@ test_check(void)
 	SvcModel	m;
 	SvcError	err;
 	double		level,
-				stab[3];
+				stab[3],
+				peaks[3];
 
 	make_tree(&m);
 	CHECK(svc_cut_apply(&svc_env_malloc, &m, &err) == SVC_OK, "cut");
-	CHECK(svc_cut_summary(&m, &level, stab), "something is cut");
+	CHECK(svc_cut_summary(&m, &level, stab, peaks), "something is cut");
 	CHECK(level == 0.2 - 0.5, "cut level is the highest removed pass (%g)", level);
 	/* cluster 1 = {0,1}: peak 1, highest removed pass 0.2; cluster 3 = {2}: 0.2 / 1 */
 	CHECK(stab[0] > 0.799 && stab[0] < 0.801 && stab[2] > 0.799 && stab[2] < 0.801,
@@ -152,10 +160,87 @@ test_check(void)
 	expect_corrupt(&m, "cluster sizes that do not add up");
 }
 
+/*
+ * Offsets in the encoding of make_tree's model (1 dim, 1 support vector,
+ * 5 equilibria, 3 clusters once cut, 4 edges): see model.c's layout.
+ */
+#define HEADER		(16 + SVC_OPTIONS_WIRE_SIZE + 48 + 24)
+#define OFF_N_EDGES	(16 + SVC_OPTIONS_WIRE_SIZE + 48 + 16)
+#define OFF_EQ_ROWS	(HEADER + 16 + 16 + 5 * 8 + 5 * 4 + 5 * 8)
+#define OFF_EDGE_A	(OFF_EQ_ROWS + 5 * 8 + 3 * 8)
+#define OFF_EDGE_F	(OFF_EDGE_A + 4 * 4 + 4 * 4)
+
+/* Decode bytes after a change behind a fresh checksum; expect the detail. */
+static void
+expect_decode_error(const uint8_t *good, size_t len, size_t off, const uint8_t *bytes,
+					size_t n, const char *detail)
+{
+	uint8_t    *b = malloc(len);
+	SvcModel	m;
+	SvcError	err;
+	SvcStatus	st;
+
+	memcpy(b, good, len);
+	memcpy(b + off, bytes, n);
+	svc_store_u32(b + len - 4, svc_crc32c(b, len - 4));
+	st = svc_model_decode(&svc_env_malloc, b, len, &m, &err);
+	CHECK(st == SVC_ERR_CORRUPT && strstr(err.detail, detail) != NULL,
+		  "damage at %zu: \"%s\", got \"%s\"", off, detail, st == SVC_OK ? "ok" : err.detail);
+	svc_model_free(&svc_env_malloc, &m);
+	free(b);
+}
+
+static void
+test_model_bytes(void)
+{
+	SvcModel	m,
+				back;
+	SvcError	err;
+	size_t		len;
+	uint8_t    *bytes;
+	uint8_t		v[8];
+
+	make_tree(&m);
+	m.opt.cut = SVC_CUT_EOM;
+	CHECK(svc_cut_apply(&svc_env_malloc, &m, &err) == SVC_OK, "cut");
+	len = svc_model_encoded_size(&m);
+	CHECK(len == OFF_EDGE_F + 4 * 8 + 4, "layout as the test expects (%zu)", len);
+	bytes = malloc(len);
+	svc_model_encode(&m, bytes);
+	CHECK(svc_model_decode(&svc_env_malloc, bytes, len, &back, &err) == SVC_OK,
+		  "the tree round-trips: %s", err.detail);
+	CHECK(back.n_edges == 4 && back.opt.cut == SVC_CUT_EOM && back.edge_b[2] == 2 &&
+		  back.edge_f[1] == m.edge_f[1] && back.eq_rows[3] == 2,
+		  "edges, heights, rows and the cut option survive");
+	svc_model_free(&svc_env_malloc, &back);
+
+	svc_store_u32(v, 3);
+	expect_decode_error(bytes, len, OFF_N_EDGES, v, 4, "number of tree edges");
+	svc_store_u64(v, 163);
+	expect_decode_error(bytes, len, OFF_EQ_ROWS, v, 8, "row count is out of range");
+	svc_store_f64(v, NAN);
+	expect_decode_error(bytes, len, OFF_EDGE_F, v, 8, "saddle height is not finite");
+	svc_store_f64(v, 5.0);
+	expect_decode_error(bytes, len, OFF_EDGE_F + 8, v, 8, "not ordered by height");
+	svc_store_u32(v, 7);
+	expect_decode_error(bytes, len, OFF_EDGE_A, v, 4, "out of range");
+	svc_store_u32(v, 1);		/* edge 3-4 becomes 1-4: still a tree, but
+								 * the stored clusters are not its cut */
+	expect_decode_error(bytes, len, OFF_EDGE_A + 4, v, 4, "do not match the cut");
+	free(bytes);
+
+	/* a model without a tree cannot be cut */
+	m.opt.labeling = SVC_LABELING_PAPER;
+	CHECK(svc_cut_apply(&svc_env_malloc, &m, &err) == SVC_ERR_INVALID_PARAMETER &&
+		  strstr(err.detail, "\"paper\"") != NULL, "a paper model is refused: %s", err.message);
+	svc_model_free(&svc_env_malloc, &m);
+}
+
 int
 main(void)
 {
 	test_rules();
 	test_check();
+	test_model_bytes();
 	return unit_summary("test_cut");
 }

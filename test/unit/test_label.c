@@ -331,23 +331,6 @@ free_model(SvcModel *m)
 	svc_model_free(&svc_env_malloc, m);
 }
 
-/* Free what svc_label_train allocated from env (the rest came from malloc). */
-static void
-free_label_arrays(const SvcEnv *env, SvcModel *m)
-{
-	svc_free(env, m->eq);
-	svc_free(env, m->eq_cluster);
-	svc_free(env, m->eq_f);
-	svc_free(env, m->cluster_size);
-	svc_free(env, m->eq_rows);
-	svc_free(env, m->edge_a);
-	svc_free(env, m->edge_b);
-	svc_free(env, m->edge_f);
-	m->eq = m->eq_f = m->edge_f = NULL;
-	m->eq_cluster = m->edge_a = m->edge_b = NULL;
-	m->cluster_size = m->eq_rows = NULL;
-}
-
 /*
  * Label D with m, check the bookkeeping, and print what was found.
  * Returns the number of clusters (0 on failure); labels must hold n ids.
@@ -938,7 +921,7 @@ fail_everywhere(const Job *j, bool fail_alloc)
 		st = svc_label_train(&env, &m, j->D->x, j->D->n, NULL, &err);
 		if (st == SVC_OK)
 		{
-			free_label_arrays(&env, &m);
+			svc_model_free_labelling(&env, &m);
 			free_model(&m);
 			if (b.live != 0)
 				bad = true;

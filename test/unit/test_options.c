@@ -97,6 +97,43 @@ test_errors(void)
 				 "unknown svclust option");
 }
 
+/* The cut keys, the alias of nu, and the keys a trained model refuses. */
+static void
+test_cut_keys(void)
+{
+	SvcOptions	opt;
+	SvcError	err;
+	const char *cut_json = "{\"level\": -0.25}";
+	const char *train_json = "{\"seed\": 3}";
+
+	CHECK(parse("{\"outlier_fraction\": 0.1, \"cut\": \"eom\", \"min_cluster_size\": 12,"
+				" \"n_clusters\": 4}", &opt, &err) == SVC_OK, "cut keys parse: %s", err.message);
+	CHECK(opt.nu == 0.1 && opt.cut == SVC_CUT_EOM && opt.min_cluster_size == 12 &&
+		  opt.n_clusters == 4 && !opt.has_level, "cut keys take their values");
+	CHECK(parse("{}", &opt, &err) == SVC_OK && opt.cut == SVC_CUT_PERSISTENCE &&
+		  opt.merge_ratio == 0.3 && opt.n_clusters == 0 && !opt.has_level,
+		  "cut defaults: persistence at 0.3, automatic");
+	/* giving one of n_clusters and level clears the other */
+	CHECK(parse("{\"n_clusters\": 4}", &opt, &err) == SVC_OK &&
+		  svc_options_parse_cut(cut_json, strlen(cut_json), &opt, &err) == SVC_OK &&
+		  opt.has_level && opt.level == -0.25 && opt.n_clusters == 0, "level clears n_clusters");
+	CHECK(svc_options_parse_cut("{\"n_clusters\": 2}", 17, &opt, &err) == SVC_OK &&
+		  opt.n_clusters == 2 && !opt.has_level, "n_clusters clears level");
+	CHECK(svc_options_parse_cut("{\"level\": null}", 15, &opt, &err) == SVC_OK &&
+		  !opt.has_level, "level null is no level");
+	CHECK(svc_options_parse_cut(train_json, strlen(train_json), &opt, &err) ==
+		  SVC_ERR_INVALID_PARAMETER && strstr(err.message, "cannot change after training"),
+		  "a training key is refused after training: %s", err.message);
+	expect_error("{\"n_clusters\": 2, \"level\": 0}", "cannot both be set");
+	expect_error("{\"n_clusters\": -1}", "n_clusters");
+	expect_error("{\"n_clusters\": 1000001}", "n_clusters");
+	expect_error("{\"min_cluster_size\": -1}", "min_cluster_size");
+	expect_error("{\"cut\": \"single\"}", "\"cut\" must be one of");
+	expect_error("{\"level\": \"high\"}", "level");
+	expect_error("{\"level\": 1e301}", "level");
+	expect_error("{\"outlier_fraction\": 1}", "outlier_fraction");
+}
+
 static void
 test_wire_round_trip(void)
 {
@@ -114,6 +151,16 @@ test_wire_round_trip(void)
 	CHECK(memcmp(wire, wire2, sizeof(wire)) == 0, "encode(decode(x)) == x");
 	CHECK(b.budget == 77 && b.gamma == 3.25 && b.seed == UINT64_C(123456789012),
 		  "values survive the round trip");
+	CHECK(parse("{\"cut\": \"eom\", \"min_cluster_size\": 9, \"level\": 1.5}", &a, &err) == SVC_OK,
+		  "parse cut options for round trip");
+	svc_options_encode(&a, wire);
+	CHECK(svc_options_decode(wire, &b, &err) == SVC_OK && b.cut == SVC_CUT_EOM &&
+		  b.min_cluster_size == 9 && b.has_level && b.level == 1.5 && b.n_clusters == 0,
+		  "the cut options survive the round trip");
+	wire[116 - 12] = 2;			/* has_level is 0 or 1 */
+	CHECK(svc_options_decode(wire, &b, &err) == SVC_ERR_INVALID_PARAMETER,
+		  "has_level 2 is rejected");
+	svc_options_encode(&a, wire);
 	wire[0] = 0;				/* budget 0 is out of range */
 	wire[1] = 0;
 	CHECK(svc_options_decode(wire, &b, &err) == SVC_ERR_INVALID_PARAMETER,
@@ -125,6 +172,7 @@ main(void)
 {
 	test_defaults_and_keys();
 	test_errors();
+	test_cut_keys();
 	test_wire_round_trip();
 	return unit_summary("test_options");
 }
