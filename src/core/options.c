@@ -43,7 +43,7 @@ svc_options_default(SvcOptions *opt)
 	opt->labeling = SVC_LABELING_TREE;
 	opt->nu = 0.05;
 	opt->cut = SVC_CUT_PERSISTENCE;
-	opt->merge_ratio = 0.3;
+	opt->merge_ratio = 0.4;
 	opt->min_cluster_share = 0.03;
 	opt->min_cluster_size = 0;
 	opt->n_clusters = 0;

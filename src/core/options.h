@@ -63,7 +63,8 @@ typedef struct SvcOptions
 	double		level;
 } SvcOptions;
 
-/* Multiplier of the "auto" gamma: gamma = GAMMA_AUTO_FACTOR / median d^2. */
+/* Multiplier of the "auto" gamma: gamma = GAMMA_AUTO_FACTOR / median d^2
+ * (times 2/d above two dimensions; see svc_gamma_auto). */
 #ifndef SVC_GAMMA_AUTO_FACTOR
 #define SVC_GAMMA_AUTO_FACTOR 256.0
 #endif

@@ -111,8 +111,8 @@ test_cut_keys(void)
 	CHECK(opt.nu == 0.1 && opt.cut == SVC_CUT_EOM && opt.min_cluster_size == 12 &&
 		  opt.n_clusters == 4 && !opt.has_level, "cut keys take their values");
 	CHECK(parse("{}", &opt, &err) == SVC_OK && opt.cut == SVC_CUT_PERSISTENCE &&
-		  opt.merge_ratio == 0.3 && opt.n_clusters == 0 && !opt.has_level,
-		  "cut defaults: persistence at 0.3, automatic");
+		  opt.merge_ratio == 0.4 && opt.n_clusters == 0 && !opt.has_level,
+		  "cut defaults: persistence at 0.4, automatic");
 	/* giving one of n_clusters and level clears the other */
 	CHECK(parse("{\"n_clusters\": 4}", &opt, &err) == SVC_OK &&
 		  svc_options_parse_cut(cut_json, strlen(cut_json), &opt, &err) == SVC_OK &&
