@@ -241,6 +241,80 @@ test_interrupt(void)
 	free(x);
 }
 
+/*
+ * Rows are drawn in passes: with C < 1 every draw violates the margin
+ * (w'phi(x) <= ||w|| <= C), so after k full passes every row must be a
+ * support vector with alpha = C k / (k n) = C / n exactly.  Independent
+ * draws would leave some rows out and count others twice.
+ */
+static void
+test_passes_draw_each_row_once(void)
+{
+	int64_t		n = 97;
+	double	   *x = blobs(n, 4);
+
+	for (int64_t passes = 1; passes <= 3; passes += 2)
+	{
+		SvcOptions	opt;
+		SvcModel	m;
+		SvcError	err;
+		bool		equal = true;
+
+		svc_options_default(&opt);
+		opt.strategy = SVC_STRATEGY_UNBUDGETED;
+		opt.c = 0.5;
+		opt.max_iter = passes * n;
+		memset(&m, 0, sizeof(m));
+		CHECK(svc_train_bsgd(&svc_env_malloc, x, n, 2, &opt, 1.0, &m, &err) == SVC_OK,
+			  "%lld passes train: %s", (long long) passes, err.message);
+		CHECK(m.n_sv == n, "%lld passes: every row drawn (%d of %lld support vectors)",
+			  (long long) passes, m.n_sv, (long long) n);
+		for (int32_t i = 0; i < m.n_sv; i++)
+			equal &= fabs(m.alpha[i] - opt.c / (double) n) <= 1e-12 * opt.c;
+		CHECK(equal, "%lld passes: every row drawn equally often (alpha = C/n)",
+			  (long long) passes);
+		svc_model_free(&svc_env_malloc, &m);
+	}
+	free(x);
+}
+
+/*
+ * gamma auto = 256 / median d^2, times 2/d above two dimensions: padding
+ * the same rows with zero columns keeps every distance, so only the
+ * dimension factor changes gamma.
+ */
+static void
+test_gamma_auto_dimension(void)
+{
+	int64_t		n = 60;			/* n(n-1)/2 <= 4096: every pair, no sampling */
+	double	   *x2 = blobs(n, 5);
+	double		g2;
+
+	{
+		SvcRng		rng;
+
+		svc_rng_seed(&rng, 1);
+		g2 = svc_gamma_auto(x2, n, 2, &rng);
+	}
+	CHECK(isfinite(g2) && g2 > 0, "gamma auto in 2-D is positive (%g)", g2);
+	for (int32_t d = 2; d <= 8; d++)
+	{
+		double	   *xd = calloc((size_t) n * d, sizeof(double));
+		SvcRng		rng;
+		double		gd,
+					want;
+
+		for (int64_t i = 0; i < n; i++)
+			memcpy(xd + i * d, x2 + 2 * i, 2 * sizeof(double));
+		svc_rng_seed(&rng, 1);
+		gd = svc_gamma_auto(xd, n, d, &rng);
+		want = d > 2 ? g2 * 2.0 / d : g2;
+		CHECK(fabs(gd - want) <= 1e-12 * want, "gamma auto in %d-D = %g (want %g)", d, gd, want);
+		free(xd);
+	}
+	free(x2);
+}
+
 int
 main(void)
 {
@@ -250,5 +324,7 @@ main(void)
 	test_model_round_trip_and_damage();
 	test_degenerate_inputs();
 	test_interrupt();
+	test_passes_draw_each_row_once();
+	test_gamma_auto_dimension();
 	return unit_summary("test_train");
 }
