@@ -62,14 +62,15 @@ FROM svc_cvi('SELECT features, class, cluster FROM cvi_grid') a
 JOIN svc_cvi($$SELECT features, class * -1000003, cluster * 2147483 - 5
                FROM cvi_grid$$) b USING (cvi)
 WHERE a.value IS DISTINCT FROM b.value
-  AND abs(a.value - b.value) > 1e-12;
+  AND (a.value IS NULL OR b.value IS NULL OR abs(a.value - b.value) > 1e-12);
 
 -- Other numeric arrays and integer types are accepted.
 SELECT count(*) AS differing
 FROM svc_cvi('SELECT features, cluster, class FROM cvi_grid') a
 JOIN svc_cvi($$SELECT features::numeric[], cluster::bigint, class::smallint
                FROM cvi_grid$$) b USING (cvi)
-WHERE abs(a.value - b.value) > 1e-12;
+WHERE a.value IS DISTINCT FROM b.value
+  AND (a.value IS NULL OR b.value IS NULL OR abs(a.value - b.value) > 1e-12);
 SELECT cvi, round(value::numeric, 12) AS value
 FROM svc_cvi($$SELECT ARRAY[i, i * i]::integer[], i % 2 FROM generate_series(1, 6) i$$)
 WHERE cvi IN ('compactness', 'davies_bouldin');

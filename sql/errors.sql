@@ -66,7 +66,23 @@ SELECT pg_temp.try($q$SELECT svc_decision(model, ARRAY[1, NULL]::float8[]) FROM 
 SELECT pg_temp.try($q$SELECT svc_decision(model, ARRAY[1, 'NaN']::float8[]) FROM m$q$);
 SELECT pg_temp.try($q$SELECT svc_predict(model, '{}'::float8[]) FROM m$q$);
 SELECT pg_temp.try($q$SELECT svc_predict(model, ARRAY[[1, 2]]::float8[]) FROM m$q$);
+SELECT pg_temp.try($q$SELECT svc_decision(model, array_fill(0::float8, ARRAY[16001])) FROM m$q$);
 SELECT svc_decision(model, NULL) IS NULL AS null_features_null_result FROM m;
+
+-- combining states (what parallel workers and Citus do) refuses states of
+-- other dimensions or other options; an aggregate over states calls the
+-- combine function serially
+CREATE AGGREGATE pg_temp.merge_states(svc_state)
+    (SFUNC = svc_train_combinefn, STYPE = svc_state);
+SELECT pg_temp.try($q$SELECT pg_temp.merge_states(s) FROM (
+    SELECT svc_train_state(f) AS s FROM pts
+    UNION ALL SELECT svc_train_state(f || 0::float8) FROM pts) v$q$);
+SELECT pg_temp.try($q$SELECT pg_temp.merge_states(s) FROM (
+    SELECT svc_train_state(f, '{"budget": 10}') AS s FROM pts
+    UNION ALL SELECT svc_train_state(f, '{"budget": 11}') FROM pts) v$q$);
+SELECT svc_train_finalfn(pg_temp.merge_states(s)) IS NOT NULL AS same_options_combine
+FROM (SELECT svc_train_state(f, '{"budget": 10}') AS s FROM pts
+      UNION ALL SELECT svc_train_state(f, '{"budget": 10}') FROM pts) v;
 
 -- the state type refuses what it cannot read
 SELECT pg_temp.try($q$SELECT 'hello'::svc_state$q$);

@@ -11,6 +11,16 @@ SELECT svc_train(f, '{"budget": 16, "seed": 5}') AS m,
        svc_train(f, '{"budget": 16, "seed": 5, "labeling": "paper"}') AS mp
 FROM hz_points;
 
+-- The byte damage both the model and the state checks apply at pos.
+CREATE FUNCTION hz_damage(b bytea, kind text, pos int) RETURNS bytea
+IMMUTABLE STRICT LANGUAGE sql AS $$
+    SELECT CASE kind
+        WHEN 'xor 0x55' THEN set_byte(b, pos, get_byte(b, pos) # 85)
+        WHEN 'one bit' THEN set_byte(b, pos, get_byte(b, pos) # (1 << (pos % 8)))
+        WHEN 'truncated' THEN substr(b, 1, pos)
+    END
+$$;
+
 -- (a) Damaged models: every byte XORed with 0x55, every byte with one bit
 -- flipped, every truncation, and a few extensions, fed to every function
 -- that takes a model.  Each damaged call must fail with XX001 (CRC-32C
@@ -48,11 +58,9 @@ BEGIN
         n := CASE k WHEN 'extended' THEN 4 ELSE len END;
         FOR pos IN 0 .. n - 1 LOOP
             v := CASE k
-                WHEN 'xor 0x55' THEN set_byte(model, pos, get_byte(model, pos) # 85)
-                WHEN 'one bit' THEN set_byte(model, pos, get_byte(model, pos) # (1 << (pos % 8)))
-                WHEN 'truncated' THEN substr(model, 1, pos)
-                ELSE (ARRAY[model || '\x00'::bytea, '\x00'::bytea || model, model || model,
+                WHEN 'extended' THEN (ARRAY[model || '\x00'::bytea, '\x00'::bytea || model, model || model,
                             substr(model, 1, len - 4) || '\x00000000'::bytea])[pos + 1]
+                ELSE hz_damage(model, k, pos)
             END;
             variants := variants + 1;
             FOREACH cur IN ARRAY ARRAY[v, model] LOOP
@@ -126,11 +134,9 @@ BEGIN
         internal_errors := 0;
         FOR pos IN 0 .. CASE k WHEN 'text' THEN 5 ELSE len - 1 END LOOP
             t := CASE k
-                WHEN 'xor 0x55' THEN '\x' || encode(set_byte(b, pos, get_byte(b, pos) # 85), 'hex')
-                WHEN 'one bit' THEN '\x' || encode(set_byte(b, pos, get_byte(b, pos) # (1 << (pos % 8))), 'hex')
-                WHEN 'truncated' THEN '\x' || encode(substr(b, 1, pos), 'hex')
-                ELSE (ARRAY['', '\x', 'x00', '\x0', '\xzz' || encode(b, 'hex'),
+                WHEN 'text' THEN (ARRAY['', '\x', 'x00', '\x0', '\xzz' || encode(b, 'hex'),
                             '\x' || encode(b, 'hex') || '00'])[pos + 1]
+                ELSE '\x' || encode(hz_damage(b, k, pos), 'hex')
             END;
             variants := variants + 1;
             BEGIN
@@ -271,7 +277,8 @@ FROM hz_runs WHERE run >= 3 GROUP BY kind ORDER BY kind;
 SELECT count(*) = 240 AS server_alive FROM hz_points;
 
 DROP PROCEDURE hz_cancel(int);
-DROP FUNCTION hz_damaged_models(bytea), hz_damaged_states(svc_state), hz_try(text);
+DROP FUNCTION hz_damaged_models(bytea), hz_damaged_states(svc_state), hz_try(text),
+    hz_damage(bytea, text, int);
 DROP TABLE hz_points, hz_model, hz_state, hz_slow_state, hz_runs;
 
 -- scoring with two models that alternate row by row decodes at each switch,

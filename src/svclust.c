@@ -206,6 +206,9 @@ svc_get_model(FunctionCallInfo fcinfo, int argno)
 
 	ctx = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt, "svclust model cache",
 								ALLOCSET_SMALL_SIZES);
+	/* owned by the cache at once: a model that fails to decode leaves its
+	 * context for the next call to delete, not behind in fn_mcxt */
+	cache->mcxt = ctx;
 	old = MemoryContextSwitchTo(ctx);
 	raw = (bytea *) pg_detoast_datum_packed(arg);
 	svc_decode_model(raw, &cache->model);
@@ -214,7 +217,6 @@ svc_get_model(FunctionCallInfo fcinfo, int argno)
 	cache->raw = palloc(arglen);
 	memcpy(cache->raw, arg, arglen);
 	MemoryContextSwitchTo(old);
-	cache->mcxt = ctx;
 	return cache;
 }
 

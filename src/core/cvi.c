@@ -203,23 +203,6 @@ distance(const double *a, const double *b, int32_t d)
 }
 
 /*
- * Choose m of the n values in idx uniformly without replacement (partial
- * Fisher-Yates); the choice ends up in idx[0..m-1].
- */
-static void
-sample_in_place(int64_t *idx, int64_t n, int64_t m, SvcRng *rng)
-{
-	for (int64_t i = 0; i < m && i < n - 1; i++)
-	{
-		int64_t		j = i + (int64_t) svc_rng_below(rng, (uint64_t) (n - i));
-		int64_t		t = idx[i];
-
-		idx[i] = idx[j];
-		idx[j] = t;
-	}
-}
-
-/*
  * Mean distance over the unordered pairs of the m rows rows[0..m-1] of x;
  * 0 when m < 2.
  */
@@ -304,7 +287,7 @@ compactness(const SvcEnv *env, const double *x, int32_t d, int64_t n,
 			if (scratch == NULL)
 				return err->status;
 			memcpy(scratch, rows, (size_t) nk * sizeof(int64_t));
-			sample_in_place(scratch, nk, m, &rng);
+			svc_rng_sample(&rng, scratch, nk, m);
 			rows = scratch;
 		}
 		if (mean_pair_distance(env, x, d, rows, m, &mean, err) != SVC_OK)
@@ -513,7 +496,7 @@ silhouette(const SvcEnv *env, const double *x, int32_t d, int64_t n,
 	if (m < n)
 	{
 		svc_rng_seed(&rng, SVC_CVI_SAMPLE_SEED);
-		sample_in_place(rows, n, m, &rng);
+		svc_rng_sample(&rng, rows, n, m);
 	}
 	for (int64_t i = 0; i < m; i++)
 		lab[i] = g->index[rows[i]];

@@ -159,14 +159,7 @@ fit_scaled(const SvcEnv *env, double *rows, int64_t n, SvcModel *m, SvcError *er
 		svc_rng_seed(&rng, m->opt.seed ^ UINT64_C(0x4C4142454C));
 		for (int64_t i = 0; i < n; i++)
 			pick[i] = i;
-		for (int64_t i = 0; i < SVC_LABEL_ROWS; i++)
-		{
-			int64_t		j = i + (int64_t) svc_rng_below(&rng, (uint64_t) (n - i));
-			int64_t		t = pick[i];
-
-			pick[i] = pick[j];
-			pick[j] = t;
-		}
+		svc_rng_sample(&rng, pick, n, SVC_LABEL_ROWS);
 		qsort(pick, SVC_LABEL_ROWS, sizeof(int64_t), cmp_int64);
 		for (int64_t i = 0; i < SVC_LABEL_ROWS; i++)
 			memcpy(sub + (size_t) i * m->dims, rows + (size_t) pick[i] * m->dims,

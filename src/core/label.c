@@ -111,8 +111,6 @@ svc_label_work_init(const SvcEnv *env, const SvcModel *m, SvcLabelWork *w,
 	size_t		d = (size_t) (m->dims > 0 ? m->dims : 1);
 	size_t		s = (size_t) (m->n_sv > 0 ? m->n_sv : 1);
 
-	w->dims = m->dims;
-	w->n_sv = m->n_sv;
 	w->x = svc_alloc(env, sizeof(double) * d, err);
 	w->next = svc_alloc(env, sizeof(double) * d, err);
 	w->kbuf = svc_alloc(env, sizeof(double) * s, err);

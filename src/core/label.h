@@ -19,8 +19,6 @@
 /* Workspace for trajectories: sized for a model, reused across rows. */
 typedef struct SvcLabelWork
 {
-	int32_t		dims;
-	int32_t		n_sv;
 	double	   *x;				/* [dims] current point */
 	double	   *next;			/* [dims] */
 	double	   *kbuf;			/* [n_sv] */

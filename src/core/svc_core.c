@@ -200,3 +200,16 @@ svc_rng_unit(SvcRng *rng)
 {
 	return (double) (svc_rng_next(rng) >> 11) * 0x1.0p-53;
 }
+
+void
+svc_rng_sample(SvcRng *rng, int64_t *idx, int64_t n, int64_t m)
+{
+	for (int64_t i = 0; i < m && i < n - 1; i++)
+	{
+		int64_t		j = i + (int64_t) svc_rng_below(rng, (uint64_t) (n - i));
+		int64_t		t = idx[i];
+
+		idx[i] = idx[j];
+		idx[j] = t;
+	}
+}

@@ -107,5 +107,10 @@ uint64_t	svc_rng_next(SvcRng *rng);
 uint64_t	svc_rng_below(SvcRng *rng, uint64_t n);
 /* Uniform double in [0, 1). */
 double		svc_rng_unit(SvcRng *rng);
+/*
+ * Move a uniform sample without replacement of m of the n values of idx
+ * into idx[0..m-1] (partial Fisher-Yates); m >= n shuffles all of idx.
+ */
+void		svc_rng_sample(SvcRng *rng, int64_t *idx, int64_t n, int64_t m);
 
 #endif							/* SVC_CORE_H */

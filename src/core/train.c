@@ -13,9 +13,10 @@
  * passes fix every row's count and cost nothing more.
  * w = s * sum_i a_i phi(s_i): the global scale s absorbs the (1 - 1/t)
  * shrink, so a step costs one kernel sum, not a pass over every alpha.
- * ||w||^2 is carried along exactly (up to rounding, and recomputed every
- * few thousand steps) because the stopping rule ||w_{t+1} - w_t|| <= tol
- * needs it.
+ * ||w||^2 is carried along (exactly up to rounding for removal, up to
+ * small terms for projection) because the stopping rule
+ * ||w_{t+1} - w_t|| <= tol needs it, and recomputed every NORM_REFRESH
+ * steps once that rule can fire.
  */
 #include "train.h"
 #include "kernel.h"
@@ -362,20 +363,6 @@ bsgd_maintain(Bsgd *g, const SvcOptions *opt, SvcRng *rng)
 	bsgd_drop(g, p);
 }
 
-/* Fisher-Yates: a seeded permutation of order[0..n) */
-static void
-shuffle(int64_t *order, int64_t n, SvcRng *rng)
-{
-	for (int64_t i = n - 1; i > 0; i--)
-	{
-		int64_t		j = (int64_t) svc_rng_below(rng, (uint64_t) i + 1);
-		int64_t		tmp = order[i];
-
-		order[i] = order[j];
-		order[j] = tmp;
-	}
-}
-
 SvcStatus
 svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 			   const SvcOptions *opt, double gamma, SvcModel *m, SvcError *err)
@@ -431,7 +418,7 @@ svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		double		delta2;
 
 		if (pos == 0)
-			shuffle(g.order, n, &rng);
+			svc_rng_sample(&rng, g.order, n, n);
 		r = g.order[pos];
 		xr = x + (size_t) r * d;
 		o = g.b > 0 ? bsgd_dot(&g, xr) : 0.0;
@@ -482,7 +469,12 @@ svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 				g.a[i] *= g.scale;
 			g.scale = 1.0;
 		}
-		if ((t % NORM_REFRESH) == 0)
+		/*
+		 * The exact O(b^2 d) refresh matters only where the stopping rule
+		 * reads ||w||^2 (t >= min_steps); a refresh replaces all earlier
+		 * drift, so earlier ones would change nothing.
+		 */
+		if ((t % NORM_REFRESH) == 0 && t + NORM_REFRESH >= min_steps)
 			g.wnorm2 = bsgd_norm2(&g);
 
 		if (delta2 <= opt->tol * opt->tol && t >= min_steps)

@@ -25,8 +25,9 @@ SvcStatus	svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n,
 /*
  * The "auto" gamma: SVC_GAMMA_AUTO_FACTOR / median squared distance
  * between pairs of rows, estimated on at most a few thousand pairs drawn
- * with rng, times 2/d above two dimensions.  Falls back to 1/d when the
- * median is zero (all rows equal).
+ * with rng, times 2/d above two dimensions.  When the median is zero
+ * (mostly duplicates) the mean of the non-zero distances stands in; 1/d
+ * when every row is equal.
  */
 double		svc_gamma_auto(const double *x, int64_t n, int32_t d, SvcRng *rng);
 

@@ -40,27 +40,44 @@ check_against_scan(int64_t n, int32_t d, int queries, uint64_t seed, bool duplic
 				best = i;
 			}
 		}
+		/* the scan keeps the first of equal distances: ties to the lowest index */
 		got = svc_kd_nearest(&t, q, &got_d2);
-		wrong += !(got == best || (n > 0 && got_d2 == best_d2));
+		wrong += got != best || (n > 0 && got_d2 != best_d2);
 		{
-			/* the k nearest: same distances as a sorted scan */
+			/*
+			 * The k nearest: exactly the scan's order by (distance, index),
+			 * the r-th being the smallest pair above the (r-1)-th.
+			 */
 			int64_t		idx[7];
 			double		kd2[7];
 			int32_t		found = svc_kd_knearest(&t, q, 7, idx, kd2);
 			int32_t		expect = n < 7 ? (int32_t) n : 7;
-			int			smaller = 0;
+			double		prev_d2 = -1;
+			int64_t		prev_i = -1;
 
 			if (found != expect)
 				wrong++;
-			for (int32_t r = 1; r < found; r++)
-				if (kd2[r] < kd2[r - 1])
+			for (int32_t r = 0; r < found; r++)
+			{
+				int64_t		want = -1;
+				double		want_d2 = 0;
+
+				for (int64_t i = 0; i < n; i++)
+				{
+					double		d2 = svc_sqdist(pts + (size_t) i * d, q, d);
+					bool		after = d2 > prev_d2 || (d2 == prev_d2 && i > prev_i);
+
+					if (after && (want < 0 || d2 < want_d2))
+					{
+						want = i;
+						want_d2 = d2;
+					}
+				}
+				if (idx[r] != want || kd2[r] != want_d2)
 					wrong++;
-			/* nothing outside the k found may be closer than the last */
-			for (int64_t i = 0; found > 0 && i < n; i++)
-				if (svc_sqdist(pts + (size_t) i * d, q, d) < kd2[found - 1])
-					smaller++;
-			if (found > 0 && smaller > found - 1)
-				wrong++;
+				prev_d2 = want_d2;
+				prev_i = want;
+			}
 		}
 	}
 	CHECK(wrong == 0, "n=%lld d=%d: %d of %d queries differ from a scan",

@@ -363,6 +363,23 @@ label_and_report(const char *name, SvcModel *m, const Data *D, int kb,
 	return m->n_clusters;
 }
 
+/*
+ * Label D with m and expect exactly its k classes: that many clusters,
+ * each pure, and svc_label_predict agreeing with the labelling.
+ */
+static void
+expect_classes(const char *name, SvcModel *m, const Data *D, int k_true,
+			   int32_t *labels)
+{
+	double		p = 0,
+				a = 0;
+	int			k = label_and_report(name, m, D, k_true, labels, &p, &a);
+
+	CHECK(k == k_true, "%s: %d clusters, expected %d", name, k, k_true);
+	CHECK(p >= 0.99, "%s: purity %.3f", name, p);
+	CHECK(a >= 0.99, "%s: predict agrees on %.4f", name, a);
+}
+
 /* ---------------------------------------------------------------- */
 /* Tests                                                             */
 /* ---------------------------------------------------------------- */
@@ -376,27 +393,18 @@ test_tree_finds_three_blobs(void)
 	Data		D;
 	SvcModel	m;
 	int32_t    *lab;
-	double		p,
-				a;
-	int			k;
 
 	svc_rng_seed(&r, 1);
 	make_blobs(&D, &r, blob_centres, 3, 150, 0.6);
 	lab = malloc(sizeof(int32_t) * (size_t) D.n);
 	make_model(&m, &D, 1, 64.0, 8.0, SVC_LABELING_TREE);
-	k = label_and_report("tree blobs", &m, &D, 3, lab, &p, &a);
-	CHECK(k == 3, "tree blobs: %d clusters, expected 3", k);
-	CHECK(p >= 0.99, "tree blobs: purity %.3f", p);
-	CHECK(a >= 0.99, "tree blobs: predict agrees on %.4f", a);
+	expect_classes("tree blobs", &m, &D, 3, lab);
 	CHECK(m.epsilon > 0, "tree blobs: auto epsilon %g", m.epsilon);
 	free_model(&m);
 
 	/* Support vectors on every third row only: same answer. */
 	make_model(&m, &D, 3, 64.0, 8.0, SVC_LABELING_TREE);
-	k = label_and_report("tree blobs sv/3", &m, &D, 3, lab, &p, &a);
-	CHECK(k == 3, "tree blobs sv/3: %d clusters, expected 3", k);
-	CHECK(p >= 0.99, "tree blobs sv/3: purity %.3f", p);
-	CHECK(a >= 0.99, "tree blobs sv/3: predict agrees on %.4f", a);
+	expect_classes("tree blobs sv/3", &m, &D, 3, lab);
 	free_model(&m);
 	free(lab);
 	data_free(&D);
@@ -455,8 +463,8 @@ test_tree_rings_and_moons(void)
 }
 
 /*
- * Many modes: two 6 x 6 grids of tight blobs, far apart.  72 equilibria
- * take the neighbour-graph path, whose 12-nearest graph falls in two
+ * Many modes: two 6 x 6 grids of tight blobs, far apart.  The straight
+ * segments to each of the 72 equilibria's 3 nearest make a graph in two
  * pieces that only the connecting step joins.
  */
 static void
@@ -557,27 +565,20 @@ test_paper_finds_three_blobs(void)
 	Data		D;
 	SvcModel	m;
 	int32_t    *lab;
-	double		p,
-				a;
-	int			k;
 
 	svc_rng_seed(&r, 1);
 	make_blobs(&D, &r, blob_centres, 3, 150, 0.6);
 	lab = malloc(sizeof(int32_t) * (size_t) D.n);
 	/* A wide kernel and a large C put the blobs inside the domain f >= 0. */
 	make_model(&m, &D, 1, 16.0, 32.0, SVC_LABELING_PAPER);
-	k = label_and_report("paper blobs", &m, &D, 3, lab, &p, &a);
-	CHECK(k == 3, "paper blobs: %d clusters, expected 3", k);
-	CHECK(p >= 0.99, "paper blobs: purity %.3f", p);
-	CHECK(a >= 0.99, "paper blobs: predict agrees on %.4f", a);
+	expect_classes("paper blobs", &m, &D, 3, lab);
 	free_model(&m);
 
 	/* A given epsilon is kept; one so small that B_eps is empty falls back
 	 * to trajectories from every row. */
 	make_model(&m, &D, 1, 16.0, 32.0, SVC_LABELING_PAPER);
 	m.opt.epsilon = 1e-12;
-	k = label_and_report("paper blobs eps->0", &m, &D, 3, lab, &p, &a);
-	CHECK(k == 3, "paper blobs eps->0: %d clusters, expected 3", k);
+	expect_classes("paper blobs eps->0", &m, &D, 3, lab);
 	CHECK(m.epsilon == 1e-12, "paper blobs: given epsilon replaced by %g", m.epsilon);
 	free_model(&m);
 	free(lab);
@@ -938,7 +939,7 @@ fail_everywhere(const Job *j, bool fail_alloc)
 /*
  * Interrupting at every possible point, and failing every possible
  * allocation, on jobs that between them run every path: the moons
- * tree, the neighbour-graph tree with its connecting step, Algorithm 3
+ * tree, the 72-blob tree with its connecting step, Algorithm 3
  * with its k-d tree.  ASan checks the frees as well as the live count.
  */
 static void
@@ -964,7 +965,7 @@ test_interrupt_and_nomem(void)
 		const Job	jobs[] = {
 			{"tree, moons", &moons, 1, 64.0, 8.0, 0, 0.03, SVC_LABELING_TREE},
 			/* one support vector per blob keeps this one cheap */
-			{"tree, neighbour graph", &grid, 6, 64.0, 8.0, 2.0, 0.6, SVC_LABELING_TREE},
+			{"tree, connecting step", &grid, 6, 64.0, 8.0, 2.0, 0.6, SVC_LABELING_TREE},
 			{"paper, k-d tree", &moons, 1, 256.0, 1.0, 0, 0.03, SVC_LABELING_PAPER},
 		};
 

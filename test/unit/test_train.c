@@ -278,6 +278,15 @@ test_passes_draw_each_row_once(void)
 	free(x);
 }
 
+static int
+cmp_double(const void *pa, const void *pb)
+{
+	double		a = *(const double *) pa,
+				b = *(const double *) pb;
+
+	return (a > b) - (a < b);
+}
+
 /*
  * gamma auto = 256 / median d^2, times 2/d above two dimensions: padding
  * the same rows with zero columns keeps every distance, so only the
@@ -296,8 +305,24 @@ test_gamma_auto_dimension(void)
 		svc_rng_seed(&rng, 1);
 		g2 = svc_gamma_auto(x2, n, 2, &rng);
 	}
-	CHECK(isfinite(g2) && g2 > 0, "gamma auto in 2-D is positive (%g)", g2);
-	for (int32_t d = 2; d <= 8; d++)
+	{
+		/* in 2-D: 256 / the median of every pair's squared distance */
+		int64_t		np = n * (n - 1) / 2,
+					c = 0;
+		double	   *dist = malloc(sizeof(double) * (size_t) np);
+		double		median;
+
+		for (int64_t i = 0; i < n; i++)
+			for (int64_t j = i + 1; j < n; j++)
+				dist[c++] = svc_sqdist(x2 + 2 * i, x2 + 2 * j, 2);
+		qsort(dist, (size_t) np, sizeof(double), cmp_double);
+		median = np % 2 ? dist[np / 2] : 0.5 * (dist[np / 2 - 1] + dist[np / 2]);
+		CHECK(fabs(g2 - SVC_GAMMA_AUTO_FACTOR / median) <= 1e-12 * g2,
+			  "gamma auto in 2-D = %g (want 256 / median = %g)", g2,
+			  SVC_GAMMA_AUTO_FACTOR / median);
+		free(dist);
+	}
+	for (int32_t d = 3; d <= 8; d++)
 	{
 		double	   *xd = calloc((size_t) n * d, sizeof(double));
 		SvcRng		rng;
@@ -308,7 +333,7 @@ test_gamma_auto_dimension(void)
 			memcpy(xd + i * d, x2 + 2 * i, 2 * sizeof(double));
 		svc_rng_seed(&rng, 1);
 		gd = svc_gamma_auto(xd, n, d, &rng);
-		want = d > 2 ? g2 * 2.0 / d : g2;
+		want = g2 * 2.0 / d;
 		CHECK(fabs(gd - want) <= 1e-12 * want, "gamma auto in %d-D = %g (want %g)", d, gd, want);
 		free(xd);
 	}
