@@ -89,6 +89,16 @@ SELECT * FROM svc_assign((SELECT model FROM paper_model), 'SELECT f, id FROM sha
 SELECT * FROM svc_assign((SELECT model FROM paper_model), 'SELECT id, f::text[] FROM shapes');
 SELECT count(*) AS real_features_work
 FROM svc_assign((SELECT model FROM shape_models WHERE shape = 'blobs'), 'SELECT id, f::real[] FROM shapes WHERE shape = ''blobs''');
+-- domains over the accepted types work as their base types, ids and all
+CREATE DOMAIN shape_id AS integer CHECK (VALUE > 0);
+CREATE DOMAIN shape_point AS float8[];
+SELECT count(*) AS rows, count(DISTINCT id) AS distinct_ids, bool_and(a.cluster = b.cluster) AS same_clusters
+FROM svc_assign((SELECT model FROM shape_models WHERE shape = 'blobs'),
+                'SELECT (id + 1)::shape_id, f::shape_point FROM shapes WHERE shape = ''blobs''') a
+JOIN svc_assign((SELECT model FROM shape_models WHERE shape = 'blobs'),
+                'SELECT id + 1, f FROM shapes WHERE shape = ''blobs''') b USING (id);
+-- the columns are checked before the first row is read
+SELECT * FROM svc_assign((SELECT model FROM paper_model), 'SELECT id, f::text[] FROM shapes WHERE id / (id - id) = 1');
 SELECT * FROM svc_assign((SELECT model FROM paper_model), 'SELECT NULL::bigint, f FROM shapes');
 SELECT * FROM svc_assign((SELECT model FROM paper_model), 'SELECT 1, ARRAY[1.0, 2.0, 3.0]::float8[]');
 SELECT * FROM svc_assign((SELECT model FROM paper_model), 'SELECT 1, ARRAY[1.0, ''NaN'']::float8[]');

@@ -33,36 +33,28 @@ PG_FUNCTION_INFO_V1(svc_assign);
 
 #define ASSIGN_BATCH 1000
 
-/* Check the shape of the query's result: (id integer-ish, features float8[]). */
-static void
+/*
+ * Check the shape of the query's result, (id integer-ish, features array),
+ * and return the id column's base type.
+ */
+static Oid
 check_assign_columns(TupleDesc desc)
 {
-	Oid			idtype,
-				ftype;
+	Oid			idtype;
 
 	if (desc->natts != 2)
 		ereport(ERROR,
 				errcode(ERRCODE_DATATYPE_MISMATCH),
 				errmsg("svc_assign query must return 2 columns (id, features), not %d",
 					   desc->natts));
-	idtype = SPI_gettypeid(desc, 1);
-	ftype = SPI_gettypeid(desc, 2);
-	if (idtype != INT8OID && idtype != INT4OID && idtype != INT2OID)
-		ereport(ERROR,
-				errcode(ERRCODE_DATATYPE_MISMATCH),
-				errmsg("first column of the svc_assign query must be an integer id, not %s",
-					   format_type_be(idtype)),
-				errhint("Return a bigint, integer or smallint id."));
-	if (!svc_is_feature_elem(get_element_type(getBaseType(ftype))))
-		ereport(ERROR,
-				errcode(ERRCODE_DATATYPE_MISMATCH),
-				errmsg("second column of the svc_assign query must be double precision[], not %s",
-					   format_type_be(ftype)),
-				errdetail("Arrays of double precision, real, numeric, bigint, integer and smallint are accepted."));
+	idtype = svc_query_int_column(desc, 1, "svc_assign", "an integer id",
+								  "Return a bigint, integer or smallint id.");
+	(void) svc_query_feature_column(desc, 2, "svc_assign");
+	return idtype;
 }
 
 static int64
-get_id(HeapTuple tuple, TupleDesc desc)
+get_id(HeapTuple tuple, TupleDesc desc, Oid idtype)
 {
 	bool		isnull;
 	Datum		d = SPI_getbinval(tuple, desc, 1, &isnull);
@@ -72,15 +64,7 @@ get_id(HeapTuple tuple, TupleDesc desc)
 				errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				errmsg("svc_assign query returned a NULL id"),
 				errhint("Every row needs an id to be reported back."));
-	switch (SPI_gettypeid(desc, 1))
-	{
-		case INT2OID:
-			return DatumGetInt16(d);
-		case INT4OID:
-			return DatumGetInt32(d);
-		default:
-			return DatumGetInt64(d);
-	}
+	return svc_int_datum(d, idtype);
 }
 
 /* Rows held back by the paper's procedure until B_eps is complete. */
@@ -193,7 +177,7 @@ svc_assign(PG_FUNCTION_ARGS)
 	Portal		portal;
 	MemoryContext batchctx,
 				old;
-	bool		checked = false;
+	Oid			idtype;
 	bool		paper;
 	PaperRows	pr;
 
@@ -224,6 +208,7 @@ svc_assign(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	portal = svc_open_query(sql, "svc_assign", "(id, features)");
+	idtype = check_assign_columns(portal->tupDesc);
 
 	for (;;)
 	{
@@ -234,11 +219,6 @@ svc_assign(PG_FUNCTION_ARGS)
 		SPI_cursor_fetch(portal, true, ASSIGN_BATCH);
 		tt = SPI_tuptable;
 		n = SPI_processed;
-		if (!checked)
-		{
-			check_assign_columns(tt->tupdesc);
-			checked = true;
-		}
 		if (n == 0)
 			break;
 
@@ -251,7 +231,7 @@ svc_assign(PG_FUNCTION_ARGS)
 			bool		isnull;
 			Datum		fdatum;
 
-			values[0] = Int64GetDatum(get_id(tuple, tt->tupdesc));
+			values[0] = Int64GetDatum(get_id(tuple, tt->tupdesc, idtype));
 			fdatum = SPI_getbinval(tuple, tt->tupdesc, 2, &isnull);
 			if (paper)
 			{

@@ -58,7 +58,6 @@ typedef struct CviRows
 typedef struct CviColumns
 {
 	int			natts;
-	Oid			feature_elem;	/* element type of the features array */
 	Oid			cluster_type;
 	Oid			class_type;
 } CviColumns;
@@ -175,74 +174,37 @@ cvi_rows_compute(const CviRows *rows, SvcCviResult *result)
 		svc_report(&err);
 }
 
-/* Whether an svc_cvi column may hold cluster or class ids. */
-static bool
-cvi_is_int_type(Oid type)
-{
-	return type == INT2OID || type == INT4OID || type == INT8OID;
-}
-
 /* Check the query's columns: (numeric array, integer [, integer]). */
 static void
 cvi_check_columns(TupleDesc desc, CviColumns *cols)
 {
-	Oid			ftype;
-
 	cols->natts = desc->natts;
 	if (desc->natts != 2 && desc->natts != 3)
 		ereport(ERROR,
 				errcode(ERRCODE_DATATYPE_MISMATCH),
 				errmsg("svc_cvi query must return 2 or 3 columns (features, cluster [, class]), not %d",
 					   desc->natts));
-	ftype = getBaseType(SPI_gettypeid(desc, 1));
-	cols->feature_elem = get_element_type(ftype);
-	if (!svc_is_feature_elem(cols->feature_elem))
-		ereport(ERROR,
-				errcode(ERRCODE_DATATYPE_MISMATCH),
-				errmsg("first column of the svc_cvi query must be double precision[], not %s",
-					   format_type_be(ftype)),
-				errdetail("Arrays of double precision, real, numeric, bigint, integer and smallint are accepted."));
-	cols->cluster_type = getBaseType(SPI_gettypeid(desc, 2));
-	if (!cvi_is_int_type(cols->cluster_type))
-		ereport(ERROR,
-				errcode(ERRCODE_DATATYPE_MISMATCH),
-				errmsg("second column of the svc_cvi query must be an integer cluster id, not %s",
-					   format_type_be(cols->cluster_type)),
-				errhint("Return an integer, smallint or bigint cluster id."));
+	(void) svc_query_feature_column(desc, 1, "svc_cvi");
+	cols->cluster_type = svc_query_int_column(desc, 2, "svc_cvi", "an integer cluster id",
+											  "Return an integer, smallint or bigint cluster id.");
 	cols->class_type = InvalidOid;
 	if (desc->natts == 3)
-	{
-		cols->class_type = getBaseType(SPI_gettypeid(desc, 3));
-		if (!cvi_is_int_type(cols->class_type))
-			ereport(ERROR,
-					errcode(ERRCODE_DATATYPE_MISMATCH),
-					errmsg("third column of the svc_cvi query must be an integer class id, not %s",
-						   format_type_be(cols->class_type)),
-					errhint("Return an integer, smallint or bigint class id, for example with a CASE over text labels."));
-	}
+		cols->class_type = svc_query_int_column(desc, 3, "svc_cvi", "an integer class id",
+												"Return an integer, smallint or bigint class id, for example with a CASE over text labels.");
 }
 
 /* A cluster or class id of type type as int32, range-checked. */
 static int32
 cvi_id(Datum d, Oid type, const char *what)
 {
-	int64		v;
+	int64		v = svc_int_datum(d, type);
 
-	switch (type)
-	{
-		case INT2OID:
-			return DatumGetInt16(d);
-		case INT4OID:
-			return DatumGetInt32(d);
-		default:
-			v = DatumGetInt64(d);
-			if (v < PG_INT32_MIN || v > PG_INT32_MAX)
-				ereport(ERROR,
-						errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-						errmsg("%s id %lld is out of range for integer", what,
-							   (long long) v));
-			return (int32) v;
-	}
+	if (v < PG_INT32_MIN || v > PG_INT32_MAX)
+		ereport(ERROR,
+				errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				errmsg("%s id %lld is out of range for integer", what,
+					   (long long) v));
+	return (int32) v;
 }
 
 /* Add one row of the svc_cvi query to rows. */

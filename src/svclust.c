@@ -267,6 +267,60 @@ svc_open_query(const char *sql, const char *fname, const char *shape)
 	return SPI_cursor_open(NULL, plan, NULL, NULL, true);
 }
 
+/* "first", "second" or "third", for messages about a query's columns. */
+static const char *
+column_ordinal(int attno)
+{
+	static const char *const words[] = {"first", "second", "third"};
+
+	Assert(attno >= 1 && attno <= 3);
+	return words[attno - 1];
+}
+
+Oid
+svc_query_int_column(TupleDesc desc, int attno, const char *fname,
+					 const char *what, const char *hint)
+{
+	Oid			type = getBaseType(SPI_gettypeid(desc, attno));
+
+	if (type != INT2OID && type != INT4OID && type != INT8OID)
+		ereport(ERROR,
+				errcode(ERRCODE_DATATYPE_MISMATCH),
+				errmsg("%s column of the %s query must be %s, not %s",
+					   column_ordinal(attno), fname, what, format_type_be(type)),
+				errhint("%s", hint));
+	return type;
+}
+
+Oid
+svc_query_feature_column(TupleDesc desc, int attno, const char *fname)
+{
+	Oid			type = getBaseType(SPI_gettypeid(desc, attno));
+	Oid			elem = get_element_type(type);
+
+	if (!svc_is_feature_elem(elem))
+		ereport(ERROR,
+				errcode(ERRCODE_DATATYPE_MISMATCH),
+				errmsg("%s column of the %s query must be double precision[], not %s",
+					   column_ordinal(attno), fname, format_type_be(type)),
+				errdetail("Arrays of double precision, real, numeric, bigint, integer and smallint are accepted."));
+	return elem;
+}
+
+int64
+svc_int_datum(Datum d, Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+			return DatumGetInt16(d);
+		case INT4OID:
+			return DatumGetInt32(d);
+		default:
+			return DatumGetInt64(d);
+	}
+}
+
 bool
 svc_is_feature_elem(Oid elem)
 {

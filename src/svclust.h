@@ -72,6 +72,20 @@ SvcModelCache *svc_get_model(FunctionCallInfo fcinfo, int argno);
  */
 Portal		svc_open_query(const char *sql, const char *fname, const char *shape);
 
+/*
+ * Check column attno (1-based, at most 3) of a user's query, looking
+ * through domains.  svc_query_int_column wants smallint, integer or bigint
+ * and returns that base type; what and hint fill its message ("an integer
+ * id", ...).  svc_query_feature_column wants an array svc_is_feature_elem
+ * accepts and returns its element type.  fname names the calling function.
+ */
+Oid			svc_query_int_column(TupleDesc desc, int attno, const char *fname,
+								 const char *what, const char *hint);
+Oid			svc_query_feature_column(TupleDesc desc, int attno, const char *fname);
+
+/* A datum of the base type svc_query_int_column returned, as int64. */
+int64		svc_int_datum(Datum d, Oid type);
+
 /* Decode a model into CurrentMemoryContext (no caching). */
 void		svc_decode_model(bytea *raw, SvcModel *model);
 
