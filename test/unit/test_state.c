@@ -1,6 +1,7 @@
 /*
  * test_state.c - the aggregate state: reservoir, statistics, merge, checks
  */
+#include "bytes.h"
 #include "options.h"
 #include "state.h"
 #include "unit.h"
@@ -245,6 +246,95 @@ test_check_rejects_damage(void)
 	free(s);
 }
 
+/*
+ * One damage per rejection of svc_state_check, each aimed at that check
+ * alone: the state must be refused with that check's detail, so a check
+ * that goes missing (and lets a later one, or none, catch the damage)
+ * fails here.
+ */
+typedef enum StateField
+{
+	SF_VERSION, SF_DIMS, SF_BUDGET, SF_SEEN_LOW, SF_SEEN_HIGH, SF_CAPACITY,
+	SF_LENGTH, SF_MEAN_NAN, SF_M2_NEGATIVE, SF_MIN_ABOVE_MAX, SF_EMPTY_MEAN,
+	SF_ROW_NAN
+} StateField;
+
+static void
+expect_state_rejected(StateField field, const char *detail)
+{
+	size_t		len;
+	uint8_t    *s = state_with_rows(100, 1, field == SF_EMPTY_MEAN ? 0 : 20, &len);
+	uint8_t    *copy = calloc(1, len + 8);
+	size_t		copy_len = len;
+	size_t		stats = SVC_STATE_HEADER_SIZE;	/* mean, m2, min, max of 2 dims */
+	SvcError	err;
+
+	memcpy(copy, s, len);
+	CHECK(svc_state_check(copy, len, &err) == SVC_OK, "undamaged state checks");
+	switch (field)
+	{
+		case SF_VERSION:
+			copy[4] = 99;
+			break;
+		case SF_DIMS:
+			svc_store_u32(copy + 8, 0);
+			break;
+		case SF_BUDGET:
+			svc_store_u32(copy + 72, 0);	/* options start at 72, budget first */
+			break;
+		case SF_SEEN_LOW:
+			svc_store_u64(copy + 32, 5);	/* seen below kept */
+			break;
+		case SF_SEEN_HIGH:
+			svc_store_u64(copy + 32, 21);	/* rows dropped below the sample */
+			break;
+		case SF_CAPACITY:
+			svc_store_u64(copy + 16, 1000); /* more than the sample */
+			break;
+		case SF_LENGTH:
+			copy_len = len + 8;
+			break;
+		case SF_MEAN_NAN:
+			svc_store_f64(copy + stats, NAN);
+			break;
+		case SF_M2_NEGATIVE:
+			svc_store_f64(copy + stats + 16, -1.0);
+			break;
+		case SF_MIN_ABOVE_MAX:
+			svc_store_f64(copy + stats + 32, 1e6);
+			break;
+		case SF_EMPTY_MEAN:
+			svc_store_f64(copy + stats, 1.0);
+			break;
+		case SF_ROW_NAN:
+			svc_store_f64(copy + stats + 64 + 8 * 2 * 7 + 8, NAN);
+			break;
+	}
+	memset(&err, 0, sizeof(err));
+	CHECK(svc_state_check(copy, copy_len, &err) == SVC_ERR_CORRUPT &&
+		  strstr(err.detail, detail) != NULL,
+		  "damage %d refused with \"%s\" (got \"%s\")", (int) field, detail, err.detail);
+	free(copy);
+	free(s);
+}
+
+static void
+test_check_names_each_damage(void)
+{
+	expect_state_rejected(SF_VERSION, "version is not supported");
+	expect_state_rejected(SF_DIMS, "dimension is out of range");
+	expect_state_rejected(SF_BUDGET, "stored options are invalid");
+	expect_state_rejected(SF_SEEN_LOW, "row counts are inconsistent");
+	expect_state_rejected(SF_SEEN_HIGH, "row counts are inconsistent");
+	expect_state_rejected(SF_CAPACITY, "row counts are inconsistent");
+	expect_state_rejected(SF_LENGTH, "length does not match");
+	expect_state_rejected(SF_MEAN_NAN, "scaling statistics are not finite");
+	expect_state_rejected(SF_M2_NEGATIVE, "scaling statistics are not finite");
+	expect_state_rejected(SF_MIN_ABOVE_MAX, "minimum and maximum are inconsistent");
+	expect_state_rejected(SF_EMPTY_MEAN, "empty state are not empty");
+	expect_state_rejected(SF_ROW_NAN, "sampled row is not finite");
+}
+
 int
 main(void)
 {
@@ -252,5 +342,6 @@ main(void)
 	test_reservoir_bounded_and_uniform();
 	test_merge();
 	test_check_rejects_damage();
+	test_check_names_each_damage();
 	return unit_summary("test_state");
 }
