@@ -169,6 +169,12 @@ test_check(void)
 #define OFF_EQ_ROWS	(HEADER + 16 + 16 + 5 * 8 + 5 * 4 + 5 * 8)
 #define OFF_EDGE_A	(OFF_EQ_ROWS + 5 * 8 + 3 * 8)
 #define OFF_EDGE_F	(OFF_EDGE_A + 4 * 4 + 4 * 4)
+#define OFF_PARAMS	(16 + SVC_OPTIONS_WIRE_SIZE)	/* gamma, epsilon, offset */
+#define OFF_COUNTS	(OFF_PARAMS + 24)	/* rows_seen, rows_used, iterations */
+#define OFF_N_SV	(OFF_PARAMS + 52)
+#define OFF_EQ		(HEADER + 32)
+#define OFF_EQ_CL	(OFF_EQ + 5 * 8)
+#define OFF_EQ_F	(OFF_EQ_CL + 5 * 4)
 
 /* Decode bytes after a change behind a fresh checksum; expect the detail. */
 static void
@@ -227,6 +233,59 @@ test_model_bytes(void)
 	svc_store_u32(v, 1);		/* edge 3-4 becomes 1-4: still a tree, but
 								 * the stored clusters are not its cut */
 	expect_decode_error(bytes, len, OFF_EDGE_A + 4, v, 4, "do not match the cut");
+
+	/* every other check of the decoder, each with its own detail */
+	expect_decode_error(bytes, len, 0, (const uint8_t *) "XSVC", 4, "svclust model signature");
+	svc_store_u32(v, 1);		/* version 1, flags 0 */
+	expect_decode_error(bytes, len, 4, v, 4, "reads model format version");
+	svc_store_u32(v, 0);
+	expect_decode_error(bytes, len, 8, v, 4, "dimension is out of range");
+	v[0] = 9;
+	expect_decode_error(bytes, len, 12, v, 1, "solver or boundary kind");
+	svc_store_u32(v, 0);		/* budget, the first option */
+	expect_decode_error(bytes, len, 16, v, 4, "stored options are invalid");
+	svc_store_f64(v, NAN);
+	expect_decode_error(bytes, len, OFF_PARAMS, v, 8, "kernel parameters");
+	svc_store_f64(v, -1.0);
+	expect_decode_error(bytes, len, OFF_PARAMS + 8, v, 8, "kernel parameters");
+	svc_store_u64(v, 163);		/* rows used above rows seen */
+	expect_decode_error(bytes, len, OFF_COUNTS + 8, v, 8, "training counts");
+	svc_store_u32(v, 2);
+	expect_decode_error(bytes, len, OFF_COUNTS + 24, v, 4, "training counts");
+	svc_store_u32(v, 0);
+	expect_decode_error(bytes, len, OFF_N_SV, v, 4, "numbers of support vectors");
+	svc_store_u32(v, 6);		/* more clusters than equilibria */
+	expect_decode_error(bytes, len, OFF_N_SV + 8, v, 4, "numbers of support vectors");
+	svc_store_u32(v, 1);
+	expect_decode_error(bytes, len, OFF_N_SV + 16, v, 4, "numbers of support vectors");
+	svc_store_u32(v, 2);		/* a second support vector the bytes lack */
+	expect_decode_error(bytes, len, OFF_N_SV, v, 4, "length does not match");
+	svc_store_f64(v, INFINITY);
+	expect_decode_error(bytes, len, HEADER, v, 8, "scaling is not finite");
+	svc_store_f64(v, 0.0);
+	expect_decode_error(bytes, len, HEADER + 8, v, 8, "scaling factor is not positive");
+	svc_store_f64(v, NAN);
+	expect_decode_error(bytes, len, HEADER + 24, v, 8, "support vector or coefficient");
+	expect_decode_error(bytes, len, OFF_EQ + 8, v, 8, "equilibrium is not finite");
+	expect_decode_error(bytes, len, OFF_EQ_F, v, 8, "decision value is not finite");
+	svc_store_u32(v, 0);
+	expect_decode_error(bytes, len, OFF_EQ_CL, v, 4, "cluster id out of range");
+	svc_store_u64(v, 1000);
+	expect_decode_error(bytes, len, OFF_EQ_ROWS + 5 * 8, v, 8, "cluster size is out of range");
+	{
+		/* a changed byte behind the old checksum, and a cut-short value */
+		uint8_t    *b = malloc(len);
+
+		memcpy(b, bytes, len);
+		b[HEADER + 1] ^= 1;
+		CHECK(svc_model_decode(&svc_env_malloc, b, len, &back, &err) == SVC_ERR_CORRUPT &&
+			  strstr(err.detail, "checksum does not match") != NULL, "checksum: %s", err.detail);
+		svc_model_free(&svc_env_malloc, &back);
+		CHECK(svc_model_decode(&svc_env_malloc, bytes, 40, &back, &err) == SVC_ERR_CORRUPT &&
+			  strstr(err.detail, "too short") != NULL, "too short: %s", err.detail);
+		svc_model_free(&svc_env_malloc, &back);
+		free(b);
+	}
 	free(bytes);
 
 	/* a model without a tree cannot be cut */
