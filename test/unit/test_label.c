@@ -10,6 +10,7 @@
 #include "label.h"
 #include "kernel.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -899,8 +900,50 @@ job_model(const Job *j, SvcModel *m)
  * every block and leave the model alone.  Returns the number of checks
  * or allocations, or -1 when one went wrong.
  */
+/* FNV-1a over n bytes, continuing from h. */
+static uint64_t
+fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ c[i]) * UINT64_C(1099511628211);
+	return h;
+}
+
+/* A labelling's arrays (their addresses and contents) and counts. */
+static uint64_t
+labelling_hash(const SvcModel *m)
+{
+	size_t		ne = (size_t) m->n_eq,
+				nk = (size_t) m->n_clusters,
+				ned = (size_t) m->n_edges;
+	const void *ptrs[8] = {m->eq, m->eq_cluster, m->eq_f, m->eq_rows, m->cluster_size,
+	m->edge_a, m->edge_b, m->edge_f};
+	uint64_t	h = UINT64_C(14695981039346656037);
+
+	h = fnv(h, ptrs, sizeof(ptrs));
+	h = fnv(h, &m->n_eq, sizeof(m->n_eq));
+	h = fnv(h, &nk, sizeof(nk));
+	h = fnv(h, &ned, sizeof(ned));
+	h = fnv(h, &m->epsilon, sizeof(m->epsilon));
+	h = fnv(h, m->eq, sizeof(double) * ne * (size_t) m->dims);
+	h = fnv(h, m->eq_cluster, sizeof(int32_t) * ne);
+	h = fnv(h, m->eq_f, sizeof(double) * ne);
+	h = fnv(h, m->eq_rows, sizeof(int64_t) * ne);
+	h = fnv(h, m->cluster_size, sizeof(int64_t) * nk);
+	h = fnv(h, m->edge_a, sizeof(int32_t) * ned);
+	h = fnv(h, m->edge_b, sizeof(int32_t) * ned);
+	return fnv(h, m->edge_f, sizeof(double) * ned);
+}
+
+/*
+ * With relabel, the model is first labelled with no limit, and the failing
+ * call labels it again: it must keep its first labelling, arrays and all
+ * (label.h's promise), rather than come back empty.
+ */
 static long
-fail_everywhere(const Job *j, bool fail_alloc)
+fail_everywhere(const Job *j, bool fail_alloc, bool relabel)
 {
 	SvcError	err;
 	bool		bad = false;
@@ -908,10 +951,12 @@ fail_everywhere(const Job *j, bool fail_alloc)
 
 	for (k = 0;; k++)
 	{
-		Budget		b = {k, 0};
+		Budget		b = {LONG_MAX, 0};
 		SvcEnv		env = {counted_alloc, counted_free, stop_after, &b};
 		SvcModel	m;
 		SvcStatus	st;
+		uint64_t	before = 0;
+		long		live_before = 0;
 
 		if (fail_alloc)
 		{
@@ -919,6 +964,17 @@ fail_everywhere(const Job *j, bool fail_alloc)
 			env.interrupt = NULL;
 		}
 		job_model(j, &m);
+		if (relabel)
+		{
+			if (svc_label_train(&env, &m, j->D->x, j->D->n, NULL, &err) != SVC_OK || m.n_eq < 1)
+			{
+				free_model(&m);
+				return -1;
+			}
+			live_before = b.live;
+		}
+		before = labelling_hash(&m);
+		b.left = k;
 		st = svc_label_train(&env, &m, j->D->x, j->D->n, NULL, &err);
 		if (st == SVC_OK)
 		{
@@ -929,9 +985,13 @@ fail_everywhere(const Job *j, bool fail_alloc)
 			break;
 		}
 		if (st != (fail_alloc ? SVC_ERR_NOMEM : SVC_ERR_INTERRUPTED) ||
-			b.live != 0 || m.eq != NULL || m.n_eq != 0)
+			b.live != live_before || labelling_hash(&m) != before ||
+			(!relabel && (m.eq != NULL || m.n_eq != 0)))
 			bad = true;
+		svc_model_free_labelling(&env, &m);
 		free_model(&m);
+		if (b.live != 0)
+			bad = true;
 	}
 	return bad ? -1 : k;
 }
@@ -971,13 +1031,18 @@ test_interrupt_and_nomem(void)
 
 		for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++)
 		{
-			long		checks = fail_everywhere(&jobs[i], false);
-			long		allocs = fail_everywhere(&jobs[i], true);
+			long		checks = fail_everywhere(&jobs[i], false, false);
+			long		allocs = fail_everywhere(&jobs[i], true, false);
+			long		rechecks = fail_everywhere(&jobs[i], false, true);
+			long		reallocs = fail_everywhere(&jobs[i], true, true);
 
 			CHECK(checks > 0, "%s: an interrupt leaked or misreported (%ld)", jobs[i].name, checks);
 			CHECK(allocs > 0, "%s: a failed allocation leaked or misreported (%ld)", jobs[i].name, allocs);
-			printf("  %s: stops cleanly at each of %ld interrupt checks and %ld allocations\n",
-				   jobs[i].name, checks, allocs);
+			CHECK(rechecks == checks && reallocs == allocs,
+				  "%s: labelling again, a failure lost the first labelling or leaked (%ld, %ld)",
+				  jobs[i].name, rechecks, reallocs);
+			printf("  %s: stops cleanly at each of %ld interrupt checks and %ld allocations, "
+				   "and keeps an earlier labelling\n", jobs[i].name, checks, allocs);
 		}
 	}
 	{
