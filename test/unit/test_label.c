@@ -587,6 +587,36 @@ test_paper_finds_three_blobs(void)
 }
 
 /*
+ * Algorithm 3's m = 20 test joining equilibria: three clusters, each two
+ * sub-blobs 1.6 apart.  A kernel narrow enough to give every sub-blob its
+ * own equilibrium, with a C that keeps the segment between a pair inside
+ * the domain f >= 0, must find six or more equilibria but three clusters:
+ * the test joined each pair, and left the pairs 6 apart alone.
+ */
+static void
+test_paper_joins_equilibria(void)
+{
+	static const double centres[] = {0.0, 0.0, 1.6, 0.0, 8.0, 0.0, 9.6, 0.0,
+	4.0, 7.0, 5.6, 7.0};
+	SvcRng		r;
+	Data		D;
+	SvcModel	m;
+	int32_t    *lab;
+
+	svc_rng_seed(&r, 9);
+	make_blobs(&D, &r, centres, 6, 80, 0.35);
+	for (int64_t i = 0; i < D.n; i++)
+		D.truth[i] = (D.truth[i] + 1) / 2;	/* sub-blobs 1,2 -> 1, ... */
+	lab = malloc(sizeof(int32_t) * (size_t) D.n);
+	make_model(&m, &D, 1, 100.0, 30.0, SVC_LABELING_PAPER);
+	expect_classes("paper joins pairs", &m, &D, 3, lab);
+	CHECK(m.n_eq >= 6, "paper joins pairs: %d equilibria, expected one per sub-blob", m.n_eq);
+	free_model(&m);
+	free(lab);
+	data_free(&D);
+}
+
+/*
  * Step 10 of Algorithm 3: each row outside B_eps has the cluster of its
  * nearest B_eps row (checked by brute force against the k-d tree).  With
  * f < 0 everywhere every equilibrium is its own cluster, so the labels
@@ -1155,6 +1185,7 @@ main(void)
 	test_tree_many_modes();
 	test_tree_cut_rule();
 	test_paper_finds_three_blobs();
+	test_paper_joins_equilibria();
 	test_paper_nearest_beps();
 	test_deterministic();
 	test_degenerate();
