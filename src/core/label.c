@@ -536,14 +536,16 @@ connect_components(const SvcEnv *env, const EqList *eqs, Edge **edges,
 	int32_t    *parent = NULL;
 	int32_t    *link_to = NULL;
 	int32_t    *link_from = NULL;
+	int32_t    *link_root = NULL;	/* component of link_to, before joining */
 	double	   *link_d2 = NULL;
 	SvcStatus	st = SVC_OK;
 
 	parent = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
 	link_to = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
 	link_from = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
+	link_root = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
 	link_d2 = svc_alloc(env, sizeof(double) * (size_t) M, err);
-	if (!parent || !link_to || !link_from || !link_d2)
+	if (!parent || !link_to || !link_from || !link_root || !link_d2)
 	{
 		st = SVC_ERR_NOMEM;
 		goto done;
@@ -600,7 +602,10 @@ connect_components(const SvcEnv *env, const EqList *eqs, Edge **edges,
 		}
 		for (int32_t r = 0; r < M; r++)
 			if (link_to[r] >= 0)
+			{
+				link_root[r] = svc_uf_find(parent, link_to[r]);
 				n_new++;
+			}
 		grown = svc_alloc(env, sizeof(Edge) * (size_t) (*n_edges + n_new), err);
 		if (!grown)
 		{
@@ -616,6 +621,14 @@ connect_components(const SvcEnv *env, const EqList *eqs, Edge **edges,
 						rb;
 
 			if (link_to[r] < 0)
+				continue;
+
+			/*
+			 * Two components that are each other's nearest name the same
+			 * pair: the one with the lower root has added it already.
+			 */
+			if (link_root[r] < r && link_from[link_root[r]] == link_to[r] &&
+				link_to[link_root[r]] == link_from[r])
 				continue;
 			a = link_from[r] < link_to[r] ? link_from[r] : link_to[r];
 			b = link_from[r] < link_to[r] ? link_to[r] : link_from[r];
@@ -636,6 +649,7 @@ done:
 	svc_free(env, parent);
 	svc_free(env, link_to);
 	svc_free(env, link_from);
+	svc_free(env, link_root);
 	svc_free(env, link_d2);
 	return st;
 }
