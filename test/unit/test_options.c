@@ -4,6 +4,9 @@
 #include "options.h"
 #include "unit.h"
 
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 static SvcStatus
@@ -134,6 +137,517 @@ test_cut_keys(void)
 	expect_error("{\"outlier_fraction\": 1}", "outlier_fraction");
 }
 
+/*
+ * The exact error of parsing json over the defaults (cut_only: as a recut
+ * does).  The SQL regression outputs quote these texts, so they are pinned
+ * byte for byte here, where a change shows without a server.
+ */
+static void
+expect_exact(const char *json, bool cut_only, const char *message,
+			 const char *detail, const char *hint)
+{
+	SvcOptions	opt;
+	SvcError	err;
+	SvcStatus	st;
+
+	svc_options_default(&opt);
+	memset(&err, 0, sizeof(err));
+	if (cut_only)
+		st = svc_options_parse_cut(json, strlen(json), &opt, &err);
+	else
+		st = svc_options_parse(json, strlen(json), &opt, &err);
+	CHECK(st == SVC_ERR_INVALID_PARAMETER && strcmp(err.message, message) == 0 &&
+		  strcmp(err.detail, detail) == 0 && strcmp(err.hint, hint) == 0,
+		  "%s%s: got %d \"%s\" / \"%s\" / \"%s\"", cut_only ? "cut " : "", json,
+		  (int) st, err.message, err.detail, err.hint);
+}
+
+/* The value of key in opt as a double (an oracle apart from options.c). */
+static double
+field_value(const SvcOptions *o, const char *key)
+{
+	if (strcmp(key, "budget") == 0)
+		return o->budget;
+	if (strcmp(key, "k") == 0)
+		return o->k;
+	if (strcmp(key, "max_iter") == 0)
+		return (double) o->max_iter;
+	if (strcmp(key, "sample") == 0)
+		return (double) o->sample;
+	if (strcmp(key, "seed") == 0)
+		return (double) o->seed;
+	if (strcmp(key, "min_cluster_size") == 0)
+		return (double) o->min_cluster_size;
+	if (strcmp(key, "n_clusters") == 0)
+		return o->n_clusters;
+	if (strcmp(key, "gamma") == 0)
+		return o->gamma;
+	if (strcmp(key, "epsilon") == 0)
+		return o->epsilon;
+	if (strcmp(key, "c") == 0)
+		return o->c;
+	if (strcmp(key, "tol") == 0)
+		return o->tol;
+	if (strcmp(key, "merge_ratio") == 0)
+		return o->merge_ratio;
+	if (strcmp(key, "min_cluster_share") == 0)
+		return o->min_cluster_share;
+	if (strcmp(key, "outlier_fraction") == 0 || strcmp(key, "nu") == 0)
+		return o->nu;
+	if (strcmp(key, "level") == 0)
+		return o->has_level ? o->level : NAN;
+	return NAN;
+}
+
+/*
+ * Every numeric key: both ends of its range are accepted and take their
+ * value; one step past either end, a value of the wrong type and (for the
+ * integer keys) a fraction are refused, each with the key's own detail.
+ */
+static void
+test_numeric_bounds(void)
+{
+	static const struct
+	{
+		const char *key;
+		const char *low;		/* the lowest value accepted */
+		double		low_value;
+		const char *high;		/* the highest */
+		double		high_value;
+		const char *below;		/* just past each end: refused */
+		const char *above;
+		const char *expect;		/* the detail's "must be ..." */
+		const char *typed;		/* ... for a boolean */
+	}			keys[] = {
+		{"budget", "1", 1, "100000", 100000, "0", "100001",
+		"an integer between 1 and 100000", NULL},
+		{"k", "1", 1, "64", 64, "0", "65", "an integer between 1 and 64", NULL},
+		{"max_iter", "1", 1, "100000000", 1e8, "0", "100000001",
+		"an integer between 1 and 100000000", NULL},
+		{"sample", "2", 2, "10000000", 1e7, "1", "10000001",
+		"an integer between 2 and 10000000", NULL},
+		{"seed", "0", 0, "9223372036854775807", 9223372036854775807.0, "-1",
+		"9223372036854775808", "an integer between 0 and 9223372036854775807", NULL},
+		{"min_cluster_size", "0", 0, "10000000", 1e7, "-1", "10000001",
+		"an integer between 0 and 10000000", NULL},
+		{"n_clusters", "0", 0, "1000000", 1e6, "-1", "1000001",
+		"an integer between 0 and 1000000", NULL},
+		{"gamma", "5e-324", 5e-324, "1e12", 1e12, "0", "1000000000000.001",
+		"a number greater than 0 and at most 1e+12", "a positive number or \"auto\""},
+		{"epsilon", "5e-324", 5e-324, "1e6", 1e6, "0", "1000000.0000001",
+		"a number greater than 0 and at most 1e+06", "a positive number or \"auto\""},
+		{"c", "5e-324", 5e-324, "1e6", 1e6, "0", "1000000.0000001",
+		"a number greater than 0 and at most 1e+06", NULL},
+		{"tol", "5e-324", 5e-324, "1000000", 1e6, "-0", "1000000.0000001",
+		"a number greater than 0 and at most 1e+06", NULL},
+		{"merge_ratio", "0", 0, "1", 1, "-5e-324", "1.0000000000000002",
+		"a number of at least 0 and at most 1", NULL},
+		{"min_cluster_share", "-0", 0, "0.5", 0.5, "-1e-9", "0.5000000000000001",
+		"a number of at least 0 and at most 0.5", NULL},
+		{"outlier_fraction", "0", 0, "0.99", 0.99, "-1e-9", "0.9900000000000001",
+		"a number of at least 0 and at most 0.99", NULL},
+		{"nu", "0", 0, "0.99", 0.99, "-1", "1", "a number of at least 0 and at most 0.99", NULL},
+		{"level", "-1e300", -1e300, "1e300", 1e300, "-1.000000000000001e300",
+		"1.000000000000001e300", "a finite number or null", NULL},
+	};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+	{
+		const char *key = keys[i].key;
+		const char *typed = keys[i].typed ? keys[i].typed : keys[i].expect;
+		char		json[128];
+		char		message[128];
+		char		detail[256];
+		SvcOptions	opt;
+		SvcError	err;
+
+		snprintf(message, sizeof(message), "invalid value for svclust option \"%s\"", key);
+		snprintf(json, sizeof(json), "{\"%s\": %s}", key, keys[i].low);
+		CHECK(parse(json, &opt, &err) == SVC_OK && field_value(&opt, key) == keys[i].low_value,
+			  "%s is accepted: %s / %s", json, err.message, err.detail);
+		snprintf(json, sizeof(json), "{\"%s\": %s}", key, keys[i].high);
+		CHECK(parse(json, &opt, &err) == SVC_OK && field_value(&opt, key) == keys[i].high_value,
+			  "%s is accepted: %s / %s", json, err.message, err.detail);
+
+		snprintf(detail, sizeof(detail), "\"%s\" must be %s.", key, keys[i].expect);
+		snprintf(json, sizeof(json), "{\"%s\": %s}", key, keys[i].below);
+		expect_exact(json, false, message, detail, "");
+		snprintf(json, sizeof(json), "{\"%s\": %s}", key, keys[i].above);
+		expect_exact(json, false, message, detail, "");
+		snprintf(json, sizeof(json), "{\"%s\": 1e999}", key);
+		expect_exact(json, false, message, detail, "");
+		if (strncmp(keys[i].expect, "an integer", 10) == 0)
+		{
+			snprintf(json, sizeof(json), "{\"%s\": 2.5}", key);
+			expect_exact(json, false, message, detail, "");
+		}
+
+		snprintf(detail, sizeof(detail), "\"%s\" must be %s.", key, typed);
+		snprintf(json, sizeof(json), "{\"%s\": true}", key);
+		expect_exact(json, false, message, detail, "");
+		snprintf(json, sizeof(json), "{\"%s\": \"1\"}", key);
+		expect_exact(json, false, message, detail, "");
+		snprintf(json, sizeof(json), "{\"%s\": [1]}", key);
+		expect_exact(json, false, message, detail, "");
+		if (strcmp(key, "level") != 0)
+		{
+			snprintf(json, sizeof(json), "{\"%s\": null}", key);
+			expect_exact(json, false, message, detail, "");
+		}
+	}
+}
+
+/* Integers: -0 is 0 where 0 is allowed; x.0 and 1e2 are integers. */
+static void
+test_integer_forms(void)
+{
+	SvcOptions	opt;
+	SvcError	err;
+
+	CHECK(parse("{\"seed\": -0, \"n_clusters\": -0}", &opt, &err) == SVC_OK &&
+		  opt.seed == 0 && opt.n_clusters == 0, "-0 is 0: %s", err.message);
+	expect_exact("{\"budget\": -0}", false, "invalid value for svclust option \"budget\"",
+				 "\"budget\" must be an integer between 1 and 100000.", "");
+	CHECK(parse("{\"budget\": 1e2, \"k\": 7.0}", &opt, &err) == SVC_OK &&
+		  opt.budget == 100 && opt.k == 7, "1e2 and 7.0 are integers: %s", err.message);
+	CHECK(parse("{\"seed\": 9223372036854775807}", &opt, &err) == SVC_OK &&
+		  opt.seed == UINT64_C(9223372036854775807), "the largest seed is exact");
+	expect_exact("{\"seed\": 18446744073709551616}", false,
+				 "invalid value for svclust option \"seed\"",
+				 "\"seed\" must be an integer between 0 and 9223372036854775807.", "");
+	CHECK(parse("{\"gamma\": \"auto\", \"epsilon\": \"auto\", \"gamma\": 3}", &opt, &err) ==
+		  SVC_OK && opt.gamma == 3 && opt.epsilon == 0, "a later key wins");
+	expect_exact("{\"gamma\": \"Auto\"}", false, "invalid value for svclust option \"gamma\"",
+				 "\"gamma\" must be a positive number or \"auto\".", "");
+}
+
+/* Every name of every enum key, and a name that is none of them. */
+static void
+test_enum_keys(void)
+{
+	static const struct
+	{
+		const char *json;
+		size_t		offset;
+		int			value;
+	}			names[] = {
+		{"{\"strategy\": \"removal\"}", offsetof(SvcOptions, strategy), SVC_STRATEGY_REMOVAL},
+		{"{\"strategy\": \"project-knn\"}", offsetof(SvcOptions, strategy), SVC_STRATEGY_PROJECT_KNN},
+		{"{\"strategy\": \"project-random\"}", offsetof(SvcOptions, strategy), SVC_STRATEGY_PROJECT_RANDOM},
+		{"{\"strategy\": \"unbudgeted\"}", offsetof(SvcOptions, strategy), SVC_STRATEGY_UNBUDGETED},
+		{"{\"scale\": \"standard\"}", offsetof(SvcOptions, scale), SVC_SCALE_STANDARD},
+		{"{\"scale\": \"minmax\"}", offsetof(SvcOptions, scale), SVC_SCALE_MINMAX},
+		{"{\"scale\": \"none\"}", offsetof(SvcOptions, scale), SVC_SCALE_NONE},
+		{"{\"labeling\": \"tree\"}", offsetof(SvcOptions, labeling), SVC_LABELING_TREE},
+		{"{\"labeling\": \"paper\"}", offsetof(SvcOptions, labeling), SVC_LABELING_PAPER},
+		{"{\"cut\": \"persistence\"}", offsetof(SvcOptions, cut), SVC_CUT_PERSISTENCE},
+		{"{\"cut\": \"eom\"}", offsetof(SvcOptions, cut), SVC_CUT_EOM},
+	};
+	static const struct
+	{
+		const char *key;
+		const char *expect;
+	}			refused[] = {
+		{"strategy", "one of \"removal\", \"project-knn\", \"project-random\", \"unbudgeted\""},
+		{"scale", "one of \"standard\", \"minmax\", \"none\""},
+		{"labeling", "one of \"tree\", \"paper\""},
+		{"cut", "one of \"persistence\", \"eom\""},
+	};
+	static const char *const bad[] = {"\"unknown\"", "\"\"", "\"Tree\"", "1", "null", "true"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+	{
+		SvcOptions	opt;
+		SvcError	err;
+		int			value;
+
+		/* all four enums have the size of an int (checked in options.c) */
+		CHECK(parse(names[i].json, &opt, &err) == SVC_OK, "%s parses: %s", names[i].json,
+			  err.message);
+		memcpy(&value, (char *) &opt + names[i].offset, sizeof(value));
+		CHECK(value == names[i].value, "%s gives %d, not %d", names[i].json, value,
+			  names[i].value);
+	}
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		for (size_t j = 0; j < sizeof(bad) / sizeof(bad[0]); j++)
+		{
+			char		json[64];
+			char		message[128];
+			char		detail[256];
+
+			snprintf(json, sizeof(json), "{\"%s\": %s}", refused[i].key, bad[j]);
+			snprintf(message, sizeof(message), "invalid value for svclust option \"%s\"",
+					 refused[i].key);
+			snprintf(detail, sizeof(detail), "\"%s\" must be %s.", refused[i].key,
+					 refused[i].expect);
+			expect_exact(json, false, message, detail, "");
+		}
+
+	CHECK(strcmp(svc_strategy_name(SVC_STRATEGY_REMOVAL), "removal") == 0 &&
+		  strcmp(svc_strategy_name(SVC_STRATEGY_PROJECT_KNN), "project-knn") == 0 &&
+		  strcmp(svc_strategy_name(SVC_STRATEGY_PROJECT_RANDOM), "project-random") == 0 &&
+		  strcmp(svc_strategy_name(SVC_STRATEGY_UNBUDGETED), "unbudgeted") == 0 &&
+		  strcmp(svc_strategy_name((SvcStrategy) 0), "unknown") == 0 &&
+		  strcmp(svc_strategy_name((SvcStrategy) 5), "unknown") == 0, "strategy names");
+	CHECK(strcmp(svc_scale_name(SVC_SCALE_NONE), "none") == 0 &&
+		  strcmp(svc_scale_name(SVC_SCALE_STANDARD), "standard") == 0 &&
+		  strcmp(svc_scale_name(SVC_SCALE_MINMAX), "minmax") == 0 &&
+		  strcmp(svc_scale_name((SvcScale) 3), "unknown") == 0, "scale names");
+	CHECK(strcmp(svc_labeling_name(SVC_LABELING_TREE), "tree") == 0 &&
+		  strcmp(svc_labeling_name(SVC_LABELING_PAPER), "paper") == 0 &&
+		  strcmp(svc_labeling_name((SvcLabeling) 0), "unknown") == 0 &&
+		  strcmp(svc_labeling_name((SvcLabeling) 3), "unknown") == 0, "labeling names");
+	CHECK(strcmp(svc_cut_name(SVC_CUT_PERSISTENCE), "persistence") == 0 &&
+		  strcmp(svc_cut_name(SVC_CUT_EOM), "eom") == 0 &&
+		  strcmp(svc_cut_name((SvcCutRule) 0), "unknown") == 0 &&
+		  strcmp(svc_cut_name((SvcCutRule) 3), "unknown") == 0, "cut names");
+}
+
+/* The lists of keys in the details, the alias nu, and the recut's refusals. */
+static void
+test_key_lists(void)
+{
+	static const char *const valid =
+		"Valid options are: budget, strategy, k, gamma, c, epsilon, tol, max_iter, seed, "
+		"scale, sample, labeling, outlier_fraction (or nu), cut, merge_ratio, "
+		"min_cluster_share, min_cluster_size, n_clusters, level.";
+	static const char *const cut_list =
+		"Only the cut of the tree can change: cut, merge_ratio, min_cluster_share, "
+		"min_cluster_size, n_clusters, level.";
+	static const char *const trained[] = {
+		"budget", "strategy", "k", "gamma", "c", "epsilon", "tol", "max_iter", "seed",
+		"scale", "sample", "labeling", "outlier_fraction", "nu", "bogus", "Level", "",
+	};
+	static const char *const cut_ok[] = {
+		"{\"cut\": \"eom\"}", "{\"merge_ratio\": 0.5}", "{\"min_cluster_share\": 0.1}",
+		"{\"min_cluster_size\": 3}", "{\"n_clusters\": 3}", "{\"level\": 0.5}",
+		"{\"level\": null}", "{}",
+		("{\"cut\": \"persistence\", \"merge_ratio\": 0, \"min_cluster_share\": 0.5,"
+		 " \"min_cluster_size\": 0, \"n_clusters\": 0, \"level\": -1}"),
+	};
+	char		longkey[200];
+	char		json[256];
+	char		message[256];
+	SvcOptions	opt;
+	SvcError	err;
+
+	expect_exact("{\"budgett\": 10}", false, "unknown svclust option \"budgett\"", valid, "");
+	expect_exact("{\"\": 10}", false, "unknown svclust option \"\"", valid, "");
+	expect_exact("{\"budget\": 10, \"Budget\": 10}", false,
+				 "unknown svclust option \"Budget\"", valid, "");
+	/* a key longer than the parser keeps is shown cut, with "..." */
+	memset(longkey, 'x', sizeof(longkey) - 1);
+	longkey[sizeof(longkey) - 1] = '\0';
+	snprintf(json, sizeof(json), "{\"%s\": 1}", longkey);
+	snprintf(message, sizeof(message), "unknown svclust option \"%.63s...\"", longkey);
+	expect_exact(json, false, message, valid, "");
+	expect_exact(json, true, message, valid, "");
+
+	CHECK(parse("{\"nu\": 0.25}", &opt, &err) == SVC_OK && opt.nu == 0.25, "nu names nu");
+	CHECK(parse("{\"nu\": 0.25, \"outlier_fraction\": 0.5}", &opt, &err) == SVC_OK &&
+		  opt.nu == 0.5, "outlier_fraction and nu set one field");
+	expect_exact("{\"nu\": 1}", false, "invalid value for svclust option \"nu\"",
+				 "\"nu\" must be a number of at least 0 and at most 0.99.", "");
+
+	for (size_t i = 0; i < sizeof(trained) / sizeof(trained[0]); i++)
+	{
+		char		hint[256];
+
+		snprintf(json, sizeof(json), "{\"%s\": 1}", trained[i]);
+		snprintf(message, sizeof(message), "svclust option \"%s\" cannot change after training",
+				 trained[i]);
+		snprintf(hint, sizeof(hint), "Train a new model with svc_train() to change \"%s\".",
+				 trained[i]);
+		expect_exact(json, true, message, cut_list, hint);
+		/* refused before its value is looked at, after a cut key is taken */
+		snprintf(json, sizeof(json), "{\"n_clusters\": 2, \"%s\": }", trained[i]);
+		expect_exact(json, true, "svclust options must be a JSON object", "",
+					 "Pass options such as '{\"budget\": 50, \"gamma\": \"auto\"}'.");
+		snprintf(json, sizeof(json), "{\"n_clusters\": 2, \"%s\": \"x\"}", trained[i]);
+		expect_exact(json, true, message, cut_list, hint);
+	}
+	for (size_t i = 0; i < sizeof(cut_ok) / sizeof(cut_ok[0]); i++)
+	{
+		svc_options_default(&opt);
+		CHECK(svc_options_parse_cut(cut_ok[i], strlen(cut_ok[i]), &opt, &err) == SVC_OK,
+			  "a recut takes %s: %s / %s", cut_ok[i], err.message, err.detail);
+	}
+	expect_exact("{\"merge_ratio\": 2}", true, "invalid value for svclust option \"merge_ratio\"",
+				 "\"merge_ratio\" must be a number of at least 0 and at most 1.", "");
+	expect_exact("{\"n_clusters\": 2, \"level\": 1}", true,
+				 "svclust options \"n_clusters\" and \"level\" cannot both be set",
+				 "Each names a cut of the tree; give one of them.", "");
+	expect_exact("{bogus}", true, "svclust options must be a JSON object", "",
+				 "Pass options such as '{\"budget\": 50, \"gamma\": \"auto\"}'.");
+}
+
+/*
+ * svc_options_validate on a struct with one field damaged, as a decoded
+ * model or state may have it: refused with that key's detail.
+ */
+static void
+expect_invalid(const SvcOptions *o, const char *key, const char *expect, const char *what)
+{
+	SvcError	err;
+	char		message[128];
+	char		detail[256];
+
+	memset(&err, 0, sizeof(err));
+	snprintf(message, sizeof(message), "invalid value for svclust option \"%s\"", key);
+	snprintf(detail, sizeof(detail), "\"%s\" must be %s.", key, expect);
+	CHECK(svc_options_validate(o, &err) == SVC_ERR_INVALID_PARAMETER &&
+		  strcmp(err.message, message) == 0 && strcmp(err.detail, detail) == 0 &&
+		  err.hint[0] == '\0', "%s: got \"%s\" / \"%s\"", what, err.message, err.detail);
+}
+
+#define DAMAGE(field, value, key, expect) \
+	do { \
+		SvcOptions	o_; \
+		svc_options_default(&o_); \
+		o_.field = (value); \
+		expect_invalid(&o_, key, expect, #field " = " #value); \
+	} while (0)
+
+static void
+test_validate(void)
+{
+	const char *auto_num = "a positive number or \"auto\"";
+	const char *level = "a finite number or null, not set with n_clusters";
+	const char *strategy = "a known strategy";
+	const char *seed = "a non-negative integer";
+	SvcOptions	o;
+	SvcError	err;
+
+	svc_options_default(&o);
+	CHECK(svc_options_validate(&o, &err) == SVC_OK, "the defaults are valid");
+	o.gamma = -0.0;
+	o.epsilon = 1e6;
+	o.seed = (uint64_t) INT64_MAX;
+	o.merge_ratio = 1;
+	o.min_cluster_share = 0;
+	o.nu = 0.99;
+	o.has_level = true;
+	o.level = -1e300;
+	CHECK(svc_options_validate(&o, &err) == SVC_OK, "the ends of the ranges are valid: %s",
+		  err.detail);
+
+	DAMAGE(budget, 0, "budget", "an integer between 1 and 100000");
+	DAMAGE(budget, 100001, "budget", "an integer between 1 and 100000");
+	DAMAGE(strategy, (SvcStrategy) 0, "strategy", strategy);
+	DAMAGE(strategy, (SvcStrategy) 5, "strategy", strategy);
+	DAMAGE(k, 0, "k", "an integer between 1 and 64");
+	DAMAGE(k, 65, "k", "an integer between 1 and 64");
+	DAMAGE(gamma, -1e-300, "gamma", auto_num);
+	DAMAGE(gamma, 1.0000000000000002e12, "gamma", auto_num);
+	DAMAGE(gamma, NAN, "gamma", auto_num);
+	DAMAGE(gamma, INFINITY, "gamma", auto_num);
+	DAMAGE(c, 0, "c", "a number greater than 0 and at most 1e+06");
+	DAMAGE(c, 1e7, "c", "a number greater than 0 and at most 1e+06");
+	DAMAGE(c, NAN, "c", "a number greater than 0 and at most 1e+06");
+	DAMAGE(epsilon, -1, "epsilon", auto_num);
+	DAMAGE(epsilon, 1.0000001e6, "epsilon", auto_num);
+	DAMAGE(tol, -0.0, "tol", "a number greater than 0 and at most 1e+06");
+	DAMAGE(tol, -INFINITY, "tol", "a number greater than 0 and at most 1e+06");
+	DAMAGE(max_iter, 0, "max_iter", "an integer between 1 and 100000000");
+	DAMAGE(max_iter, 100000001, "max_iter", "an integer between 1 and 100000000");
+	DAMAGE(seed, (uint64_t) INT64_MAX + 1, "seed", seed);
+	DAMAGE(seed, UINT64_MAX, "seed", seed);
+	DAMAGE(scale, (SvcScale) 3, "scale", "one of \"standard\", \"minmax\", \"none\"");
+	DAMAGE(sample, 1, "sample", "an integer between 2 and 10000000");
+	DAMAGE(sample, 10000001, "sample", "an integer between 2 and 10000000");
+	DAMAGE(labeling, (SvcLabeling) 0, "labeling", "one of \"tree\", \"paper\"");
+	DAMAGE(labeling, (SvcLabeling) 3, "labeling", "one of \"tree\", \"paper\"");
+	DAMAGE(merge_ratio, -1e-300, "merge_ratio", "a number of at least 0 and at most 1");
+	DAMAGE(merge_ratio, NAN, "merge_ratio", "a number of at least 0 and at most 1");
+	DAMAGE(min_cluster_share, 0.51, "min_cluster_share", "a number of at least 0 and at most 0.5");
+	DAMAGE(nu, 1, "outlier_fraction", "a number of at least 0 and at most 0.99");
+	DAMAGE(nu, -0.1, "outlier_fraction", "a number of at least 0 and at most 0.99");
+	DAMAGE(cut, (SvcCutRule) 0, "cut", "one of \"persistence\", \"eom\"");
+	DAMAGE(cut, (SvcCutRule) 3, "cut", "one of \"persistence\", \"eom\"");
+	DAMAGE(min_cluster_size, -1, "min_cluster_size", "an integer between 0 and 10000000");
+	DAMAGE(min_cluster_size, 10000001, "min_cluster_size", "an integer between 0 and 10000000");
+	DAMAGE(n_clusters, -1, "n_clusters", "an integer between 0 and 1000000");
+	DAMAGE(n_clusters, 1000001, "n_clusters", "an integer between 0 and 1000000");
+	DAMAGE(level, 1, "level", level);	/* a level while has_level is false */
+	DAMAGE(level, NAN, "level", level);
+
+	svc_options_default(&o);
+	o.has_level = true;
+	o.level = 1.000000000000001e300;
+	expect_invalid(&o, "level", level, "level past 1e300");
+	o.level = -INFINITY;
+	expect_invalid(&o, "level", level, "level -inf");
+	o.level = 0.5;
+	o.n_clusters = 2;
+	expect_invalid(&o, "level", level, "level with n_clusters");
+	/* parsing validates the whole struct, keys given or not */
+	svc_options_default(&o);
+	o.k = 0;
+	CHECK(svc_options_parse("{}", 2, &o, &err) == SVC_ERR_INVALID_PARAMETER &&
+		  strcmp(err.detail, "\"k\" must be an integer between 1 and 64.") == 0,
+		  "parse validates what it was given: %s", err.detail);
+}
+
+/*
+ * The wire bytes of the defaults and of a struct with every field set, as
+ * the models and states on disk hold them: they must never change.
+ */
+static void
+test_wire_golden(void)
+{
+	static const char *const defaults_hex =
+		"2c01000002010101050000000000000000000000000000000000404000000000"
+		"000000007b14ae47e17a843fa0860100000000002a0000000000000010270000"
+		"000000009a9999999999d93fb81e85eb51b89e3f9a9999999999a93f00000000"
+		"0000000000000000000000000000000000000000000000000000000000000000";
+	static const char *const set_hex =
+		"4d0000000400020209000000000000000000e03f000000000000004000000000"
+		"0000d03f000000000000c03f0010000000000000020100000000000001000100"
+		"00000000000000000000e83f000000000000b03f000000000000e03f03000000"
+		"00000000000000000100000000000000000000c0000000000000000000000000";
+	SvcOptions	o;
+	SvcError	err;
+	uint8_t		wire[SVC_OPTIONS_WIRE_SIZE];
+	char		hex[2 * SVC_OPTIONS_WIRE_SIZE + 1];
+	const char *set = "{\"budget\": 77, \"strategy\": \"unbudgeted\", \"k\": 9, \"gamma\": 0.5,"
+		" \"c\": 2, \"epsilon\": 0.25, \"tol\": 0.125, \"max_iter\": 4096, \"seed\": 258,"
+		" \"scale\": \"none\", \"sample\": 65537, \"labeling\": \"paper\", \"nu\": 0.5,"
+		" \"cut\": \"eom\", \"merge_ratio\": 0.75, \"min_cluster_share\": 0.0625,"
+		" \"min_cluster_size\": 3, \"level\": -2}";
+
+	svc_options_default(&o);
+	svc_options_encode(&o, wire);
+	for (int i = 0; i < SVC_OPTIONS_WIRE_SIZE; i++)
+		snprintf(hex + 2 * i, 3, "%02x", wire[i]);
+	CHECK(strcmp(hex, defaults_hex) == 0, "the defaults' wire bytes: %s", hex);
+	CHECK(parse(set, &o, &err) == SVC_OK, "every key set: %s", err.detail);
+	svc_options_encode(&o, wire);
+	for (int i = 0; i < SVC_OPTIONS_WIRE_SIZE; i++)
+		snprintf(hex + 2 * i, 3, "%02x", wire[i]);
+	CHECK(strcmp(hex, set_hex) == 0, "every key's wire bytes: %s", hex);
+
+	/* one damaged field each, decoded: refused with the key's detail */
+	svc_options_default(&o);
+	svc_options_encode(&o, wire);
+	wire[4] = 9;				/* strategy */
+	CHECK(svc_options_decode(wire, &o, &err) == SVC_ERR_INVALID_PARAMETER &&
+		  strcmp(err.detail, "\"strategy\" must be a known strategy.") == 0,
+		  "a damaged strategy: %s", err.detail);
+	svc_options_default(&o);
+	svc_options_encode(&o, wire);
+	wire[104] = 2;				/* has_level */
+	CHECK(svc_options_decode(wire, &o, &err) == SVC_ERR_INVALID_PARAMETER &&
+		  strcmp(err.detail, "\"level\" must be a finite number or null.") == 0,
+		  "has_level 2: %s", err.detail);
+	svc_options_default(&o);
+	svc_options_encode(&o, wire);
+	wire[104] = 1;				/* has_level with n_clusters */
+	wire[100] = 2;
+	CHECK(svc_options_decode(wire, &o, &err) == SVC_ERR_INVALID_PARAMETER &&
+		  strcmp(err.detail, "\"level\" must be a finite number or null, not set with n_clusters.") == 0,
+		  "a level with n_clusters: %s", err.detail);
+}
+
 static void
 test_wire_round_trip(void)
 {
@@ -173,6 +687,12 @@ main(void)
 	test_defaults_and_keys();
 	test_errors();
 	test_cut_keys();
+	test_numeric_bounds();
+	test_integer_forms();
+	test_enum_keys();
+	test_key_lists();
+	test_validate();
+	test_wire_golden();
 	test_wire_round_trip();
 	return unit_summary("test_options");
 }
