@@ -11,17 +11,11 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *const option_keys =
-"budget, strategy, k, gamma, c, epsilon, tol, max_iter, seed, scale, "
-"sample, labeling, outlier_fraction (or nu), cut, merge_ratio, "
-"min_cluster_share, min_cluster_size, n_clusters, level";
-
-static const char *const cut_keys =
-"cut, merge_ratio, min_cluster_share, min_cluster_size, n_clusters, level";
 
 #define MAX_N_CLUSTERS 1000000
 
@@ -51,62 +45,92 @@ svc_options_default(SvcOptions *opt)
 	opt->level = 0.0;
 }
 
+/* ---------------------------------------------------------------------
+ * The names of the enum keys, in the order an error lists them.  They are
+ * the only spelling of each name: the svc_*_name functions read them too.
+ */
+typedef struct OptChoice
+{
+	const char *name;
+	int			value;
+} OptChoice;
+
+static const OptChoice strategy_choices[] = {
+	{"removal", SVC_STRATEGY_REMOVAL},
+	{"project-knn", SVC_STRATEGY_PROJECT_KNN},
+	{"project-random", SVC_STRATEGY_PROJECT_RANDOM},
+	{"unbudgeted", SVC_STRATEGY_UNBUDGETED},
+	{NULL, 0}
+};
+
+static const OptChoice scale_choices[] = {
+	{"standard", SVC_SCALE_STANDARD},
+	{"minmax", SVC_SCALE_MINMAX},
+	{"none", SVC_SCALE_NONE},
+	{NULL, 0}
+};
+
+static const OptChoice labeling_choices[] = {
+	{"tree", SVC_LABELING_TREE},
+	{"paper", SVC_LABELING_PAPER},
+	{NULL, 0}
+};
+
+static const OptChoice cut_choices[] = {
+	{"persistence", SVC_CUT_PERSISTENCE},
+	{"eom", SVC_CUT_EOM},
+	{NULL, 0}
+};
+
+/* The choice of that value, or NULL (a damaged model may hold any byte). */
+static const OptChoice *
+choice_by_value(const OptChoice *choices, int value)
+{
+	for (; choices->name != NULL; choices++)
+		if (choices->value == value)
+			return choices;
+	return NULL;
+}
+
+static const OptChoice *
+choice_by_name(const OptChoice *choices, const char *name)
+{
+	for (; choices->name != NULL; choices++)
+		if (strcmp(choices->name, name) == 0)
+			return choices;
+	return NULL;
+}
+
+static const char *
+choice_name(const OptChoice *choices, int value)
+{
+	const OptChoice *c = choice_by_value(choices, value);
+
+	return c != NULL ? c->name : "unknown";
+}
+
 const char *
 svc_strategy_name(SvcStrategy s)
 {
-	switch (s)
-	{
-		case SVC_STRATEGY_REMOVAL:
-			return "removal";
-		case SVC_STRATEGY_PROJECT_KNN:
-			return "project-knn";
-		case SVC_STRATEGY_PROJECT_RANDOM:
-			return "project-random";
-		case SVC_STRATEGY_UNBUDGETED:
-			return "unbudgeted";
-	}
-	return "unknown";
+	return choice_name(strategy_choices, (int) s);
 }
 
 const char *
 svc_scale_name(SvcScale s)
 {
-	switch (s)
-	{
-		case SVC_SCALE_NONE:
-			return "none";
-		case SVC_SCALE_STANDARD:
-			return "standard";
-		case SVC_SCALE_MINMAX:
-			return "minmax";
-	}
-	return "unknown";
+	return choice_name(scale_choices, (int) s);
 }
 
 const char *
 svc_labeling_name(SvcLabeling l)
 {
-	switch (l)
-	{
-		case SVC_LABELING_TREE:
-			return "tree";
-		case SVC_LABELING_PAPER:
-			return "paper";
-	}
-	return "unknown";
+	return choice_name(labeling_choices, (int) l);
 }
 
 const char *
 svc_cut_name(SvcCutRule c)
 {
-	switch (c)
-	{
-		case SVC_CUT_PERSISTENCE:
-			return "persistence";
-		case SVC_CUT_EOM:
-			return "eom";
-	}
-	return "unknown";
+	return choice_name(cut_choices, (int) c);
 }
 
 /* ---------------------------------------------------------------------
@@ -374,200 +398,221 @@ parse_value(JsonCursor *c, JsonValue *v)
 }
 
 /* ---------------------------------------------------------------------
- * Setters: one per key, each with its range and its message.
+ * The keys.  Each row is all there is to know about one: its names, the
+ * field it sets, its range and whether a trained model may change it.  The
+ * parser's setters, svc_options_validate and the lists of keys in the
+ * error details all read this table, so a range or a key is written once.
+ */
+typedef enum OptKind
+{
+	OPT_INT,					/* an integer in [ilo, ihi] */
+	OPT_REAL,					/* a finite number in [lo, hi] or (lo, hi] */
+	OPT_REAL_AUTO,				/* the same, or "auto", stored as 0 */
+	OPT_ENUM,					/* one of the names in choices */
+	OPT_LEVEL					/* a finite number in [lo, hi], or null;
+								 * also sets has_level */
+} OptKind;
+
+typedef struct OptKey
+{
+	const char *name;
+	const char *alias;			/* another name the parser takes, or NULL */
+	OptKind		kind;
+	size_t		offset;			/* of the field it sets in SvcOptions */
+	size_t		size;			/* of that field (OPT_INT, OPT_ENUM: 4 or 8) */
+	int64_t		ilo;			/* OPT_INT: the range, both ends included */
+	int64_t		ihi;
+	double		lo;				/* the other numeric kinds: the range */
+	double		hi;
+	bool		lo_open;		/* (lo, hi] rather than [lo, hi] */
+	const OptChoice *choices;	/* OPT_ENUM: the names it takes */
+	bool		cut;			/* a cut of the tree: may change after
+								 * training (svc_options_parse_cut) */
+} OptKey;
+
+#define FIELD(f) .offset = offsetof(SvcOptions, f), .size = sizeof(((SvcOptions *) 0)->f)
+
+/*
+ * In the order the error details list them; svc_options_validate checks
+ * them in this order too and reports the first one out of range.
+ */
+static const OptKey option_table[] = {
+	{.name = "budget", .kind = OPT_INT, FIELD(budget), .ilo = 1, .ihi = SVC_MAX_BUDGET},
+	{.name = "strategy", .kind = OPT_ENUM, FIELD(strategy), .choices = strategy_choices},
+	{.name = "k", .kind = OPT_INT, FIELD(k), .ilo = 1, .ihi = SVC_MAX_K},
+	{.name = "gamma", .kind = OPT_REAL_AUTO, FIELD(gamma), .lo = 0.0, .lo_open = true, .hi = 1e12},
+	{.name = "c", .kind = OPT_REAL, FIELD(c), .lo = 0.0, .lo_open = true, .hi = 1e6},
+	{.name = "epsilon", .kind = OPT_REAL_AUTO, FIELD(epsilon), .lo = 0.0, .lo_open = true, .hi = 1e6},
+	{.name = "tol", .kind = OPT_REAL, FIELD(tol), .lo = 0.0, .lo_open = true, .hi = 1e6},
+	{.name = "max_iter", .kind = OPT_INT, FIELD(max_iter), .ilo = 1, .ihi = SVC_MAX_ITER},
+	{.name = "seed", .kind = OPT_INT, FIELD(seed), .ilo = 0, .ihi = INT64_MAX},
+	{.name = "scale", .kind = OPT_ENUM, FIELD(scale), .choices = scale_choices},
+	{.name = "sample", .kind = OPT_INT, FIELD(sample), .ilo = 2, .ihi = SVC_MAX_SAMPLE},
+	{.name = "labeling", .kind = OPT_ENUM, FIELD(labeling), .choices = labeling_choices},
+	{.name = "outlier_fraction", .alias = "nu", .kind = OPT_REAL, FIELD(nu), .lo = 0.0, .hi = 0.99},
+	{.name = "cut", .kind = OPT_ENUM, FIELD(cut), .choices = cut_choices, .cut = true},
+	{.name = "merge_ratio", .kind = OPT_REAL, FIELD(merge_ratio), .lo = 0.0, .hi = 1.0,
+	.cut = true},
+	{.name = "min_cluster_share", .kind = OPT_REAL, FIELD(min_cluster_share), .lo = 0.0,
+	.hi = 0.5, .cut = true},
+	{.name = "min_cluster_size", .kind = OPT_INT, FIELD(min_cluster_size), .ilo = 0,
+	.ihi = SVC_MAX_SAMPLE, .cut = true},
+	{.name = "n_clusters", .kind = OPT_INT, FIELD(n_clusters), .ilo = 0, .ihi = MAX_N_CLUSTERS,
+	.cut = true},
+	{.name = "level", .kind = OPT_LEVEL, FIELD(level), .lo = -1e300, .hi = 1e300, .cut = true},
+};
+
+#undef FIELD
+
+#define N_KEYS (sizeof(option_table) / sizeof(option_table[0]))
+
+/* OPT_ENUM fields are read and written as int32_t. */
+_Static_assert(sizeof(SvcStrategy) == sizeof(int32_t) && sizeof(SvcScale) == sizeof(int32_t) &&
+			   sizeof(SvcLabeling) == sizeof(int32_t) && sizeof(SvcCutRule) == sizeof(int32_t),
+			   "the enum options are int32_t-sized");
+
+/* What the details say of values that "auto" and null also name. */
+#define AUTO_EXPECT "a positive number or \"auto\""
+#define LEVEL_EXPECT "a finite number or null"
+/* ... and of a stored level: has_level also rules out n_clusters. */
+#define LEVEL_STORED_EXPECT LEVEL_EXPECT ", not set with n_clusters"
+
+static const OptKey *
+find_key(const char *key)
+{
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (strcmp(key, option_table[i].name) == 0 ||
+			(option_table[i].alias != NULL && strcmp(key, option_table[i].alias) == 0))
+			return &option_table[i];
+	return NULL;
+}
+
+/*
+ * The integer fields are int32_t or int64_t; seed is a uint64_t, read as an
+ * int64_t so that a stored seed past INT64_MAX reads negative, out of its
+ * range.  memcpy, since the enums' own type is the compiler's choice.
+ */
+static int64_t
+get_int(const SvcOptions *o, const OptKey *k)
+{
+	const char *p = (const char *) o + k->offset;
+	int32_t		v32;
+	int64_t		v64;
+
+	if (k->size == sizeof(int32_t))
+	{
+		memcpy(&v32, p, sizeof(v32));
+		return v32;
+	}
+	memcpy(&v64, p, sizeof(v64));
+	return v64;
+}
+
+/* v is within the key's range, so it fits the field. */
+static void
+put_int(SvcOptions *o, const OptKey *k, int64_t v)
+{
+	char	   *p = (char *) o + k->offset;
+	int32_t		v32 = (int32_t) v;
+
+	if (k->size == sizeof(int32_t))
+		memcpy(p, &v32, sizeof(v32));
+	else
+		memcpy(p, &v, sizeof(v));
+}
+
+static double
+get_real(const SvcOptions *o, const OptKey *k)
+{
+	double		v;
+
+	memcpy(&v, (const char *) o + k->offset, sizeof(v));
+	return v;
+}
+
+static void
+put_real(SvcOptions *o, const OptKey *k, double v)
+{
+	memcpy((char *) o + k->offset, &v, sizeof(v));
+}
+
+static bool
+real_in_range(const OptKey *k, double x)
+{
+	return isfinite(x) && (k->lo_open ? x > k->lo : x >= k->lo) && x <= k->hi;
+}
+
+/* Append to the string in buf (len bytes in all), cut if it is full. */
+static void
+appendf(char *buf, size_t len, const char *fmt,...)
+__attribute__((format(printf, 3, 4)));
+
+static void
+appendf(char *buf, size_t len, const char *fmt,...)
+{
+	size_t		n = strlen(buf);
+	va_list		ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf + n, len - n, fmt, ap);
+	va_end(ap);
+}
+
+/* The key's range in words, for "\"key\" must be ...". */
+static const char *
+describe(const OptKey *k, char *buf, size_t len)
+{
+	switch (k->kind)
+	{
+		case OPT_INT:
+			snprintf(buf, len, "an integer between %lld and %lld",
+					 (long long) k->ilo, (long long) k->ihi);
+			break;
+		case OPT_REAL:
+		case OPT_REAL_AUTO:
+			snprintf(buf, len, "a number %s %g and at most %g",
+					 k->lo_open ? "greater than" : "of at least", k->lo, k->hi);
+			break;
+		case OPT_ENUM:
+			snprintf(buf, len, "one of ");
+			for (const OptChoice *c = k->choices; c->name != NULL; c++)
+				appendf(buf, len, "%s\"%s\"", c == k->choices ? "" : ", ", c->name);
+			break;
+		case OPT_LEVEL:
+			snprintf(buf, len, "%s", LEVEL_EXPECT);
+			break;
+	}
+	return buf;
+}
+
+/* The keys, all or only the cut ones, as the error details list them. */
+static const char *
+list_keys(bool cut_only, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	for (size_t i = 0; i < N_KEYS; i++)
+	{
+		const OptKey *k = &option_table[i];
+
+		if (cut_only && !k->cut)
+			continue;
+		appendf(buf, len, "%s%s", buf[0] != '\0' ? ", " : "", k->name);
+		if (k->alias != NULL)
+			appendf(buf, len, " (or %s)", k->alias);
+	}
+	return buf;
+}
+
+/* ---------------------------------------------------------------------
+ * The parser's errors, and its setters: one per kind of key, the range and
+ * the message from its row.  key is the name as given, so that the error
+ * names "nu" when nu was given.
  */
 static SvcStatus
 bad_value(SvcError *err, const char *key, const char *expect)
 {
 	svc_fail(err, SVC_ERR_INVALID_PARAMETER, "invalid value for svclust option \"%s\"", key);
 	svc_error_detail(err, "\"%s\" must be %s.", key, expect);
-	return SVC_ERR_INVALID_PARAMETER;
-}
-
-static SvcStatus
-set_int(const JsonValue *v, const char *key, int64_t lo, int64_t hi, int64_t *out,
-		SvcError *err)
-{
-	char		expect[128];
-
-	snprintf(expect, sizeof(expect), "an integer between %lld and %lld",
-			 (long long) lo, (long long) hi);
-	if (v->kind != JV_NUMBER || !v->integral || !v->magnitude_ok ||
-		v->magnitude > (uint64_t) INT64_MAX)
-		return bad_value(err, key, expect);
-	if (v->negative)
-	{
-		if (v->magnitude == 0 && lo <= 0 && hi >= 0)
-		{
-			*out = 0;
-			return SVC_OK;
-		}
-		return bad_value(err, key, expect);
-	}
-	if ((int64_t) v->magnitude < lo || (int64_t) v->magnitude > hi)
-		return bad_value(err, key, expect);
-	*out = (int64_t) v->magnitude;
-	return SVC_OK;
-}
-
-/* A finite number in (lo, hi] or [lo, hi] (lo_open says which). */
-static SvcStatus
-set_real(const JsonValue *v, const char *key, double lo, bool lo_open, double hi,
-		 double *out, SvcError *err)
-{
-	char		expect[128];
-
-	snprintf(expect, sizeof(expect), "a number %s %g and at most %g",
-			 lo_open ? "greater than" : "of at least", lo, hi);
-	if (v->kind != JV_NUMBER || !isfinite(v->number) ||
-		(lo_open ? !(v->number > lo) : !(v->number >= lo)) || !(v->number <= hi))
-		return bad_value(err, key, expect);
-	*out = v->number;
-	return SVC_OK;
-}
-
-static SvcStatus
-set_option(SvcOptions *opt, const char *key, const JsonValue *v, SvcError *err)
-{
-	int64_t		iv;
-	SvcStatus	st;
-
-	if (strcmp(key, "budget") == 0)
-	{
-		st = set_int(v, key, 1, SVC_MAX_BUDGET, &iv, err);
-		opt->budget = (int32_t) iv;
-		return st;
-	}
-	if (strcmp(key, "k") == 0)
-	{
-		st = set_int(v, key, 1, SVC_MAX_K, &iv, err);
-		opt->k = (int32_t) iv;
-		return st;
-	}
-	if (strcmp(key, "max_iter") == 0)
-	{
-		st = set_int(v, key, 1, SVC_MAX_ITER, &iv, err);
-		opt->max_iter = iv;
-		return st;
-	}
-	if (strcmp(key, "sample") == 0)
-	{
-		st = set_int(v, key, 2, SVC_MAX_SAMPLE, &iv, err);
-		opt->sample = iv;
-		return st;
-	}
-	if (strcmp(key, "seed") == 0)
-	{
-		st = set_int(v, key, 0, INT64_MAX, &iv, err);
-		opt->seed = (uint64_t) iv;
-		return st;
-	}
-	if (strcmp(key, "gamma") == 0)
-	{
-		if (v->kind == JV_STRING && strcmp(v->str, "auto") == 0 && !v->str_truncated)
-		{
-			opt->gamma = 0.0;
-			return SVC_OK;
-		}
-		if (v->kind != JV_NUMBER)
-			return bad_value(err, key, "a positive number or \"auto\"");
-		return set_real(v, key, 0.0, true, 1e12, &opt->gamma, err);
-	}
-	if (strcmp(key, "epsilon") == 0)
-	{
-		if (v->kind == JV_STRING && strcmp(v->str, "auto") == 0 && !v->str_truncated)
-		{
-			opt->epsilon = 0.0;
-			return SVC_OK;
-		}
-		if (v->kind != JV_NUMBER)
-			return bad_value(err, key, "a positive number or \"auto\"");
-		return set_real(v, key, 0.0, true, 1e6, &opt->epsilon, err);
-	}
-	if (strcmp(key, "c") == 0)
-		return set_real(v, key, 0.0, true, 1e6, &opt->c, err);
-	if (strcmp(key, "tol") == 0)
-		return set_real(v, key, 0.0, true, 1e6, &opt->tol, err);
-	if (strcmp(key, "merge_ratio") == 0)
-		return set_real(v, key, 0.0, false, 1.0, &opt->merge_ratio, err);
-	if (strcmp(key, "min_cluster_share") == 0)
-		return set_real(v, key, 0.0, false, 0.5, &opt->min_cluster_share, err);
-	if (strcmp(key, "outlier_fraction") == 0 || strcmp(key, "nu") == 0)
-		return set_real(v, key, 0.0, false, 0.99, &opt->nu, err);
-	if (strcmp(key, "min_cluster_size") == 0)
-	{
-		st = set_int(v, key, 0, SVC_MAX_SAMPLE, &iv, err);
-		opt->min_cluster_size = iv;
-		return st;
-	}
-	if (strcmp(key, "n_clusters") == 0)
-	{
-		st = set_int(v, key, 0, MAX_N_CLUSTERS, &iv, err);
-		opt->n_clusters = (int32_t) iv;
-		return st;
-	}
-	if (strcmp(key, "level") == 0)
-	{
-		if (v->kind == JV_NULL)
-		{
-			opt->has_level = false;
-			opt->level = 0.0;
-			return SVC_OK;
-		}
-		if (v->kind != JV_NUMBER || !isfinite(v->number) || fabs(v->number) > 1e300)
-			return bad_value(err, key, "a finite number or null");
-		opt->has_level = true;
-		opt->level = v->number;
-		return SVC_OK;
-	}
-	if (strcmp(key, "cut") == 0)
-	{
-		if (v->kind == JV_STRING && strcmp(v->str, "persistence") == 0)
-			opt->cut = SVC_CUT_PERSISTENCE;
-		else if (v->kind == JV_STRING && strcmp(v->str, "eom") == 0)
-			opt->cut = SVC_CUT_EOM;
-		else
-			return bad_value(err, key, "one of \"persistence\", \"eom\"");
-		return SVC_OK;
-	}
-	if (strcmp(key, "strategy") == 0)
-	{
-		static const SvcStrategy all[] = {SVC_STRATEGY_REMOVAL, SVC_STRATEGY_PROJECT_KNN,
-		SVC_STRATEGY_PROJECT_RANDOM, SVC_STRATEGY_UNBUDGETED};
-
-		for (size_t i = 0; v->kind == JV_STRING && i < sizeof(all) / sizeof(all[0]); i++)
-			if (strcmp(v->str, svc_strategy_name(all[i])) == 0)
-			{
-				opt->strategy = all[i];
-				return SVC_OK;
-			}
-		return bad_value(err, key,
-						 "one of \"removal\", \"project-knn\", \"project-random\", \"unbudgeted\"");
-	}
-	if (strcmp(key, "scale") == 0)
-	{
-		static const SvcScale all[] = {SVC_SCALE_STANDARD, SVC_SCALE_MINMAX, SVC_SCALE_NONE};
-
-		for (size_t i = 0; v->kind == JV_STRING && i < sizeof(all) / sizeof(all[0]); i++)
-			if (strcmp(v->str, svc_scale_name(all[i])) == 0)
-			{
-				opt->scale = all[i];
-				return SVC_OK;
-			}
-		return bad_value(err, key, "one of \"standard\", \"minmax\", \"none\"");
-	}
-	if (strcmp(key, "labeling") == 0)
-	{
-		if (v->kind == JV_STRING && strcmp(v->str, "tree") == 0)
-			opt->labeling = SVC_LABELING_TREE;
-		else if (v->kind == JV_STRING && strcmp(v->str, "paper") == 0)
-			opt->labeling = SVC_LABELING_PAPER;
-		else
-			return bad_value(err, key, "one of \"tree\", \"paper\"");
-		return SVC_OK;
-	}
-	svc_fail(err, SVC_ERR_INVALID_PARAMETER, "unknown svclust option \"%s\"", key);
-	svc_error_detail(err, "Valid options are: %s.", option_keys);
 	return SVC_ERR_INVALID_PARAMETER;
 }
 
@@ -579,13 +624,141 @@ syntax_error(SvcError *err)
 	return SVC_ERR_INVALID_PARAMETER;
 }
 
-static bool
-is_cut_key(const char *key)
+/* truncated: the key was longer than the parser keeps; show it cut. */
+static SvcStatus
+unknown_key(SvcError *err, const char *key, bool truncated)
 {
-	return strcmp(key, "cut") == 0 || strcmp(key, "merge_ratio") == 0 ||
-		strcmp(key, "min_cluster_share") == 0 ||
-		strcmp(key, "min_cluster_size") == 0 ||
-		strcmp(key, "n_clusters") == 0 || strcmp(key, "level") == 0;
+	char		keys[SVC_ERRMSG_LEN];
+
+	svc_fail(err, SVC_ERR_INVALID_PARAMETER, "unknown svclust option \"%s%s\"", key,
+			 truncated ? "..." : "");
+	svc_error_detail(err, "Valid options are: %s.", list_keys(false, keys, sizeof(keys)));
+	return SVC_ERR_INVALID_PARAMETER;
+}
+
+/* Any key but a cut key, unknown ones too, when recutting a model. */
+static SvcStatus
+fixed_after_training(SvcError *err, const char *key)
+{
+	char		keys[SVC_ERRMSG_LEN];
+
+	svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+			 "svclust option \"%s\" cannot change after training", key);
+	svc_error_detail(err, "Only the cut of the tree can change: %s.",
+					 list_keys(true, keys, sizeof(keys)));
+	svc_error_hint(err, "Train a new model with svc_train() to change \"%s\".", key);
+	return SVC_ERR_INVALID_PARAMETER;
+}
+
+/* Whether v is an integer in [lo, hi]; its value in *out if so. */
+static bool
+json_int(const JsonValue *v, int64_t lo, int64_t hi, int64_t *out)
+{
+	if (v->kind != JV_NUMBER || !v->integral || !v->magnitude_ok ||
+		v->magnitude > (uint64_t) INT64_MAX)
+		return false;
+	if (v->negative)
+	{
+		/* -0 is 0; every other negative is below every range */
+		*out = 0;
+		return v->magnitude == 0 && lo <= 0 && hi >= 0;
+	}
+	*out = (int64_t) v->magnitude;
+	return *out >= lo && *out <= hi;
+}
+
+static SvcStatus
+set_int(SvcOptions *opt, const OptKey *k, const char *key, const JsonValue *v,
+		SvcError *err)
+{
+	char		expect[SVC_ERRMSG_LEN];
+	int64_t		iv;
+
+	if (!json_int(v, k->ilo, k->ihi, &iv))
+		return bad_value(err, key, describe(k, expect, sizeof(expect)));
+	put_int(opt, k, iv);
+	return SVC_OK;
+}
+
+static SvcStatus
+set_real(SvcOptions *opt, const OptKey *k, const char *key, const JsonValue *v,
+		 SvcError *err)
+{
+	char		expect[SVC_ERRMSG_LEN];
+
+	if (v->kind != JV_NUMBER || !real_in_range(k, v->number))
+		return bad_value(err, key, describe(k, expect, sizeof(expect)));
+	put_real(opt, k, v->number);
+	return SVC_OK;
+}
+
+/* "auto" is 0; other non-numbers get the message that mentions "auto". */
+static SvcStatus
+set_real_auto(SvcOptions *opt, const OptKey *k, const char *key, const JsonValue *v,
+			  SvcError *err)
+{
+	if (v->kind == JV_STRING && strcmp(v->str, "auto") == 0 && !v->str_truncated)
+	{
+		put_real(opt, k, 0.0);
+		return SVC_OK;
+	}
+	if (v->kind != JV_NUMBER)
+		return bad_value(err, key, AUTO_EXPECT);
+	return set_real(opt, k, key, v, err);
+}
+
+static SvcStatus
+set_enum(SvcOptions *opt, const OptKey *k, const char *key, const JsonValue *v,
+		 SvcError *err)
+{
+	char		expect[SVC_ERRMSG_LEN];
+	const OptChoice *c = NULL;
+
+	if (v->kind == JV_STRING)
+		c = choice_by_name(k->choices, v->str);
+	if (c == NULL)
+		return bad_value(err, key, describe(k, expect, sizeof(expect)));
+	put_int(opt, k, c->value);
+	return SVC_OK;
+}
+
+/* null is no level; parse_object settles a level given with n_clusters. */
+static SvcStatus
+set_level(SvcOptions *opt, const OptKey *k, const char *key, const JsonValue *v,
+		  SvcError *err)
+{
+	if (v->kind == JV_NULL)
+	{
+		opt->has_level = false;
+		opt->level = 0.0;
+		return SVC_OK;
+	}
+	if (v->kind != JV_NUMBER || !real_in_range(k, v->number))
+		return bad_value(err, key, LEVEL_EXPECT);
+	opt->has_level = true;
+	opt->level = v->number;
+	return SVC_OK;
+}
+
+static SvcStatus
+set_option(SvcOptions *opt, const OptKey *k, const char *key, const JsonValue *v,
+		   SvcError *err)
+{
+	switch (k->kind)
+	{
+		case OPT_INT:
+			return set_int(opt, k, key, v, err);
+		case OPT_REAL:
+			return set_real(opt, k, key, v, err);
+		case OPT_REAL_AUTO:
+			return set_real_auto(opt, k, key, v, err);
+		case OPT_ENUM:
+			return set_enum(opt, k, key, v, err);
+		case OPT_LEVEL:
+			return set_level(opt, k, key, v, err);
+	}
+	/* every kind returns above: a row of no kind names no option */
+	return unknown_key(err, key, false);
 }
 
 /*
@@ -615,6 +788,7 @@ parse_object(const char *json, size_t len, SvcOptions *opt, bool cut_only,
 			char		key[64];
 			bool		truncated;
 			JsonValue	v;
+			const OptKey *k;
 			SvcStatus	st;
 
 			skip_ws(&c);
@@ -627,20 +801,13 @@ parse_object(const char *json, size_t len, SvcOptions *opt, bool cut_only,
 			if (!parse_value(&c, &v))
 				return syntax_error(err);
 			if (truncated)
-			{
-				svc_fail(err, SVC_ERR_INVALID_PARAMETER, "unknown svclust option \"%s...\"", key);
-				svc_error_detail(err, "Valid options are: %s.", option_keys);
-				return SVC_ERR_INVALID_PARAMETER;
-			}
-			if (cut_only && !is_cut_key(key))
-			{
-				svc_fail(err, SVC_ERR_INVALID_PARAMETER,
-						 "svclust option \"%s\" cannot change after training", key);
-				svc_error_detail(err, "Only the cut of the tree can change: %s.", cut_keys);
-				svc_error_hint(err, "Train a new model with svc_train() to change \"%s\".", key);
-				return SVC_ERR_INVALID_PARAMETER;
-			}
-			st = set_option(opt, key, &v, err);
+				return unknown_key(err, key, true);
+			k = find_key(key);
+			if (cut_only && (k == NULL || !k->cut))
+				return fixed_after_training(err, key);
+			if (k == NULL)
+				return unknown_key(err, key, false);
+			st = set_option(opt, k, key, &v, err);
 			if (st != SVC_OK)
 				return st;
 			if (strcmp(key, "n_clusters") == 0)
@@ -693,51 +860,54 @@ svc_options_parse_cut(const char *json, size_t len, SvcOptions *opt, SvcError *e
 	return parse_object(json, len, opt, true, err);
 }
 
+/*
+ * Whether a filled field is in its key's range.  0 is "auto" for the
+ * OPT_REAL_AUTO keys; a stored level must be 0 without has_level, and
+ * has_level rules out n_clusters (the parser clears one for the other).
+ */
+static bool
+field_valid(const SvcOptions *o, const OptKey *k)
+{
+	int64_t		iv;
+	double		x;
 
+	switch (k->kind)
+	{
+		case OPT_INT:
+			iv = get_int(o, k);
+			return iv >= k->ilo && iv <= k->ihi;
+		case OPT_REAL:
+			return real_in_range(k, get_real(o, k));
+		case OPT_REAL_AUTO:
+			x = get_real(o, k);
+			return x == 0.0 || real_in_range(k, x);
+		case OPT_ENUM:
+			return choice_by_value(k->choices, (int) get_int(o, k)) != NULL;
+		case OPT_LEVEL:
+			x = get_real(o, k);
+			return real_in_range(k, x) &&
+				(o->has_level ? o->n_clusters <= 0 : x == 0.0);
+	}
+	return false;
+}
 
 SvcStatus
 svc_options_validate(const SvcOptions *o, SvcError *err)
 {
-	if (o->budget < 1 || o->budget > SVC_MAX_BUDGET)
-		return bad_value(err, "budget", "an integer between 1 and 100000");
-	if (o->strategy < SVC_STRATEGY_REMOVAL || o->strategy > SVC_STRATEGY_UNBUDGETED)
-		return bad_value(err, "strategy", "a known strategy");
-	if (o->k < 1 || o->k > SVC_MAX_K)
-		return bad_value(err, "k", "an integer between 1 and 64");
-	if (!isfinite(o->gamma) || o->gamma < 0 || o->gamma > 1e12)
-		return bad_value(err, "gamma", "a positive number or \"auto\"");
-	if (!isfinite(o->c) || !(o->c > 0) || o->c > 1e6)
-		return bad_value(err, "c", "a number greater than 0 and at most 1e+06");
-	if (!isfinite(o->epsilon) || o->epsilon < 0 || o->epsilon > 1e6)
-		return bad_value(err, "epsilon", "a positive number or \"auto\"");
-	if (!isfinite(o->tol) || !(o->tol > 0) || o->tol > 1e6)
-		return bad_value(err, "tol", "a number greater than 0 and at most 1e+06");
-	if (o->max_iter < 1 || o->max_iter > SVC_MAX_ITER)
-		return bad_value(err, "max_iter", "an integer between 1 and 100000000");
-	if (o->seed > (uint64_t) INT64_MAX)
-		return bad_value(err, "seed", "a non-negative integer");
-	if (o->scale < SVC_SCALE_NONE || o->scale > SVC_SCALE_MINMAX)
-		return bad_value(err, "scale", "one of \"standard\", \"minmax\", \"none\"");
-	if (o->sample < 2 || o->sample > SVC_MAX_SAMPLE)
-		return bad_value(err, "sample", "an integer between 2 and 10000000");
-	if (o->labeling < SVC_LABELING_TREE || o->labeling > SVC_LABELING_PAPER)
-		return bad_value(err, "labeling", "one of \"tree\", \"paper\"");
-	if (!isfinite(o->merge_ratio) || o->merge_ratio < 0 || o->merge_ratio > 1)
-		return bad_value(err, "merge_ratio", "a number of at least 0 and at most 1");
-	if (!isfinite(o->min_cluster_share) || o->min_cluster_share < 0 ||
-		o->min_cluster_share > 0.5)
-		return bad_value(err, "min_cluster_share", "a number of at least 0 and at most 0.5");
-	if (!isfinite(o->nu) || o->nu < 0 || o->nu > 0.99)
-		return bad_value(err, "outlier_fraction", "a number of at least 0 and at most 0.99");
-	if (o->cut < SVC_CUT_PERSISTENCE || o->cut > SVC_CUT_EOM)
-		return bad_value(err, "cut", "one of \"persistence\", \"eom\"");
-	if (o->min_cluster_size < 0 || o->min_cluster_size > SVC_MAX_SAMPLE)
-		return bad_value(err, "min_cluster_size", "an integer between 0 and 10000000");
-	if (o->n_clusters < 0 || o->n_clusters > MAX_N_CLUSTERS)
-		return bad_value(err, "n_clusters", "an integer between 0 and 1000000");
-	if (!isfinite(o->level) || fabs(o->level) > 1e300 ||
-		(!o->has_level && o->level != 0.0) || (o->has_level && o->n_clusters > 0))
-		return bad_value(err, "level", "a finite number or null, not set with n_clusters");
+	char		expect[SVC_ERRMSG_LEN];
+
+	for (size_t i = 0; i < N_KEYS; i++)
+	{
+		const OptKey *k = &option_table[i];
+
+		if (field_valid(o, k))
+			continue;
+		if (k->kind == OPT_REAL_AUTO)
+			return bad_value(err, k->name, AUTO_EXPECT);
+		if (k->kind == OPT_LEVEL)
+			return bad_value(err, k->name, LEVEL_STORED_EXPECT);
+		return bad_value(err, k->name, describe(k, expect, sizeof(expect)));
+	}
 	return SVC_OK;
 }
 
@@ -799,7 +969,7 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 	has_level = svc_get_u32(&r);
 	o->level = svc_get_f64(&r);
 	if (has_level > 1)
-		return bad_value(err, "level", "a finite number or null");
+		return bad_value(err, "level", LEVEL_EXPECT);
 	o->has_level = has_level == 1;
 	return svc_options_validate(o, err);
 }

@@ -513,8 +513,9 @@ test_validate(void)
 {
 	const char *auto_num = "a positive number or \"auto\"";
 	const char *level = "a finite number or null, not set with n_clusters";
-	const char *strategy = "a known strategy";
-	const char *seed = "a non-negative integer";
+	const char *strategy =
+		"one of \"removal\", \"project-knn\", \"project-random\", \"unbudgeted\"";
+	const char *seed = "an integer between 0 and 9223372036854775807";
 	SvcOptions	o;
 	SvcError	err;
 
@@ -631,7 +632,8 @@ test_wire_golden(void)
 	svc_options_encode(&o, wire);
 	wire[4] = 9;				/* strategy */
 	CHECK(svc_options_decode(wire, &o, &err) == SVC_ERR_INVALID_PARAMETER &&
-		  strcmp(err.detail, "\"strategy\" must be a known strategy.") == 0,
+		  strcmp(err.detail, "\"strategy\" must be one of \"removal\", \"project-knn\", "
+				 "\"project-random\", \"unbudgeted\".") == 0,
 		  "a damaged strategy: %s", err.detail);
 	svc_options_default(&o);
 	svc_options_encode(&o, wire);
