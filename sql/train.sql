@@ -74,3 +74,43 @@ SELECT id, (svc_model_info(svc_train(f) OVER (ORDER BY id))->>'rows_seen')::int 
 FROM blobs WHERE id <= 4 ORDER BY id;
 SELECT id, (svc_model_info(svc_train(f) OVER (ORDER BY id ROWS BETWEEN 2 PRECEDING AND CURRENT ROW))->>'rows_seen')::int AS moving
 FROM blobs WHERE id <= 5 ORDER BY id;
+
+-- options that differ by group under a hashed GROUP BY: the groups' rows
+-- interleave (class cycles with id), yet each group gets the model it gets
+-- alone; class 1 passes NULL options, the defaults
+SET enable_sort = off;
+EXPLAIN (COSTS OFF)
+SELECT class, svc_train(f, CASE WHEN class > 1 THEN jsonb_build_object('seed', class, 'budget', 10 + 10 * class) END)
+FROM blobs GROUP BY class;
+CREATE TABLE hashed_models AS
+SELECT class, svc_train(f, CASE WHEN class > 1 THEN jsonb_build_object('seed', class, 'budget', 10 + 10 * class) END) AS model
+FROM blobs GROUP BY class;
+RESET enable_sort;
+SELECT h.class, svc_model_info(h.model)->>'budget' AS budget,
+       h.model = (SELECT svc_train(b.f, CASE WHEN h.class > 1 THEN jsonb_build_object('seed', h.class, 'budget', 10 + 10 * h.class) END)
+                  FROM blobs b WHERE b.class = h.class) AS same_as_alone
+FROM hashed_models h ORDER BY h.class;
+
+-- more distinct options than svc_train keeps parsed (1024), interleaved:
+-- the same states as when each group's rows come together
+CREATE TABLE many_groups AS
+SELECT i, i % 1500 AS g, ARRAY[i, i % 7]::float8[] AS f FROM generate_series(1, 3000) i;
+SET enable_sort = off;
+EXPLAIN (COSTS OFF)
+SELECT g, svc_train_state(f, jsonb_build_object('seed', g)) FROM many_groups GROUP BY g;
+CREATE TABLE many_hashed AS
+SELECT g, svc_train_state(f, jsonb_build_object('seed', g)) AS s FROM many_groups GROUP BY g;
+RESET enable_sort;
+SET enable_hashagg = off;
+CREATE TABLE many_sorted AS
+SELECT g, svc_train_state(f, jsonb_build_object('seed', g)) AS s
+FROM (SELECT * FROM many_groups ORDER BY g, i) m GROUP BY g;
+RESET enable_hashagg;
+SELECT count(*) AS groups, count(DISTINCT h.s::text) AS distinct_states,
+       bool_and(h.s::text = o.s::text) AS same_states
+FROM many_hashed h JOIN many_sorted o USING (g);
+
+-- two spellings of the same options in one group are the same options
+SELECT (SELECT svc_train(f, CASE WHEN id % 2 = 0 THEN '{"seed": 7}' ELSE '{"seed": 7.0}' END::jsonb) FROM blobs)
+     = (SELECT svc_train(f, '{"seed": 7}') FROM blobs) AS spellings_agree;
+

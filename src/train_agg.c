@@ -17,9 +17,11 @@
 
 #include "access/parallel.h"
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "lib/stringinfo.h"
 #include "libpq/pqformat.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 
@@ -34,13 +36,46 @@ PG_FUNCTION_INFO_V1(svc_train_finalfn);
 #define STATE_DATA(s)	((uint8_t *) VARDATA(s))
 #define STATE_LEN(s)	(VARSIZE(s) - VARHDRSZ)
 
-/* Options of the current call, parsed once per distinct options value. */
-typedef struct OptionsCache
+/*
+ * The options of the jsonb values a call has seen, each parsed once.  They
+ * are kept by value, not just the last one: under a hashed GROUP BY the rows
+ * of the groups interleave, so with options that differ by group (a seed
+ * per group, say) a cache of the previous row's value alone would parse the
+ * jsonb again on nearly every row.  The key is the jsonb's bytes as passed
+ * (header included), so that a hit costs a hash and a memcmp of a few dozen
+ * bytes; two spellings of the same options are two entries with equal wire
+ * bytes, which the state check treats alike.
+ */
+typedef struct OptionsKey
 {
-	struct varlena *raw;		/* the jsonb as passed, NULL for defaults */
+	const char *bytes;			/* the jsonb datum as passed */
+	Size		len;			/* its VARSIZE_ANY */
+} OptionsKey;
+
+typedef struct OptionsEntry
+{
+	OptionsKey	key;			/* first, as dynahash requires */
 	SvcOptions	opt;
 	uint8_t		wire[SVC_OPTIONS_WIRE_SIZE];
+} OptionsEntry;
+
+typedef struct OptionsCache
+{
+	OptionsEntry defaults;		/* NULL options and the one-argument form */
+	OptionsEntry *last;			/* the previous row's entry, tried first so
+								 * that one group (or a sorted plan) pays no
+								 * hashing; NULL after a reset */
+	MemoryContext mcxt;			/* the table and its keys; NULL until the
+								 * first non-NULL options */
+	HTAB	   *table;
 } OptionsCache;
+
+/*
+ * Bound on the entries kept.  Past it the table starts over: only a query
+ * passing thousands of distinct options values gets here, and it then
+ * parses as often as without a cache, but its memory does not grow.
+ */
+#define OPTIONS_CACHE_MAX 1024
 
 /* Raise an error unless a received state is well formed. */
 static void
@@ -138,58 +173,104 @@ svc_state_send(PG_FUNCTION_ARGS)
 	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
 }
 
+static uint32
+options_key_hash(const void *key, Size keysize)
+{
+	const OptionsKey *k = (const OptionsKey *) key;
+
+	(void) keysize;
+	return hash_bytes((const unsigned char *) k->bytes, (int) k->len);
+}
+
+static int
+options_key_match(const void *key1, const void *key2, Size keysize)
+{
+	const OptionsKey *a = (const OptionsKey *) key1;
+	const OptionsKey *b = (const OptionsKey *) key2;
+
+	(void) keysize;
+	return a->len == b->len && memcmp(a->bytes, b->bytes, a->len) == 0 ? 0 : 1;
+}
+
 /*
- * The options of this row, parsed only when the jsonb differs from the
- * previous row's (byte comparison of a few dozen bytes).
+ * The options of this row: the defaults for NULL options, else the entry
+ * of its jsonb value, parsed the first time the value is seen.
  */
-static OptionsCache *
+static const OptionsEntry *
 get_options(FunctionCallInfo fcinfo)
 {
 	OptionsCache *cache = (OptionsCache *) fcinfo->flinfo->fn_extra;
-	struct varlena *arg = NULL;
-	Size		arglen = 0;
+	OptionsKey	key;
+	OptionsEntry *entry;
+	SvcOptions	opt;
+	bool		found;
 
-	if (PG_NARGS() > 2 && !PG_ARGISNULL(2))
-	{
-		arg = (struct varlena *) PG_GETARG_POINTER(2);
-		arglen = VARSIZE_ANY(arg);
-	}
-	if (cache != NULL)
-	{
-		if (arg == NULL && cache->raw == NULL)
-			return cache;
-		if (arg != NULL && cache->raw != NULL && VARSIZE_ANY(cache->raw) == arglen &&
-			memcmp(cache->raw, arg, arglen) == 0)
-			return cache;
-	}
-	else
+	if (cache == NULL)
 	{
 		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(OptionsCache));
+		svc_options_default(&cache->defaults.opt);
+		svc_options_encode(&cache->defaults.opt, cache->defaults.wire);
 		fcinfo->flinfo->fn_extra = cache;
 	}
+	if (PG_NARGS() <= 2 || PG_ARGISNULL(2))
+		return &cache->defaults;
 
-	if (cache->raw)
-		pfree(cache->raw);
-	cache->raw = NULL;
-	svc_options_default(&cache->opt);
-	if (arg != NULL)
+	key.bytes = (const char *) PG_GETARG_POINTER(2);
+	key.len = VARSIZE_ANY(key.bytes);
+	if (cache->last != NULL && options_key_match(&cache->last->key, &key, 0) == 0)
+		return cache->last;
+	if (cache->table != NULL)
 	{
-		Jsonb	   *jb = DatumGetJsonbP(PointerGetDatum(arg));
+		entry = (OptionsEntry *) hash_search(cache->table, &key, HASH_FIND, NULL);
+		if (entry != NULL)
+		{
+			cache->last = entry;
+			return entry;
+		}
+	}
+
+	/* a new value: parsed before it has an entry, so an error leaves none */
+	svc_options_default(&opt);
+	{
+		Jsonb	   *jb = DatumGetJsonbP(PG_GETARG_DATUM(2));
 		char	   *text = JsonbToCString(NULL, &jb->root, VARSIZE(jb));
 		SvcError	err;
 
-		if (svc_options_parse(text, strlen(text), &cache->opt, &err) != SVC_OK)
-		{
-			/* leave the cache describing the defaults, not stale options */
-			svc_options_default(&cache->opt);
-			svc_options_encode(&cache->opt, cache->wire);
+		if (svc_options_parse(text, strlen(text), &opt, &err) != SVC_OK)
 			svc_report(&err);
-		}
-		cache->raw = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, arglen);
-		memcpy(cache->raw, arg, arglen);
 	}
-	svc_options_encode(&cache->opt, cache->wire);
-	return cache;
+
+	if (cache->table != NULL && hash_get_num_entries(cache->table) >= OPTIONS_CACHE_MAX)
+	{
+		MemoryContextDelete(cache->mcxt);
+		cache->mcxt = NULL;
+		cache->table = NULL;
+		cache->last = NULL;
+	}
+	if (cache->table == NULL)
+	{
+		HASHCTL		ctl;
+
+		cache->mcxt = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt,
+											"svc_train options",
+											ALLOCSET_SMALL_SIZES);
+		ctl.keysize = sizeof(OptionsKey);
+		ctl.entrysize = sizeof(OptionsEntry);
+		ctl.hash = options_key_hash;
+		ctl.match = options_key_match;
+		ctl.hcxt = cache->mcxt;
+		cache->table = hash_create("svc_train options", 16, &ctl,
+								   HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
+	}
+
+	/* the key must outlive the row's datum: it points at a copy */
+	key.bytes = memcpy(MemoryContextAlloc(cache->mcxt, key.len), key.bytes, key.len);
+	entry = (OptionsEntry *) hash_search(cache->table, &key, HASH_ENTER, &found);
+	Assert(!found);
+	entry->opt = opt;
+	svc_options_encode(&entry->opt, entry->wire);
+	cache->last = entry;
+	return entry;
 }
 
 Datum
@@ -200,7 +281,7 @@ svc_train_transfn(PG_FUNCTION_ARGS)
 	ArrayType  *arr;
 	const double *values;
 	int			dims;
-	OptionsCache *opts;
+	const OptionsEntry *opts;
 
 	if (!AggCheckCallContext(fcinfo, &aggctx))
 		elog(ERROR, "svc_train_transfn called in non-aggregate context");
