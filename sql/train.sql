@@ -114,3 +114,16 @@ FROM many_hashed h JOIN many_sorted o USING (g);
 SELECT (SELECT svc_train(f, CASE WHEN id % 2 = 0 THEN '{"seed": 7}' ELSE '{"seed": 7.0}' END::jsonb) FROM blobs)
      = (SELECT svc_train(f, '{"seed": 7}') FROM blobs) AS spellings_agree;
 
+-- the queries of svc_assign and svc_cvi may return arrays of any accepted
+-- element type: read as the cast to double precision[] would read them
+SELECT t AS elem_type,
+       (SELECT array_agg(a ORDER BY a.id)
+        FROM svc_assign(m.model, format('SELECT id, f::%s FROM blobs', t)) a)
+     = (SELECT array_agg(a ORDER BY a.id)
+        FROM svc_assign(m.model, format('SELECT id, (f::%s)::float8[] FROM blobs', t)) a) AS assign_same,
+       (SELECT array_agg(c ORDER BY c.cvi)
+        FROM svc_cvi(format('SELECT ARRAY[i * 1.25, i * i, 1000 - 7 * i]::%s, i %% 3 FROM generate_series(1, 30) i', t)) c)
+     = (SELECT array_agg(c ORDER BY c.cvi)
+        FROM svc_cvi(format('SELECT (ARRAY[i * 1.25, i * i, 1000 - 7 * i]::%s)::float8[], i %% 3 FROM generate_series(1, 30) i', t)) c) AS cvi_same
+FROM models m, unnest(ARRAY['real[]', 'numeric[]', 'bigint[]', 'integer[]', 'smallint[]']) t
+WHERE m.strategy = 'removal' ORDER BY t;

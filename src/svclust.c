@@ -349,6 +349,54 @@ elem_float8(Datum d, Oid elem)
 	}
 }
 
+/*
+ * The storage properties (pg_type's typlen, typbyval, typalign) of the
+ * element types svc_is_feature_elem accepts.  They are fixed for these
+ * built-in types, and svc_to_float8_array runs once per row of a query:
+ * a syscache lookup each time would cost more than the conversion.
+ */
+static void
+feature_elem_storage(Oid elem, int16 *typlen, bool *byval, char *align)
+{
+	switch (elem)
+	{
+		case INT2OID:
+			*typlen = sizeof(int16);
+			*byval = true;
+			*align = TYPALIGN_SHORT;
+			break;
+		case INT4OID:
+			*typlen = sizeof(int32);
+			*byval = true;
+			*align = TYPALIGN_INT;
+			break;
+		case FLOAT4OID:
+			*typlen = sizeof(float4);
+			*byval = true;
+			*align = TYPALIGN_INT;
+			break;
+		case INT8OID:
+			*typlen = sizeof(int64);
+			*byval = FLOAT8PASSBYVAL;
+			*align = TYPALIGN_DOUBLE;
+			break;
+		case FLOAT8OID:
+			*typlen = sizeof(float8);
+			*byval = FLOAT8PASSBYVAL;
+			*align = TYPALIGN_DOUBLE;
+			break;
+		case NUMERICOID:
+			*typlen = -1;
+			*byval = false;
+			*align = TYPALIGN_INT;
+			break;
+		default:
+			/* not a feature type: callers check first, but stay correct */
+			get_typlenbyvalalign(elem, typlen, byval, align);
+			break;
+	}
+}
+
 ArrayType *
 svc_to_float8_array(ArrayType *arr)
 {
@@ -362,7 +410,7 @@ svc_to_float8_array(ArrayType *arr)
 
 	if (elem == FLOAT8OID)
 		return arr;
-	get_typlenbyvalalign(elem, &typlen, &byval, &align);
+	feature_elem_storage(elem, &typlen, &byval, &align);
 	deconstruct_array(arr, elem, typlen, byval, align, &values, &nulls, &n);
 	for (int i = 0; i < n; i++)
 		if (!nulls[i])
