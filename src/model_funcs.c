@@ -97,16 +97,10 @@ svc_recut(PG_FUNCTION_ARGS)
 {
 	SvcModel	model;
 	bytea	   *out;
-	size_t		len;
 
 	svc_decode_model(PG_GETARG_BYTEA_PP(0), &model);
 	svc_cut_model(&model, PG_GETARG_JSONB_P(1));
-	len = svc_model_encoded_size(&model);
-	if (len == 0 || len > MaxAllocSize - VARHDRSZ)
-		elog(ERROR, "svclust model of unexpected size");	/* it decoded */
-	out = (bytea *) palloc(len + VARHDRSZ);
-	SET_VARSIZE(out, len + VARHDRSZ);
-	svc_model_encode(&model, (uint8_t *) VARDATA(out));
+	out = svc_model_to_bytea(&model);
 	svc_model_free(&svc_pg_env, &model);
 	PG_RETURN_BYTEA_P(out);
 }

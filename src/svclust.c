@@ -147,6 +147,26 @@ svc_decode_model(bytea *raw, SvcModel *model)
 		svc_report(&err);
 }
 
+bytea *
+svc_model_to_bytea(const SvcModel *model)
+{
+	size_t		len = svc_model_encoded_size(model);
+	bytea	   *result;
+
+	/* 0: counts past what the model format holds */
+	if (len == 0 || len > MaxAllocSize - VARHDRSZ)
+		ereport(ERROR,
+				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				errmsg("svclust model would be larger than 1 GB"),
+				errdetail("It has %d support vectors and %d equilibria of %d features.",
+						  model->n_sv, model->n_eq, model->dims),
+				errhint("Lower the \"budget\", or use a budgeted strategy."));
+	result = (bytea *) palloc(len + VARHDRSZ);
+	SET_VARSIZE(result, len + VARHDRSZ);
+	svc_model_encode(model, (uint8_t *) VARDATA(result));
+	return result;
+}
+
 void
 svc_cut_model(SvcModel *model, Jsonb *options)
 {

@@ -90,6 +90,13 @@ int64		svc_int_datum(Datum d, Oid type);
 void		svc_decode_model(bytea *raw, SvcModel *model);
 
 /*
+ * Encode a model as a bytea in CurrentMemoryContext, the value every
+ * function returning a model returns.  Raises an error for a model larger
+ * than a bytea can hold.
+ */
+bytea	   *svc_model_to_bytea(const SvcModel *model);
+
+/*
  * Cut a decoded model's tree again with the cut options of a jsonb (n_clusters,
  * level, cut, merge_ratio, min_cluster_size, min_cluster_share); errors
  * for other keys, for a model without a tree, and for bad values.

@@ -406,9 +406,7 @@ svc_train_finalfn(PG_FUNCTION_ARGS)
 	SvcModel	model;
 	SvcError	err;
 	SvcStatus	st;
-	size_t		len;
 	bytea	   *result;
-	uint8_t    *bytes;
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
@@ -423,21 +421,10 @@ svc_train_finalfn(PG_FUNCTION_ARGS)
 	st = svc_fit_state(&svc_pg_env, STATE_DATA(state), &model, &err);
 	if (st != SVC_OK)
 		svc_report(&err);
-	len = svc_model_encoded_size(&model);
-	if (len == 0 || len > MaxAllocSize - VARHDRSZ)
-		ereport(ERROR,
-				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				errmsg("svclust model would be larger than 1 GB"),
-				errdetail("It has %d support vectors and %d equilibria of %d features.",
-						  model.n_sv, model.n_eq, model.dims),
-				errhint("Lower the \"budget\", or use a budgeted strategy."));
-	bytes = palloc(len);
-	svc_model_encode(&model, bytes);
 	MemoryContextSwitchTo(old);
 
-	result = (bytea *) palloc(len + VARHDRSZ);
-	SET_VARSIZE(result, len + VARHDRSZ);
-	memcpy(VARDATA(result), bytes, len);
+	/* encoded straight into the caller's context, then the scratch goes */
+	result = svc_model_to_bytea(&model);
 	MemoryContextDelete(fitctx);
 	PG_RETURN_BYTEA_P(result);
 }
