@@ -132,75 +132,6 @@ svc_kd_free(const SvcEnv *env, SvcKdTree *t)
 }
 
 /* Search perm[lo..hi): the query's side first, the other if it can help. */
-static void
-kd_search(const SvcKdTree *t, int64_t lo, int64_t hi, const double *q,
-		  int64_t *best, double *best_d2)
-{
-	int64_t		mid,
-				p;
-	double		d2,
-				diff;
-	int32_t		j;
-
-	if (hi <= lo)
-		return;
-	mid = lo + (hi - lo) / 2;
-	p = t->perm[mid];
-	d2 = svc_sqdist(t->pts + (size_t) p * t->d, q, t->d);
-	j = t->axis[mid];
-	diff = q[j] - t->pts[(size_t) p * t->d + j];
-	if (d2 < *best_d2 || (d2 == *best_d2 && p < *best))
-	{
-		*best_d2 = d2;
-		*best = p;
-	}
-	if (diff < 0)
-	{
-		kd_search(t, lo, mid, q, best, best_d2);
-		if (diff * diff <= *best_d2)
-			kd_search(t, mid + 1, hi, q, best, best_d2);
-	}
-	else
-	{
-		kd_search(t, mid + 1, hi, q, best, best_d2);
-		if (diff * diff <= *best_d2)
-			kd_search(t, lo, mid, q, best, best_d2);
-	}
-}
-
-int64_t
-svc_kd_nearest(const SvcKdTree *t, const double *q, double *dist2)
-{
-	int64_t		best = -1;
-	double		best_d2 = DBL_MAX;
-
-	kd_search(t, 0, t->n, q, &best, &best_d2);
-	if (best < 0 && t->n > 0)
-	{
-		/*
-		 * Every distance overflowed (or q has a NaN): compare them scaled
-		 * down instead, so that a row very far from every point still gets
-		 * the nearest one rather than none.
-		 */
-		double		bd = 0.0;
-
-		for (int64_t p = 0; p < t->n; p++)
-		{
-			double		d2 = svc_sqdist_far(t->pts + (size_t) p * t->d, q, t->d);
-
-			if (best < 0 || d2 < bd)
-			{
-				bd = d2;
-				best = p;
-			}
-		}
-		best_d2 = HUGE_VAL;
-	}
-	if (dist2)
-		*dist2 = best_d2;
-	return best;
-}
-
 double
 svc_sqdist_far(const double *a, const double *b, int32_t d)
 {
@@ -291,4 +222,48 @@ svc_kd_knearest(const SvcKdTree *t, const double *q, int32_t k, int64_t *idx,
 		return 0;
 	kd_search_k(t, 0, t->n, q, &kb);
 	return kb.found;
+}
+
+int64_t
+svc_kd_nearest(const SvcKdTree *t, const double *q, double *dist2)
+{
+	int64_t		best = -1;
+	double		best_d2 = DBL_MAX;
+	KBest		kb = {1, 0, &best, &best_d2};
+
+	kd_search_k(t, 0, t->n, q, &kb);
+	if (t->n > 0 && !(kb.found == 1 && best_d2 < DBL_MAX))
+	{
+		/*
+		 * Every distance overflowed (or q has a NaN): compare them scaled
+		 * down instead, so that a row very far from every point still gets
+		 * the nearest one rather than none; a NaN row gets the first.
+		 */
+		best = svc_nearest_far(t->pts, t->n, t->d, q);
+		if (best < 0)
+			best = 0;
+		best_d2 = HUGE_VAL;
+	}
+	if (dist2)
+		*dist2 = best_d2;
+	return t->n > 0 ? best : -1;
+}
+
+int64_t
+svc_nearest_far(const double *pts, int64_t n, int32_t d, const double *q)
+{
+	int64_t		best = -1;
+	double		bd = 0.0;
+
+	for (int64_t p = 0; p < n; p++)
+	{
+		double		d2 = svc_sqdist_far(pts + (size_t) p * d, q, d);
+
+		if (d2 < bd || (best < 0 && d2 == d2))
+		{
+			bd = d2;
+			best = p;
+		}
+	}
+	return best;
 }

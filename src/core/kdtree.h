@@ -46,4 +46,11 @@ int32_t		svc_kd_knearest(const SvcKdTree *t, const double *q, int32_t k,
  */
 double		svc_sqdist_far(const double *a, const double *b, int32_t d);
 
+/*
+ * The nearest of n points (row-major, d values each) to q by
+ * svc_sqdist_far, ties to the lowest index: the fallback where every
+ * svc_sqdist overflows.  -1 when n is 0 or q has a NaN.
+ */
+int64_t		svc_nearest_far(const double *pts, int64_t n, int32_t d, const double *q);
+
 #endif							/* SVC_KDTREE_H */

@@ -159,16 +159,7 @@ nearest_eq(const double *eq, int32_t n_eq, int32_t d, const double *x,
 		 * such a row still gets the nearest equilibrium (a row with a NaN
 		 * still gets none).
 		 */
-		for (int32_t i = 0; i < n_eq; i++)
-		{
-			double		t = svc_sqdist_far(eq + (size_t) i * d, x, d);
-
-			if (t < bd)
-			{
-				bd = t;
-				best = i;
-			}
-		}
+		best = (int32_t) svc_nearest_far(eq, n_eq, d, x);
 		bd = HUGE_VAL;
 	}
 	*dist2 = bd;

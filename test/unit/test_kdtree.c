@@ -5,6 +5,7 @@
 #include "kernel.h"
 #include "unit.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 static void
@@ -86,6 +87,38 @@ check_against_scan(int64_t n, int32_t d, int queries, uint64_t seed, bool duplic
 	free(pts);
 	free(q);
 }
+/*
+ * Queries so far away that every squared distance overflows still get the
+ * nearest point (compared scaled down), with dist2 HUGE_VAL; a NaN query
+ * gets the first point rather than none; an empty tree gives -1.
+ */
+static void
+check_far_queries(void)
+{
+	/* far enough apart that the scaled distances still tell them apart */
+	const double pts[] = {0.0, 0.0, 5e154, 0.0, 0.0, 5e154, -5e154, -5e154};
+	const double right[] = {2e155, 0.0};	/* nearest: index 1 */
+	const double up[] = {0.0, 2e155};	/* nearest: index 2 */
+	const double down[] = {-2e155, -2e155};	/* nearest: index 3 */
+	const double nan_q[] = {NAN, 0.0};
+	SvcKdTree	t,
+				empty;
+	SvcError	err;
+	double		d2;
+
+	CHECK(svc_kd_build(&svc_env_malloc, pts, 4, 2, &t, &err) == SVC_OK, "build");
+	CHECK(svc_kd_nearest(&t, right, &d2) == 1 && d2 == HUGE_VAL, "far right: the right point");
+	CHECK(svc_kd_nearest(&t, up, &d2) == 2 && d2 == HUGE_VAL, "far up: the upper point");
+	CHECK(svc_kd_nearest(&t, down, &d2) == 3 && d2 == HUGE_VAL, "far down-left: the lower-left point");
+	CHECK(svc_kd_nearest(&t, nan_q, NULL) == 0, "a NaN query gets the first point");
+	CHECK(svc_nearest_far(pts, 4, 2, right) == 1, "svc_nearest_far: far right");
+	CHECK(svc_nearest_far(pts, 4, 2, nan_q) == -1, "svc_nearest_far: a NaN query gets none");
+	CHECK(svc_nearest_far(pts, 0, 2, right) == -1, "svc_nearest_far: no points");
+	CHECK(svc_kd_build(&svc_env_malloc, pts, 0, 2, &empty, &err) == SVC_OK, "build empty");
+	CHECK(svc_kd_nearest(&empty, right, NULL) == -1, "an empty tree gives -1");
+	svc_kd_free(&svc_env_malloc, &t);
+	svc_kd_free(&svc_env_malloc, &empty);
+}
 
 int
 main(void)
@@ -96,5 +129,6 @@ main(void)
 	check_against_scan(5000, 9, 300, 4, false);
 	check_against_scan(2000, 3, 300, 5, true);
 	check_against_scan(300, 40, 100, 6, false);
+	check_far_queries();
 	return unit_summary("test_kdtree");
 }
