@@ -16,7 +16,6 @@
  */
 #include "svclust.h"
 
-#include "kdtree.h"
 #include "label.h"
 
 #include <math.h>
@@ -119,22 +118,12 @@ static void
 paper_finish(PaperRows *pr, const SvcModel *model, SvcLabelWork *work,
 			 ReturnSetInfo *rsinfo)
 {
-	int64		n_strip = 0;
-	int64	   *strip_row;
-	double	   *strip_x;
-	SvcKdTree	tree;
+	int64		n_strip;
 	SvcError	err;
 
-	strip_row = palloc_extended(sizeof(int64) * Max(pr->n, 1), MCXT_ALLOC_HUGE);
-	strip_x = palloc_extended(sizeof(double) * Max(pr->n, 1) * pr->dims, MCXT_ALLOC_HUGE);
-	for (int64 i = 0; i < pr->n; i++)
-		if (pr->cluster[i] > 0)
-		{
-			memcpy(strip_x + n_strip * pr->dims, pr->x + i * pr->dims,
-				   sizeof(double) * pr->dims);
-			strip_row[n_strip++] = i;
-		}
-	if (svc_kd_build(&svc_pg_env, strip_x, n_strip, pr->dims, &tree, &err) != SVC_OK)
+	/* pending rows are 0, the strip's are > 0, NULL rows -1 (left alone) */
+	if (svc_label_fill_nearest(&svc_pg_env, pr->x, pr->n, pr->dims, pr->cluster, 0,
+							   &n_strip, &err) != SVC_OK)
 		svc_report(&err);
 	for (int64 i = 0; i < pr->n; i++)
 	{
@@ -144,12 +133,7 @@ paper_finish(PaperRows *pr, const SvcModel *model, SvcLabelWork *work,
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
 		if (pr->cluster[i] == 0)
-		{
-			if (n_strip > 0)
-				pr->cluster[i] = pr->cluster[strip_row[svc_kd_nearest(&tree, pr->x + i * pr->dims, NULL)]];
-			else
-				pr->cluster[i] = svc_label_predict(model, pr->x + i * pr->dims, work, NULL);
-		}
+			pr->cluster[i] = svc_label_predict(model, pr->x + i * pr->dims, work, NULL);
 		values[0] = Int64GetDatum(pr->id[i]);
 		if (pr->cluster[i] < 0)
 			nulls[1] = nulls[2] = nulls[3] = true;
@@ -161,7 +145,6 @@ paper_finish(PaperRows *pr, const SvcModel *model, SvcLabelWork *work,
 		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	svc_kd_free(&svc_pg_env, &tree);
 }
 
 Datum

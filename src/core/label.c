@@ -33,6 +33,7 @@
 									 * on the benchmark sets for 1.5x the work */
 
 /* Saddle tree (FINDINGS.md section 9). */
+#define FILL_CHECK_EVERY	1024	/* k-d tree queries between interrupt checks */
 #define TREE_KNN			3		/* straight segments: each one's 3 nearest */
 #define SADDLE_POINTS		32		/* evenly spaced, endpoints included */
 #define SADDLE_REFINE		4		/* golden-section steps around the minimum */
@@ -908,56 +909,58 @@ paper_components(const SvcEnv *env, const SvcModel *m, const EqList *eqs,
 }
 
 /*
- * Step 10 of Algorithm 3: every row outside B_eps (roweq < 0) takes the
- * equilibrium, hence the cluster, of its nearest B_eps row: exact, by a
- * k-d tree over a copy of the B_eps rows (kept in row order, so a tie goes
- * to the lowest row, as the tree breaks ties by lowest index).
+ * Exact, by a k-d tree over a copy of the source rows kept in row order,
+ * so a tie goes to the lowest row, as the tree breaks ties by lowest index.
  */
-static SvcStatus
-assign_nearest_beps(const SvcEnv *env, const double *xs, int64_t n,
-					int32_t d, int64_t every, int32_t *roweq, SvcError *err)
+SvcStatus
+svc_label_fill_nearest(const SvcEnv *env, const double *xs, int64_t n, int32_t d,
+					   int32_t *label, int32_t pending, int64_t *n_sources,
+					   SvcError *err)
 {
 	SvcKdTree	t = {0};
 	double	   *pts = NULL;
-	int32_t    *eq_of = NULL;	/* equilibrium of each B_eps row */
+	int32_t    *label_of = NULL;	/* label of each source row */
 	int64_t		nb = 0;
-	SvcStatus	st;
+	SvcStatus	st = SVC_OK;
 
 	for (int64_t i = 0; i < n; i++)
-		if (roweq[i] >= 0)
+		if (label[i] > pending)
 			nb++;
+	*n_sources = nb;
+	if (nb == 0)
+		return SVC_OK;
 	pts = svc_alloc(env, sizeof(double) * (size_t) nb * (size_t) d, err);
-	eq_of = svc_alloc(env, sizeof(int32_t) * (size_t) nb, err);
-	if (!pts || !eq_of)
+	label_of = svc_alloc(env, sizeof(int32_t) * (size_t) nb, err);
+	if (!pts || !label_of)
 	{
 		st = SVC_ERR_NOMEM;
 		goto done;
 	}
 	nb = 0;
 	for (int64_t i = 0; i < n; i++)
-		if (roweq[i] >= 0)
+		if (label[i] > pending)
 		{
 			memcpy(pts + (size_t) nb * d, xs + (size_t) i * d, sizeof(double) * (size_t) d);
-			eq_of[nb++] = roweq[i];
+			label_of[nb++] = label[i];
 		}
 	st = svc_kd_build(env, pts, nb, d, &t, err);
 	if (st != SVC_OK)
 		goto done;
 	for (int64_t i = 0, q = 0; i < n; i++)
 	{
-		if (roweq[i] >= 0)
+		if (label[i] != pending)
 			continue;
-		if (q++ % (every * 16) == 0 && svc_interrupted(env, err))
+		if (q++ % FILL_CHECK_EVERY == 0 && svc_interrupted(env, err))
 		{
 			st = SVC_ERR_INTERRUPTED;
 			goto done;
 		}
-		roweq[i] = eq_of[svc_kd_nearest(&t, xs + (size_t) i * d, NULL)];
+		label[i] = label_of[svc_kd_nearest(&t, xs + (size_t) i * d, NULL)];
 	}
 done:
 	svc_kd_free(env, &t);
 	svc_free(env, pts);
-	svc_free(env, eq_of);
+	svc_free(env, label_of);
 	return st;
 }
 
@@ -1194,7 +1197,12 @@ svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
 		}
 		st = paper_components(env, m, &eqs, comp, err);
 		if (st == SVC_OK && !all_rows)
-			st = assign_nearest_beps(env, xs, n, d, every, roweq, err);
+		{
+			int64_t		n_beps;
+
+			/* rows outside B_eps have equilibrium -1 until they take one */
+			st = svc_label_fill_nearest(env, xs, n, d, roweq, -1, &n_beps, err);
+		}
 	}
 	else
 	{

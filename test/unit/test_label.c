@@ -622,6 +622,32 @@ test_paper_joins_equilibria(void)
  * f < 0 everywhere every equilibrium is its own cluster, so the labels
  * are fine-grained and a wrong neighbour would show.
  */
+/*
+ * svc_label_fill_nearest as svc_assign uses it (pending 0, NULL rows -1):
+ * pending rows take their nearest source's label, ties to the lower row,
+ * rows below pending stay as they are, and with no source nothing moves.
+ */
+static void
+test_fill_nearest(void)
+{
+	/* 1-D rows: sources at 0 (label 5) and 10 (label 7) and 20 (label 5) */
+	const double x[] = {0.0, 4.0, 5.0, 6.0, 10.0, 99.0, 20.0, 16.0};
+	int32_t		lab[] = {5, 0, 0, 0, 7, -1, 5, 0};
+	const int32_t want[] = {5, 5, 5, 7, 7, -1, 5, 5};
+	int32_t		none[] = {0, -1, 0};
+	int64_t		ns;
+	SvcError	err;
+	bool		same = true;
+
+	CHECK(svc_label_fill_nearest(&svc_env_malloc, x, 8, 1, lab, 0, &ns, &err) == SVC_OK && ns == 3,
+		  "fill: %lld sources", (long long) ns);
+	for (int i = 0; i < 8; i++)
+		same = same && lab[i] == want[i];
+	CHECK(same, "fill: nearest source's label (5 at the tie at 5.0), -1 left alone");
+	CHECK(svc_label_fill_nearest(&svc_env_malloc, x, 3, 1, none, 0, &ns, &err) == SVC_OK && ns == 0 &&
+		  none[0] == 0 && none[1] == -1 && none[2] == 0, "fill: no source, nothing filled");
+}
+
 static void
 test_paper_nearest_beps(void)
 {
@@ -1187,6 +1213,7 @@ main(void)
 	test_paper_finds_three_blobs();
 	test_paper_joins_equilibria();
 	test_paper_nearest_beps();
+	test_fill_nearest();
 	test_deterministic();
 	test_degenerate();
 	test_bad_inputs();
