@@ -76,8 +76,13 @@ work_free(const SvcEnv *env, CutWork *w)
 	memset(w, 0, sizeof(*w));
 }
 
+/*
+ * The parts' arrays always; the cluster tree's nodes (acc to selected) only
+ * for the rules that build it (nodes true: n_clusters and eom).
+ */
 static SvcStatus
-work_init(const SvcEnv *env, const SvcModel *m, CutWork *w, SvcError *err)
+work_init(const SvcEnv *env, const SvcModel *m, bool nodes, CutWork *w,
+		  SvcError *err)
 {
 	int32_t		M = m->n_eq;
 	size_t		nn = 2 * (size_t) M;
@@ -87,17 +92,23 @@ work_init(const SvcEnv *env, const SvcModel *m, CutWork *w, SvcError *err)
 	w->parent = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
 	w->rows = svc_alloc(env, sizeof(int64_t) * (size_t) M, err);
 	w->peak = svc_alloc(env, sizeof(double) * (size_t) M, err);
+	w->removed = svc_alloc0(env, sizeof(bool) * (size_t) M, err);
+	if (!w->parent || !w->rows || !w->peak || !w->removed)
+	{
+		work_free(env, w);
+		return SVC_ERR_NOMEM;
+	}
+	if (!nodes)
+		return SVC_OK;
 	w->acc = svc_alloc(env, sizeof(double) * (size_t) M, err);
 	w->node = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
-	w->removed = svc_alloc0(env, sizeof(bool) * (size_t) M, err);
 	w->child0 = svc_alloc(env, sizeof(int32_t) * nn, err);
 	w->child1 = svc_alloc(env, sizeof(int32_t) * nn, err);
 	w->node_edge = svc_alloc(env, sizeof(int32_t) * nn, err);
 	w->stab = svc_alloc(env, sizeof(double) * nn, err);
 	w->best = svc_alloc(env, sizeof(double) * nn, err);
 	w->selected = svc_alloc0(env, sizeof(bool) * nn, err);
-	if (!w->parent || !w->rows || !w->peak || !w->acc || !w->node ||
-		!w->removed || !w->child0 || !w->child1 || !w->node_edge ||
+	if (!w->acc || !w->node || !w->child0 || !w->child1 || !w->node_edge ||
 		!w->stab || !w->best || !w->selected)
 	{
 		work_free(env, w);
@@ -374,7 +385,8 @@ compute_cut(const SvcEnv *env, const SvcModel *m, int32_t *eq_cluster,
 	double		small = min_rows(m);
 	SvcStatus	st;
 
-	st = work_init(env, m, &w, err);
+	st = work_init(env, m, m->opt.n_clusters > 0 ||
+				   (!m->opt.has_level && m->opt.cut == SVC_CUT_EOM), &w, err);
 	if (st != SVC_OK)
 		return st;
 	if (m->opt.n_clusters > 0)
