@@ -37,24 +37,6 @@ set_scaling(SvcModel *m, const double *mean, const double *stddev,
 	}
 }
 
-static int
-cmp_double(const void *pa, const void *pb)
-{
-	double		a = *(const double *) pa,
-				b = *(const double *) pb;
-
-	return (a > b) - (a < b);
-}
-
-static int
-cmp_int64(const void *pa, const void *pb)
-{
-	int64_t		a = *(const int64_t *) pa,
-				b = *(const int64_t *) pb;
-
-	return (a > b) - (a < b);
-}
-
 /*
  * The threshold of f from the data (FINDINGS.md section 1): with the
  * paper's fixed threshold 1 the domain f >= 0 is empty at the widths that
@@ -83,7 +65,7 @@ set_offset_quantile(const SvcEnv *env, SvcModel *m, const double *rows, int64_t 
 		sums[i] = svc_kernel_sum(m->sv, m->alpha, m->n_sv, m->dims, m->gamma,
 								 rows + (size_t) i * m->dims);
 	}
-	qsort(sums, (size_t) n, sizeof(double), cmp_double);
+	qsort(sums, (size_t) n, sizeof(double), svc_cmp_double);
 	idx = (int64_t) floor(m->opt.nu * (double) n);
 	if (idx >= n)
 		idx = n - 1;
@@ -160,7 +142,7 @@ fit_scaled(const SvcEnv *env, double *rows, int64_t n, SvcModel *m, SvcError *er
 		for (int64_t i = 0; i < n; i++)
 			pick[i] = i;
 		svc_rng_sample(&rng, pick, n, SVC_LABEL_ROWS);
-		qsort(pick, SVC_LABEL_ROWS, sizeof(int64_t), cmp_int64);
+		qsort(pick, SVC_LABEL_ROWS, sizeof(int64_t), svc_cmp_int64);
 		for (int64_t i = 0; i < SVC_LABEL_ROWS; i++)
 			memcpy(sub + (size_t) i * m->dims, rows + (size_t) pick[i] * m->dims,
 				   sizeof(double) * (size_t) m->dims);

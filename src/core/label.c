@@ -968,15 +968,6 @@ done:
 /* Training                                                          */
 /* ---------------------------------------------------------------- */
 
-static int
-double_cmp(const void *pa, const void *pb)
-{
-	double		a = *(const double *) pa;
-	double		b = *(const double *) pb;
-
-	return a < b ? -1 : (a > b ? 1 : 0);
-}
-
 /* Check a model's numbers before labelling with them. */
 static SvcStatus
 check_inputs(const SvcModel *m, const double *xs, int64_t n, SvcError *err)
@@ -1011,7 +1002,7 @@ auto_epsilon(double *absf, int64_t n)
 
 	if (k < 0)
 		k = 0;
-	qsort(absf, (size_t) n, sizeof(double), double_cmp);
+	qsort(absf, (size_t) n, sizeof(double), svc_cmp_double);
 	return absf[k];
 }
 

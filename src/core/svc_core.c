@@ -140,6 +140,24 @@ svc_first_nonfinite(const double *x, size_t n)
 	return -1;
 }
 
+int
+svc_cmp_double(const void *pa, const void *pb)
+{
+	double		a = *(const double *) pa,
+				b = *(const double *) pb;
+
+	return (a > b) - (a < b);
+}
+
+int
+svc_cmp_int64(const void *pa, const void *pb)
+{
+	int64_t		a = *(const int64_t *) pa,
+				b = *(const int64_t *) pb;
+
+	return (a > b) - (a < b);
+}
+
 /* splitmix64: expands a 64-bit seed into the xoshiro state. */
 static uint64_t
 splitmix64(uint64_t *state)

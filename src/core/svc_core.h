@@ -92,6 +92,10 @@ void		svc_error_clear(SvcError *err);
 /* Check that every value is finite; returns index of the first bad or -1. */
 int			svc_first_nonfinite(const double *x, size_t n);
 
+/* qsort comparators: ascending doubles (NaN-free arrays) and int64s. */
+int			svc_cmp_double(const void *pa, const void *pb);
+int			svc_cmp_int64(const void *pa, const void *pb);
+
 /*
  * PRNG: xoshiro256** seeded through splitmix64.  Its output depends only on
  * the seed, so a seed reproduces a model on every platform.

@@ -506,15 +506,6 @@ svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	return st;
 }
 
-static int
-cmp_double(const void *pa, const void *pb)
-{
-	double		a = *(const double *) pa,
-				b = *(const double *) pb;
-
-	return (a > b) - (a < b);
-}
-
 double
 svc_gamma_auto(const double *x, int64_t n, int32_t d, SvcRng *rng)
 {
@@ -546,7 +537,7 @@ svc_gamma_auto(const double *x, int64_t n, int32_t d, SvcRng *rng)
 			dist[npairs++] = svc_sqdist(x + (size_t) i * d, x + (size_t) j * d, d);
 		}
 	}
-	qsort(dist, (size_t) npairs, sizeof(double), cmp_double);
+	qsort(dist, (size_t) npairs, sizeof(double), svc_cmp_double);
 	median = npairs % 2 ? dist[npairs / 2]
 		: 0.5 * (dist[npairs / 2 - 1] + dist[npairs / 2]);
 	if (!(median > 0))

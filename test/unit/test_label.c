@@ -131,15 +131,6 @@ make_moons(Data *D, SvcRng *r, int per, double s)
 /* Models                                                            */
 /* ---------------------------------------------------------------- */
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a;
-	double		y = *(const double *) b;
-
-	return x < y ? -1 : (x > y ? 1 : 0);
-}
-
 /* Median squared distance over all pairs of (up to 400 of) the rows. */
 static double
 median_sqdist(Data *D)
@@ -164,7 +155,7 @@ median_sqdist(Data *D)
 
 			v[k++] = svc_sqdist(D->x + a * D->d, D->x + b * D->d, D->d);
 		}
-	qsort(v, (size_t) np, sizeof(double), cmp_double);
+	qsort(v, (size_t) np, sizeof(double), svc_cmp_double);
 	med = v[np / 2];
 	free(v);
 	D->med = med;

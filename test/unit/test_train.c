@@ -278,15 +278,6 @@ test_passes_draw_each_row_once(void)
 	free(x);
 }
 
-static int
-cmp_double(const void *pa, const void *pb)
-{
-	double		a = *(const double *) pa,
-				b = *(const double *) pb;
-
-	return (a > b) - (a < b);
-}
-
 /*
  * gamma auto = 256 / median d^2, times 2/d above two dimensions: padding
  * the same rows with zero columns keeps every distance, so only the
@@ -315,7 +306,7 @@ test_gamma_auto_dimension(void)
 		for (int64_t i = 0; i < n; i++)
 			for (int64_t j = i + 1; j < n; j++)
 				dist[c++] = svc_sqdist(x2 + 2 * i, x2 + 2 * j, 2);
-		qsort(dist, (size_t) np, sizeof(double), cmp_double);
+		qsort(dist, (size_t) np, sizeof(double), svc_cmp_double);
 		median = np % 2 ? dist[np / 2] : 0.5 * (dist[np / 2 - 1] + dist[np / 2]);
 		CHECK(fabs(g2 - SVC_GAMMA_AUTO_FACTOR / median) <= 1e-12 * g2,
 			  "gamma auto in 2-D = %g (want 256 / median = %g)", g2,
