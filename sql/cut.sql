@@ -34,14 +34,30 @@ SELECT 'default' AS cut, * FROM pg_temp.match('{}', false)
 UNION ALL SELECT 'n_clusters 2', * FROM pg_temp.match('{"n_clusters": 2}', true)
 UNION ALL SELECT 'n_clusters 1', * FROM pg_temp.match('{"n_clusters": 1}', true);
 
--- cluster ids stay 1..K by decreasing size
-SELECT cluster, count(*) FROM svc_assign((SELECT model FROM qm), 'SELECT id, f FROM quad', '{"n_clusters": 2}')
-GROUP BY cluster ORDER BY cluster;
+-- cluster ids stay 1..K by decreasing size, at every cut: on quad with
+-- class 1 thinned to half, the default cut puts it last, and n_clusters = 2
+-- puts the whole pair (3, 4) first
+CREATE TABLE qthin AS SELECT svc_train(f) AS model FROM quad WHERE class > 1 OR id % 8 = 0;
+SELECT cut, array_agg(n ORDER BY cluster) AS sizes, array_agg(classes ORDER BY cluster) AS classes
+FROM (SELECT o::text AS cut, a.cluster, count(*) AS n, array_agg(DISTINCT q.class ORDER BY q.class)::text AS classes
+      FROM unnest(ARRAY['{}', '{"n_clusters": 2}']::jsonb[]) o,
+           svc_assign((SELECT model FROM qthin), 'SELECT id, f FROM quad WHERE class > 1 OR id % 8 = 0', o) a
+      JOIN quad q USING (id)
+      GROUP BY o::text, a.cluster) s
+GROUP BY cut ORDER BY cut;
 
 -- svc_recut gives a model that predicts what svc_assign with the same options assigns
 SELECT count(*) AS rows, sum((svc_predict(svc_recut(m.model, '{"n_clusters": 2}'), q.f) = a.cluster)::int) AS agree
 FROM qm m, quad q
 JOIN svc_assign((SELECT model FROM qm), 'SELECT id, f FROM quad', '{"n_clusters": 2}') a ON a.id = q.id;
+-- svc_recut per row with options that change from row to row (it keeps
+-- the last cut): each row gets what a cut of its own gives
+SELECT count(*) AS rows,
+       bool_and(svc_recut((SELECT model FROM qm), o) =
+                CASE q.id % 3 WHEN 0 THEN r.two WHEN 1 THEN r.one ELSE (SELECT model FROM qm) END) AS each_its_own_cut
+FROM quad q,
+     LATERAL (SELECT (ARRAY['{"n_clusters": 2}', '{"n_clusters": 1}', '{}'])[q.id % 3 + 1]::jsonb AS o) t,
+     (SELECT svc_recut(model, '{"n_clusters": 2}') AS two, svc_recut(model, '{"n_clusters": 1}') AS one FROM qm) r;
 
 -- NULL options mean the model's own cut; a NULL model gives no rows
 SELECT (SELECT count(*) FROM svc_assign((SELECT model FROM qm), 'SELECT id, f FROM quad', NULL)) AS null_options,
@@ -112,4 +128,8 @@ SELECT pg_temp.try($q$SELECT svc_recut(model, '{"cut": "single"}') FROM qm$q$);
 SELECT pg_temp.try($q$SELECT svc_recut(model, '{"level": "high"}') FROM qm$q$);
 SELECT pg_temp.try($q$SELECT count(*) FROM svc_assign((SELECT model FROM qm), 'SELECT id, f FROM quad', '{"seed": 1}')$q$);
 SELECT pg_temp.try($q$SELECT svc_recut(svc_train(f, '{"labeling": "paper"}'), '{"n_clusters": 2}') FROM quad$q$);
+-- ... but options that change nothing give a paper-labelled model back
+SELECT svc_recut(m, '{}') = m AS paper_empty_cut,
+       svc_recut(m, '{"merge_ratio": 0.4, "n_clusters": 0}') = m AS paper_own_values
+FROM (SELECT svc_train(f, '{"labeling": "paper", "budget": 50}') AS m FROM quad) s;
 SELECT pg_temp.try($q$SELECT svc_train(f, '{"outlier_fraction": 1.5}') FROM quad$q$);

@@ -171,7 +171,7 @@ BEGIN
 END $$;
 
 SELECT kind, variants > 0 AS tried, refused > 0 AS some_refused,
-       refused_not_xx001, trained + null_model + train_errors + refused = variants AS all_accounted,
+       refused_not_xx001, trained + null_model + train_errors > 0 AS some_accepted,
        internal_errors
 FROM hz_damaged_states((SELECT s FROM hz_state));
 SELECT kind, refused = variants AS all_refused

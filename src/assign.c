@@ -20,12 +20,10 @@
 
 #include <math.h>
 
-#include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 PG_FUNCTION_INFO_V1(svc_assign);
@@ -48,7 +46,7 @@ check_assign_columns(TupleDesc desc)
 					   desc->natts));
 	idtype = svc_query_int_column(desc, 1, "svc_assign", "an integer id",
 								  "Return a bigint, integer or smallint id.");
-	(void) svc_query_feature_column(desc, 2, "svc_assign");
+	svc_query_feature_column(desc, 2, "svc_assign");
 	return idtype;
 }
 
@@ -118,12 +116,14 @@ static void
 paper_finish(PaperRows *pr, const SvcModel *model, SvcLabelWork *work,
 			 ReturnSetInfo *rsinfo)
 {
-	int64		n_strip;
 	SvcError	err;
 
-	/* pending rows are 0, the strip's are > 0, NULL rows -1 (left alone) */
+	/*
+	 * Pending rows are 0, the strip's are > 0, NULL rows -1 (left alone);
+	 * with an empty strip the pending rows stay 0 and run trajectories.
+	 */
 	if (svc_label_fill_nearest(&svc_pg_env, pr->x, pr->n, pr->dims, pr->cluster, 0,
-							   &n_strip, &err) != SVC_OK)
+							   NULL, &err) != SVC_OK)
 		svc_report(&err);
 	for (int64 i = 0; i < pr->n; i++)
 	{
@@ -176,7 +176,7 @@ svc_assign(PG_FUNCTION_ARGS)
 	/* the model and workspaces live for the whole call */
 	svc_decode_model(PG_GETARG_BYTEA_PP(0), &model);
 	if (PG_NARGS() > 2 && !PG_ARGISNULL(2))
-		svc_cut_model(&model, PG_GETARG_JSONB_P(2));
+		svc_cut_model(&model, &model.opt, PG_GETARG_JSONB_P(2));
 	if (svc_label_work_init(&svc_pg_env, &model, &work, &err) != SVC_OK)
 		svc_report(&err);
 	scaled = palloc(sizeof(double) * model.dims);

@@ -15,19 +15,15 @@
 
 #include <math.h>
 
-#include "catalog/pg_type.h"
 #include "common/shortest_dec.h"
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
-#include "nodes/parsenodes.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
 #include "utils/jsonb.h"
-#include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/plancache.h"
 
 PG_FUNCTION_INFO_V1(svc_cvi);
 PG_FUNCTION_INFO_V1(svc_cvi_agg_transfn);
@@ -184,7 +180,7 @@ cvi_check_columns(TupleDesc desc, CviColumns *cols)
 				errcode(ERRCODE_DATATYPE_MISMATCH),
 				errmsg("svc_cvi query must return 2 or 3 columns (features, cluster [, class]), not %d",
 					   desc->natts));
-	(void) svc_query_feature_column(desc, 1, "svc_cvi");
+	svc_query_feature_column(desc, 1, "svc_cvi");
 	cols->cluster_type = svc_query_int_column(desc, 2, "svc_cvi", "an integer cluster id",
 											  "Return an integer, smallint or bigint cluster id.");
 	cols->class_type = InvalidOid;

@@ -10,8 +10,6 @@
 #include "label.h"
 
 #include "utils/builtins.h"
-#include "utils/jsonb.h"
-#include "utils/memutils.h"
 
 PG_FUNCTION_INFO_V1(svc_model_info);
 PG_FUNCTION_INFO_V1(svc_decision);
@@ -87,20 +85,55 @@ svc_predict(PG_FUNCTION_ARGS)
 	PG_RETURN_INT32(svc_label_predict(&cache->model, w->scaled, &w->label, NULL));
 }
 
+/* The last cut of a cached model: its options as given, and the result. */
+typedef struct RecutMemo
+{
+	SvcOptions	stored;			/* the model's own options, as decoded */
+	Jsonb	   *options;		/* NULL until a cut succeeded */
+	bytea	   *result;
+} RecutMemo;
+
 /*
  * The same model cut again at other settings (n_clusters, level, cut,
  * merge_ratio, min_cluster_size, min_cluster_share): no training, only
- * the tree's cut and the cluster ids change.
+ * the tree's cut and the cluster ids change.  Called per row, as in
+ * svc_predict(svc_recut((SELECT model ...), options), features), the model
+ * is decoded once and each distinct options value cut and encoded once.
  */
 Datum
 svc_recut(PG_FUNCTION_ARGS)
 {
-	SvcModel	model;
+	SvcModelCache *cache = svc_get_model(fcinfo, 0);
+	Jsonb	   *options = PG_GETARG_JSONB_P(1);
+	RecutMemo  *memo = (RecutMemo *) cache->extra;
+	MemoryContext old;
 	bytea	   *out;
 
-	svc_decode_model(PG_GETARG_BYTEA_PP(0), &model);
-	svc_cut_model(&model, PG_GETARG_JSONB_P(1));
-	out = svc_model_to_bytea(&model);
-	svc_model_free(&svc_pg_env, &model);
+	if (memo == NULL)
+	{
+		memo = MemoryContextAllocZero(cache->mcxt, sizeof(RecutMemo));
+		memo->stored = cache->model.opt;
+		cache->extra = memo;
+	}
+	if (memo->options == NULL || VARSIZE(memo->options) != VARSIZE(options) ||
+		memcmp(memo->options, options, VARSIZE(options)) != 0)
+	{
+		/* the options apply to the model's own, not to the last cut's */
+		if (memo->options != NULL)
+		{
+			pfree(memo->options);
+			pfree(memo->result);
+			memo->options = NULL;
+		}
+		/* the cut's new arrays belong to the cached model */
+		old = MemoryContextSwitchTo(cache->mcxt);
+		svc_cut_model(&cache->model, &memo->stored, options);
+		memo->result = svc_model_to_bytea(&cache->model);
+		memo->options = (Jsonb *) palloc(VARSIZE(options));
+		memcpy(memo->options, options, VARSIZE(options));
+		MemoryContextSwitchTo(old);
+	}
+	out = (bytea *) palloc(VARSIZE(memo->result));
+	memcpy(out, memo->result, VARSIZE(memo->result));
 	PG_RETURN_BYTEA_P(out);
 }

@@ -168,22 +168,46 @@ svc_model_to_bytea(const SvcModel *model)
 }
 
 void
-svc_cut_model(SvcModel *model, Jsonb *options)
+svc_parse_options(Jsonb *options, bool cut_only, SvcOptions *opt)
 {
 	char	   *text = JsonbToCString(NULL, &options->root, VARSIZE(options));
-	SvcOptions	opt = model->opt;
-	SvcOptions	saved = model->opt;
 	SvcError	err;
 
-	if (svc_options_parse_cut(text, strlen(text), &opt, &err) != SVC_OK)
+	if ((cut_only ? svc_options_parse_cut(text, strlen(text), opt, &err) :
+		 svc_options_parse(text, strlen(text), opt, &err)) != SVC_OK)
 		svc_report(&err);
+	pfree(text);
+}
+
+void
+svc_cut_model(SvcModel *model, const SvcOptions *base, Jsonb *options)
+{
+	SvcOptions	opt = *base;
+	SvcOptions	before_opt;
+	uint8_t		current_wire[SVC_OPTIONS_WIRE_SIZE];
+	uint8_t		wanted_wire[SVC_OPTIONS_WIRE_SIZE];
+	SvcError	err;
+
+	svc_parse_options(options, true, &opt);
+
+	/*
+	 * Options that give the cut the model has ('{}', or its own values)
+	 * leave it as it is, whatever its labelling: only a real change needs
+	 * a tree to cut.
+	 */
+	svc_options_encode(&model->opt, current_wire);
+	svc_options_encode(&opt, wanted_wire);
+	if (memcmp(current_wire, wanted_wire, SVC_OPTIONS_WIRE_SIZE) == 0)
+		return;
+	/* a failed cut leaves the model as it was, options included: svc_recut
+	 * keeps its model across calls */
+	before_opt = model->opt;
 	model->opt = opt;
 	if (svc_cut_apply(&svc_pg_env, model, &err) != SVC_OK)
 	{
-		model->opt = saved;
+		model->opt = before_opt;
 		svc_report(&err);
 	}
-	pfree(text);
 }
 
 SvcModelCache *
@@ -312,7 +336,7 @@ svc_query_int_column(TupleDesc desc, int attno, const char *fname,
 	return type;
 }
 
-Oid
+void
 svc_query_feature_column(TupleDesc desc, int attno, const char *fname)
 {
 	Oid			type = getBaseType(SPI_gettypeid(desc, attno));
@@ -324,7 +348,6 @@ svc_query_feature_column(TupleDesc desc, int attno, const char *fname)
 				errmsg("%s column of the %s query must be double precision[], not %s",
 					   column_ordinal(attno), fname, format_type_be(type)),
 				errdetail("Arrays of double precision, real, numeric, bigint, integer and smallint are accepted."));
-	return elem;
 }
 
 int64

@@ -77,11 +77,11 @@ Portal		svc_open_query(const char *sql, const char *fname, const char *shape);
  * through domains.  svc_query_int_column wants smallint, integer or bigint
  * and returns that base type; what and hint fill its message ("an integer
  * id", ...).  svc_query_feature_column wants an array svc_is_feature_elem
- * accepts and returns its element type.  fname names the calling function.
+ * accepts (svc_to_float8_array converts it row by row).  fname names the calling function.
  */
 Oid			svc_query_int_column(TupleDesc desc, int attno, const char *fname,
 								 const char *what, const char *hint);
-Oid			svc_query_feature_column(TupleDesc desc, int attno, const char *fname);
+void		svc_query_feature_column(TupleDesc desc, int attno, const char *fname);
 
 /* A datum of the base type svc_query_int_column returned, as int64. */
 int64		svc_int_datum(Datum d, Oid type);
@@ -97,10 +97,18 @@ void		svc_decode_model(bytea *raw, SvcModel *model);
 bytea	   *svc_model_to_bytea(const SvcModel *model);
 
 /*
- * Cut a decoded model's tree again with the cut options of a jsonb (n_clusters,
- * level, cut, merge_ratio, min_cluster_size, min_cluster_share); errors
- * for other keys, for a model without a tree, and for bad values.
+ * Parse a jsonb of options over *opt (all keys, or with cut_only the cut
+ * keys only); raises the parser's error.
  */
-void		svc_cut_model(SvcModel *model, Jsonb *options);
+void		svc_parse_options(Jsonb *options, bool cut_only, SvcOptions *opt);
+
+/*
+ * Cut a decoded model's tree again with the cut options of a jsonb (n_clusters,
+ * level, cut, merge_ratio, min_cluster_size, min_cluster_share) given over
+ * base (the model's options as stored); errors for other keys, for bad
+ * values, and for a change of cut on a model without a tree.  Options that
+ * give the model's current cut leave it alone, and so does an error.
+ */
+void		svc_cut_model(SvcModel *model, const SvcOptions *base, Jsonb *options);
 
 #endif							/* SVCLUST_H */

@@ -231,14 +231,7 @@ get_options(FunctionCallInfo fcinfo)
 
 	/* a new value: parsed before it has an entry, so an error leaves none */
 	svc_options_default(&opt);
-	{
-		Jsonb	   *jb = DatumGetJsonbP(PG_GETARG_DATUM(2));
-		char	   *text = JsonbToCString(NULL, &jb->root, VARSIZE(jb));
-		SvcError	err;
-
-		if (svc_options_parse(text, strlen(text), &opt, &err) != SVC_OK)
-			svc_report(&err);
-	}
+	svc_parse_options(DatumGetJsonbP(PG_GETARG_DATUM(2)), false, &opt);
 
 	if (cache->table != NULL && hash_get_num_entries(cache->table) >= OPTIONS_CACHE_MAX)
 	{

@@ -926,7 +926,8 @@ svc_label_fill_nearest(const SvcEnv *env, const double *xs, int64_t n, int32_t d
 	for (int64_t i = 0; i < n; i++)
 		if (label[i] > pending)
 			nb++;
-	*n_sources = nb;
+	if (n_sources)
+		*n_sources = nb;
 	if (nb == 0)
 		return SVC_OK;
 	pts = svc_alloc(env, sizeof(double) * (size_t) nb * (size_t) d, err);
@@ -1187,13 +1188,9 @@ svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
 			goto done;
 		}
 		st = paper_components(env, m, &eqs, comp, err);
+		/* rows outside B_eps have equilibrium -1 until they take one */
 		if (st == SVC_OK && !all_rows)
-		{
-			int64_t		n_beps;
-
-			/* rows outside B_eps have equilibrium -1 until they take one */
-			st = svc_label_fill_nearest(env, xs, n, d, roweq, -1, &n_beps, err);
-		}
+			st = svc_label_fill_nearest(env, xs, n, d, roweq, -1, NULL, err);
 	}
 	else
 	{

@@ -62,8 +62,8 @@ int32_t		svc_label_predict(const SvcModel *m, const double *xs,
  * label of its nearest row (k-d tree, ties to the lowest index) among the
  * rows labelled above pending; rows labelled below pending are neither
  * sources nor filled.  xs holds n rows of d values (the filled and source
- * rows must be finite).  *n_sources receives the number of source rows;
- * with none, nothing is filled.
+ * rows must be finite).  *n_sources, unless NULL, receives the number of
+ * source rows; with none, nothing is filled.
  */
 SvcStatus	svc_label_fill_nearest(const SvcEnv *env, const double *xs, int64_t n,
 								   int32_t d, int32_t *label, int32_t pending,
