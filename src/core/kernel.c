@@ -79,6 +79,18 @@ svc_kernel_fixed_point(const double *s, const double *alpha, int32_t n,
 		if (work[i] > emax)
 			emax = work[i];
 	}
+
+	/*
+	 * No finite exponent (x some 1e154 or more from every support vector:
+	 * the distances overflowed): every kernel is 0, there is no step to
+	 * take, and the floor below would turn the zeros into equal weights.
+	 */
+	if (n == 0 || emax == -DBL_MAX)
+	{
+		*ok = false;
+		memcpy(next, x, sizeof(double) * (size_t) d);
+		return 0.0;
+	}
 	for (int32_t i = 0; i < n; i++)
 	{
 		double		e = work[i] - emax;
@@ -104,7 +116,7 @@ svc_kernel_fixed_point(const double *s, const double *alpha, int32_t n,
 	 * it does where the denominator is subnormal (alphas of a tiny C),
 	 * whose reciprocal would overflow.
 	 */
-	if (n == 0 || !(den > 1e-9 * absden) || !(den >= DBL_MIN))
+	if (!(den > 1e-9 * absden) || !(den >= DBL_MIN))
 	{
 		*ok = false;
 		memcpy(next, x, sizeof(double) * (size_t) d);
@@ -117,6 +129,6 @@ svc_kernel_fixed_point(const double *s, const double *alpha, int32_t n,
 			next[j] *= inv;
 		*ok = true;
 	}
-	shift = (n == 0) ? 0.0 : exp(emax);
+	shift = exp(emax);
 	return den * shift;
 }

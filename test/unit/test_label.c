@@ -618,6 +618,43 @@ test_paper_joins_equilibria(void)
  * pending rows take their nearest source's label, ties to the lower row,
  * rows below pending stay as they are, and with no source nothing moves.
  */
+/*
+ * A row so far away that every kernel underflows (its squared distances
+ * overflow) has no step to take: it stays put and gets its nearest
+ * equilibrium, here the one at 0, not the weighted centre of the support
+ * vectors (which the floored exponents would make of equal zeros).
+ */
+static void
+test_far_row_freezes(void)
+{
+	SvcModel	m;
+	SvcError	err;
+	SvcLabelWork w = {0};
+	const double far_left = -1e200;
+	const double near_left = -1e160;
+
+	memset(&m, 0, sizeof(m));
+	svc_options_default(&m.opt);
+	CHECK(svc_model_alloc(&svc_env_malloc, &m, 1, 2, 2, 2, 1, &err) == SVC_OK, "alloc");
+	m.gamma = 1.0;
+	m.offset = 0.5;
+	m.mul[0] = 1.0;
+	m.sv[0] = 0.0;
+	m.sv[1] = 20.0;
+	m.alpha[0] = 1.0;
+	m.alpha[1] = 1.2;			/* the centre of the weights is near 20 */
+	m.eq[0] = 0.0;
+	m.eq[1] = 20.0;
+	m.eq_cluster[0] = 1;
+	m.eq_cluster[1] = 2;
+	CHECK(svc_label_work_init(&svc_env_malloc, &m, &w, &err) == SVC_OK, "work");
+	CHECK(svc_label_predict(&m, &far_left, &w, NULL) == 1 && w.x[0] == far_left,
+		  "a row at -1e200 stays put and takes the equilibrium at 0 (at %g)", w.x[0]);
+	CHECK(svc_label_predict(&m, &near_left, &w, NULL) == 1, "a row at -1e160 too");
+	svc_label_work_free(&svc_env_malloc, &w);
+	svc_model_free(&svc_env_malloc, &m);
+}
+
 static void
 test_fill_nearest(void)
 {
@@ -1205,6 +1242,7 @@ main(void)
 	test_paper_joins_equilibria();
 	test_paper_nearest_beps();
 	test_fill_nearest();
+	test_far_row_freezes();
 	test_deterministic();
 	test_degenerate();
 	test_bad_inputs();
