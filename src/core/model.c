@@ -213,6 +213,7 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 	uint8_t		solver,
 				boundary;
 	const uint8_t *optbuf;
+	uint64_t	eq_total = 0;
 	size_t		expect;
 	size_t		d;
 	SvcStatus	st;
@@ -306,12 +307,14 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 	}
 	if (!get_finite(&r, m->eq_f, n_eq))
 		return svc_model_corrupt(err, "An equilibrium's decision value is not finite.");
+	/* their sum too: the cut adds them up, and they are labelled rows */
 	for (uint32_t i = 0; i < n_eq; i++)
 	{
 		uint64_t	s = svc_get_u64(&r);
 
-		if (s > (uint64_t) m->rows_used)
-			return svc_model_corrupt(err, "An equilibrium's row count is out of range.");
+		if (s > (uint64_t) m->rows_used - eq_total)
+			return svc_model_corrupt(err, "The equilibria's row counts add up to more than the rows used.");
+		eq_total += s;
 		m->eq_rows[i] = (int64_t) s;
 	}
 	for (uint32_t i = 0; i < n_clusters; i++)

@@ -223,7 +223,9 @@ test_model_bytes(void)
 	svc_store_u32(v, 3);
 	expect_decode_error(bytes, len, OFF_N_EDGES, v, 4, "number of tree edges");
 	svc_store_u64(v, 163);
-	expect_decode_error(bytes, len, OFF_EQ_ROWS, v, 8, "row count is out of range");
+	expect_decode_error(bytes, len, OFF_EQ_ROWS, v, 8, "add up to more than the rows used");
+	svc_store_u64(v, 100);		/* within 162 alone, 222 with the others */
+	expect_decode_error(bytes, len, OFF_EQ_ROWS, v, 8, "add up to more than the rows used");
 	svc_store_f64(v, NAN);
 	expect_decode_error(bytes, len, OFF_EDGE_F, v, 8, "saddle height is not finite");
 	svc_store_f64(v, 5.0);
