@@ -137,7 +137,11 @@ fit_scaled(const SvcEnv *env, double *rows, int64_t n, SvcModel *m, SvcError *er
 		double	   *sub = svc_alloc(env, sizeof(double) * SVC_LABEL_ROWS * (size_t) m->dims, err);
 
 		if (!pick || !sub)
+		{
+			svc_free(env, pick);
+			svc_free(env, sub);
 			return SVC_ERR_NOMEM;
+		}
 		svc_rng_seed(&rng, m->opt.seed ^ UINT64_C(0x4C4142454C));
 		for (int64_t i = 0; i < n; i++)
 			pick[i] = i;
@@ -189,7 +193,11 @@ svc_fit_state(const SvcEnv *env, const uint8_t *state, SvcModel *m, SvcError *er
 	rows = svc_alloc(env, sizeof(double) * nvals, err);
 	stats = svc_alloc(env, sizeof(double) * 4 * (size_t) dims, err);
 	if (!rows || !stats)
+	{
+		svc_free(env, rows);
+		svc_free(env, stats);
 		return SVC_ERR_NOMEM;
+	}
 	svc_state_extract(state, rows, stats, stats + dims, stats + 2 * dims, stats + 3 * dims);
 	set_scaling(m, stats, stats + dims, stats + 2 * dims, stats + 3 * dims);
 	m->rows_seen = svc_state_seen(state);
@@ -219,7 +227,11 @@ svc_fit_rows(const SvcEnv *env, const double *rows, int64_t n, int32_t dims,
 	copy = svc_alloc(env, sizeof(double) * nvals, err);
 	stats = svc_alloc(env, sizeof(double) * 4 * (size_t) dims, err);
 	if (!copy || !stats)
+	{
+		svc_free(env, copy);
+		svc_free(env, stats);
 		return SVC_ERR_NOMEM;
+	}
 	memcpy(copy, rows, sizeof(double) * nvals);
 	for (int32_t j = 0; j < dims; j++)
 	{

@@ -241,6 +241,69 @@ test_interrupt(void)
 	free(x);
 }
 
+/* An allocator that fails after `left` allocations, counting live blocks. */
+typedef struct AllocBudget
+{
+	long		left;
+	long		live;
+} AllocBudget;
+
+static void *
+budget_alloc(void *ctx, size_t size)
+{
+	AllocBudget *b = ctx;
+
+	if (b->left-- <= 0)
+		return NULL;
+	b->live++;
+	return malloc(size);
+}
+
+static void
+budget_free(void *ctx, void *p)
+{
+	((AllocBudget *) ctx)->live--;
+	free(p);
+}
+
+/*
+ * The whole fit (scaling, gamma, training, the labelling subset of more
+ * than 3,000 rows, labelling) with its k-th allocation failing, for every
+ * k until it succeeds: each failure reports SVC_ERR_NOMEM and, once the
+ * caller frees the model, leaves no block behind.
+ */
+static void
+test_fit_fails_cleanly_at_every_allocation(void)
+{
+	int64_t		n = 3100;
+	double	   *x = blobs(n, 8);
+	long		k;
+	int			bad = 0;
+
+	for (k = 0;; k++)
+	{
+		AllocBudget b = {k, 0};
+		SvcEnv		env = {budget_alloc, budget_free, NULL, &b};
+		SvcOptions	opt;
+		SvcModel	m;
+		SvcError	err;
+		SvcStatus	st;
+
+		svc_options_default(&opt);
+		opt.budget = 20;
+		opt.max_iter = 4000;
+		st = svc_fit_rows(&env, x, n, 2, &opt, &m, &err);
+		svc_model_free(&env, &m);
+		if (b.live != 0 || (st != SVC_OK && st != SVC_ERR_NOMEM))
+			bad++;
+		if (st == SVC_OK)
+			break;
+	}
+	CHECK(bad == 0, "fit: %d of %ld failing allocations leaked or misreported", bad, k);
+	printf("  fit: fails cleanly at each of %ld allocations\n", k);
+	free(x);
+}
+
 /*
  * Rows are drawn in passes: with C < 1 every draw violates the margin
  * (w'phi(x) <= ||w|| <= C), so after k full passes every row must be a
@@ -342,5 +405,6 @@ main(void)
 	test_interrupt();
 	test_passes_draw_each_row_once();
 	test_gamma_auto_dimension();
+	test_fit_fails_cleanly_at_every_allocation();
 	return unit_summary("test_train");
 }
