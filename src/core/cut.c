@@ -377,26 +377,60 @@ done:
  * Decide the edges, then number the parts: eq_cluster[M] and a new
  * cluster_size array (from env) with *n_clusters entries.
  */
+SvcCutBy
+svc_cut_by(const SvcOptions *opt)
+{
+	if (opt->n_clusters > 0)
+		return SVC_CUT_BY_COUNT;
+	if (opt->has_level)
+		return SVC_CUT_BY_LEVEL;
+	return opt->cut == SVC_CUT_EOM ? SVC_CUT_BY_EOM : SVC_CUT_BY_PERSISTENCE;
+}
+
+const char *
+svc_cut_by_name(SvcCutBy by)
+{
+	switch (by)
+	{
+		case SVC_CUT_BY_COUNT:
+			return "n_clusters";
+		case SVC_CUT_BY_LEVEL:
+			return "level";
+		case SVC_CUT_BY_PERSISTENCE:
+			return svc_cut_name(SVC_CUT_PERSISTENCE);
+		case SVC_CUT_BY_EOM:
+			return svc_cut_name(SVC_CUT_EOM);
+	}
+	return "unknown";
+}
+
 static SvcStatus
 compute_cut(const SvcEnv *env, const SvcModel *m, int32_t *eq_cluster,
 			int32_t *n_clusters, int64_t **cluster_size, SvcError *err)
 {
 	CutWork		w;
 	double		small = min_rows(m);
+	SvcCutBy	by = svc_cut_by(&m->opt);
 	SvcStatus	st;
 
-	st = work_init(env, m, m->opt.n_clusters > 0 ||
-				   (!m->opt.has_level && m->opt.cut == SVC_CUT_EOM), &w, err);
+	st = work_init(env, m, by == SVC_CUT_BY_COUNT || by == SVC_CUT_BY_EOM, &w, err);
 	if (st != SVC_OK)
 		return st;
-	if (m->opt.n_clusters > 0)
-		cut_by_count(m, &w, small);
-	else if (m->opt.has_level)
-		cut_by_height(m, &w, small, true);
-	else if (m->opt.cut == SVC_CUT_EOM)
-		cut_by_eom(m, &w, small);
-	else
-		cut_by_height(m, &w, small, false);
+	switch (by)
+	{
+		case SVC_CUT_BY_COUNT:
+			cut_by_count(m, &w, small);
+			break;
+		case SVC_CUT_BY_LEVEL:
+			cut_by_height(m, &w, small, true);
+			break;
+		case SVC_CUT_BY_EOM:
+			cut_by_eom(m, &w, small);
+			break;
+		case SVC_CUT_BY_PERSISTENCE:
+			cut_by_height(m, &w, small, false);
+			break;
+	}
 
 	svc_uf_init(w.parent, w.M);
 	for (int32_t k = 0; k < m->n_edges; k++)

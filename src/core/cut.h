@@ -29,6 +29,20 @@
 #include "svc_core.h"
 #include "model.h"
 
+/* The rule a model's options choose: n_clusters, then level, then cut. */
+typedef enum SvcCutBy
+{
+	SVC_CUT_BY_COUNT,
+	SVC_CUT_BY_LEVEL,
+	SVC_CUT_BY_PERSISTENCE,
+	SVC_CUT_BY_EOM
+} SvcCutBy;
+
+SvcCutBy	svc_cut_by(const SvcOptions *opt);
+
+/* Its name, as svc_model_info reports it. */
+const char *svc_cut_by_name(SvcCutBy by);
+
 /*
  * Label the equilibria from the tree and m->opt: replaces eq_cluster,
  * n_clusters and cluster_size (ids 1..K by decreasing rows; ties by the

@@ -131,7 +131,6 @@ svc_kd_free(const SvcEnv *env, SvcKdTree *t)
 	t->axis = NULL;
 }
 
-/* Search perm[lo..hi): the query's side first, the other if it can help. */
 double
 svc_sqdist_far(const double *a, const double *b, int32_t d)
 {
@@ -183,6 +182,7 @@ kbest_offer(KBest *kb, int64_t p, double d2)
 	kb->idx[pos] = p;
 }
 
+/* Search perm[lo..hi): the query's side first, the other if it can help. */
 static void
 kd_search_k(const SvcKdTree *t, int64_t lo, int64_t hi, const double *q, KBest *kb)
 {

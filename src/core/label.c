@@ -1205,7 +1205,7 @@ svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
 	if (st != SVC_OK)
 		goto done;
 
-	st = finish_model(env, m, &eqs, paper ? NULL : tree, comp, roweq, n, labels, err);
+	st = finish_model(env, m, &eqs, tree, comp, roweq, n, labels, err);
 	if (st == SVC_OK)
 		m->epsilon = epsilon;
 done:

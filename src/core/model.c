@@ -403,11 +403,7 @@ cut_rule_name(const SvcModel *m)
 {
 	if (m->opt.labeling != SVC_LABELING_TREE)
 		return "paper";
-	if (m->opt.n_clusters > 0)
-		return "n_clusters";
-	if (m->opt.has_level)
-		return "level";
-	return svc_cut_name(m->opt.cut);
+	return svc_cut_by_name(svc_cut_by(&m->opt));
 }
 
 char *

@@ -535,7 +535,7 @@ test_tree_cut_rule(void)
 	lab = malloc(sizeof(int32_t) * (size_t) D.n);
 	make_model(&m, &D, 1, 64.0, 8.0, SVC_LABELING_TREE);
 	m.gamma = 2.0;
-	k = label_and_report("tree touching r=0.25", &m, &D, 2, lab, NULL, NULL);
+	k = label_and_report("tree touching, ratio 0.4", &m, &D, 2, lab, NULL, NULL);
 	CHECK(k == 1 && m.n_eq >= 2, "touching blobs: %d clusters from %d equilibria, expected 1 from 2+", k, m.n_eq);
 	free_model(&m);
 	make_model(&m, &D, 1, 64.0, 8.0, SVC_LABELING_TREE);
@@ -608,12 +608,6 @@ test_paper_joins_equilibria(void)
 }
 
 /*
- * Step 10 of Algorithm 3: each row outside B_eps has the cluster of its
- * nearest B_eps row (checked by brute force against the k-d tree).  With
- * f < 0 everywhere every equilibrium is its own cluster, so the labels
- * are fine-grained and a wrong neighbour would show.
- */
-/*
  * svc_label_fill_nearest as svc_assign uses it (pending 0, NULL rows -1):
  * pending rows take their nearest source's label, ties to the lower row,
  * rows below pending stay as they are, and with no source nothing moves.
@@ -676,6 +670,12 @@ test_fill_nearest(void)
 		  none[0] == 0 && none[1] == -1 && none[2] == 0, "fill: no source, nothing filled");
 }
 
+/*
+ * Step 10 of Algorithm 3: each row outside B_eps has the cluster of its
+ * nearest B_eps row (checked by brute force against the k-d tree).  With
+ * f < 0 everywhere every equilibrium is its own cluster, so the labels
+ * are fine-grained and a wrong neighbour would show.
+ */
 static void
 test_paper_nearest_beps(void)
 {
