@@ -18,6 +18,11 @@ REGRESS_OPTS = --inputdir=. --load-extension=$(EXTENSION)
 PG_CONFIG ?= pg_config
 PG_CPPFLAGS += -Isrc/core
 PG_CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
+# No fused multiply-adds outside the kernel loops: gcc fuses a * b + c on
+# CPUs that have them (aarch64, or x86-64 with -march), which rounds
+# differently.  Decoding a model cuts its stored tree again and compares
+# the clusters, so a model must cut the same on every machine.
+PG_CFLAGS += -ffp-contract=off
 
 # Flags for the kernel loops only (FINDINGS.md section 8): -ffast-math lets
 # gcc call glibc's vector exp, and -march=native its AVX2/AVX-512 versions
@@ -29,7 +34,7 @@ OPTFLAGS ?= -march=native
 else
 OPTFLAGS ?=
 endif
-KERNEL_CFLAGS = -O3 -ffast-math $(OPTFLAGS)
+KERNEL_CFLAGS = -O3 -ffast-math -ffp-contract=fast $(OPTFLAGS)
 src/core/kernel.o: CFLAGS += $(KERNEL_CFLAGS)
 src/core/kernel.bc: BITCODE_CFLAGS += $(KERNEL_CFLAGS)
 
