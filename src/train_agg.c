@@ -87,12 +87,11 @@ check_state(const bytea *s)
 		svc_report(&err);
 }
 
-/* Allocate a state of the given capacity in CurrentMemoryContext. */
-static bytea *
-new_state(int32 dims, int64 capacity)
+/* The bytes of a state of that capacity; an error past what a value holds. */
+static size_t
+checked_state_size(int32 dims, int64 capacity)
 {
 	size_t		len = svc_state_size(dims, capacity);
-	bytea	   *s;
 
 	if (len == 0 || len > MaxAllocSize - VARHDRSZ)
 		ereport(ERROR,
@@ -101,6 +100,16 @@ new_state(int32 dims, int64 capacity)
 				errdetail("%lld rows of %d features do not fit in one aggregate state.",
 						  (long long) capacity, dims),
 				errhint("Lower the \"sample\" option."));
+	return len;
+}
+
+/* Allocate a state of the given capacity in CurrentMemoryContext. */
+static bytea *
+new_state(int32 dims, int64 capacity)
+{
+	size_t		len = checked_state_size(dims, capacity);
+	bytea	   *s;
+
 	/* zeroed: the rows past the kept ones are part of the value's bytes */
 	s = (bytea *) palloc0(len + VARHDRSZ);
 	SET_VARSIZE(s, len + VARHDRSZ);
@@ -293,7 +302,8 @@ svc_train_transfn(PG_FUNCTION_ARGS)
 		if (!(fabs(values[j]) <= SVC_MAX_FEATURE_ABS))
 			ereport(ERROR,
 					errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					errmsg("features must be between -1e+100 and 1e+100 to train on"),
+					errmsg("features must be between %g and %g to train on",
+						   -SVC_MAX_FEATURE_ABS, SVC_MAX_FEATURE_ABS),
 					errdetail("Element %d is %g.", j + 1, values[j]),
 					errhint("Scale the values down: the squares of larger values overflow double precision."));
 
@@ -304,12 +314,16 @@ svc_train_transfn(PG_FUNCTION_ARGS)
 		 * The state is built in the per-row context: the executor copies a
 		 * new state value into the aggregate context itself.
 		 */
-		if (svc_state_size(dims, opts->opt.sample) == 0 ||
-			svc_state_size(dims, opts->opt.sample) > MaxAllocSize - VARHDRSZ)
-			(void) new_state(dims, opts->opt.sample);
+		(void) checked_state_size(dims, opts->opt.sample);
 		state = new_state(dims, Min(16, opts->opt.sample));
 		svc_state_init(STATE_DATA(state), dims, Min(16, opts->opt.sample), &opts->opt);
-		/* parallel workers sample independently; a serial scan is unchanged */
+		/*
+		 * The workers of one parallel scan draw from streams of their own,
+		 * so that their samples are independent; a serial scan keeps
+		 * stream 0.  States built elsewhere (Citus shards, partitionwise
+		 * aggregation) start on stream 0 too: each still samples its own
+		 * rows uniformly, which is all the merge needs.
+		 */
 		if (ParallelWorkerNumber >= 0)
 			svc_state_set_stream(STATE_DATA(state), (uint64) ParallelWorkerNumber + 1);
 	}

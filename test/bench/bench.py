@@ -328,8 +328,8 @@ def bench_defaults(args, loaded, paper, out):
             out.append("| %s | %d | %d | %.1f | %s | %s | %s | %s | %s | %s | %s | %s | %.0f | %.0f | %s | %s | %s |" % (
                 ds["name"], ds["rows"], ds["classes"], s["clusters"], fmt(s["purity"]), fmt(s["rand"]),
                 fmt(s["adjusted_rand"]), fmt(s["nmi"]), fmt(s["davies_bouldin"]), fmt(s["compactness"]),
-                fsec(s["train_s"]), fsec(s["assign_s"]), s["train_s"] / ds["scan_s"],
-                s["assign_s"] / ds["scan_s"], fmt(s["agree"], 4),
+                fsec(s["train_s"]), fsec(s["assign_s"]), s["train_s"] / max(ds["scan_s"], 1e-6),
+                s["assign_s"] / max(ds["scan_s"], 1e-6), fmt(s["agree"], 4),
                 fmt(paper_best_bsgd(paper, ds["name"])), fmt(DBSCAN_NMI.get(ds["name"]))))
             if s["failed"]:
                 out[-1] += " (%d of %d runs failed: %s)" % (s["failed"], s["runs"], "; ".join(s["errors"])[:200])
@@ -347,6 +347,23 @@ def bench_defaults(args, loaded, paper, out):
 
 
 CUTS = [{"merge_ratio": r} for r in (0.2, 0.25, 0.3, 0.35, 0.4, 0.5)] + [{"cut": "eom"}]
+
+
+def cut_batch(ds, opts_list):
+    """One session of bench_cuts: each options of opts_list trains a model,
+    cut at CUTS and at n_clusters = the number of classes.  Returns its
+    rows as [cut (jsonb text), cut_s, assign_s, cvi (json), err]."""
+    cuts = CUTS + [{"n_clusters": ds["classes"]}]
+    arr = "ARRAY[%s]::jsonb[]" % ", ".join("'%s'" % json.dumps(c) for c in cuts)
+    sql = ["SET statement_timeout = '300s';", "SET client_min_messages = warning;"]
+    for opts in opts_list:
+        sql.append("SELECT r.cut, r.cut_s, r.assign_s, r.cvi, r.err FROM bench_cuts('%s', '%s', %s) r;"
+                   % (ds["table"], json.dumps(opts), arr))
+    try:
+        lines, _ = psql("\n".join(sql), stop_on_error=False, check=False)
+    except OSError:
+        lines = []
+    return [f for f in (line.split("\t") for line in lines) if len(f) == 5]
 
 
 def bench_labeling(args, loaded, defaults, out):
@@ -370,21 +387,10 @@ def bench_labeling(args, loaded, defaults, out):
         ts = defaults.get(ds["name"]) if defaults else None
         if ts is None:
             ts = summarise(list(run_batch(ds, [("s%d" % sd, {"seed": sd}, False) for sd in seeds]).values()))
-        cuts = CUTS + [{"n_clusters": ds["classes"]}]
-        per_cut = {json.dumps(c, sort_keys=True): [] for c in cuts}
+        per_cut = {}
         cut_times, assign_times = [], []
-        sql = ["SET statement_timeout = '300s';", "SET client_min_messages = warning;"]
-        arr = "ARRAY[%s]::jsonb[]" % ", ".join("'%s'" % json.dumps(c) for c in cuts)
-        for sd in seeds:
-            sql.append("SELECT r.cut, r.cut_s, r.assign_s, r.cvi, r.err FROM bench_cuts('%s', '%s', %s) r;"
-                       % (ds["table"], json.dumps({"seed": sd}), arr))
-        try:
-            lines, _ = psql("\n".join(sql), stop_on_error=False, check=False)
-        except OSError:
-            lines = []
-        for line in lines:
-            f = line.split("\t")
-            if len(f) != 5 or f[4]:
+        for f in cut_batch(ds, [{"seed": sd} for sd in seeds]):
+            if f[4]:
                 continue
             key = json.dumps(json.loads(f[0]), sort_keys=True)
             cvi = json.loads(f[3])
@@ -428,8 +434,6 @@ def bench_tuned(args, loaded, out):
     jobs = []
     for ds in loaded:
         ds["gamma_auto"] = {}
-        cuts = CUTS + [{"n_clusters": ds["classes"]}]
-        arr = "ARRAY[%s]::jsonb[]" % ", ".join("'%s'" % json.dumps(c) for c in cuts)
         for scale in SCALES:
             lines, _ = psql("SELECT (svc_model_info(svc_train(features, '%s'))->>'gamma') FROM %s;"
                             % (json.dumps({"seed": 1, "scale": scale}), ds["table"]), check=False)
@@ -439,30 +443,21 @@ def bench_tuned(args, loaded, out):
                 continue
             ds["gamma_auto"][scale] = auto
             for fac in GAMMA_FACTORS:
-                sql = ["SET statement_timeout = '300s';", "SET client_min_messages = warning;"]
-                for sd in seeds:
-                    opts = {"seed": sd, "scale": scale, "gamma": auto * fac}
-                    sql.append("SELECT r.cut, r.cvi, r.err FROM bench_cuts('%s', '%s', %s) r;"
-                               % (ds["table"], json.dumps(opts), arr))
-                jobs.append((ds, (scale, fac), "\n".join(sql)))
+                jobs.append((ds, (scale, fac), [{"seed": sd, "scale": scale, "gamma": auto * fac}
+                                                for sd in seeds]))
 
     def run(job):
-        try:
-            lines, _ = psql(job[2], stop_on_error=False, check=False)
-        except OSError:
-            lines = []
-        return lines
+        return cut_batch(job[0], job[2])
 
     started = time.time()
     per = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for (ds, fac, _), lines in zip(jobs, pool.map(run, jobs)):
-            for line in lines:
-                f = line.split("\t")
-                if len(f) != 3 or f[2]:
+        for (ds, fac, _), rows in zip(jobs, pool.map(run, jobs)):
+            for f in rows:
+                if f[4]:
                     continue
                 key = (fac, json.dumps(json.loads(f[0]), sort_keys=True))
-                per.setdefault(ds["name"], {}).setdefault(key, []).append(json.loads(f[1]))
+                per.setdefault(ds["name"], {}).setdefault(key, []).append(json.loads(f[3]))
     elapsed = time.time() - started
     out.append("## The tree at its best (scale, gamma and cut chosen with the labels)\n")
     out.append("Seeds %s. `scale` %s; gamma at %s times the automatic value for that scale (from "
