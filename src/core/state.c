@@ -199,8 +199,10 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 		/*
 		 * Training takes values up to SVC_MAX_FEATURE_ABS (their running
 		 * mean may round a little past it), so m2 is at most seen times
-		 * (2 SVC_MAX_FEATURE_ABS)^2; bounds proportional to seen stay
-		 * valid when rows are added or states merged.
+		 * (2 SVC_MAX_FEATURE_ABS)^2; the bound allows 1e10 SVC_MAX_FEATURE_ABS^2
+		 * per row, far above that and far below overflow.  Bounds
+		 * proportional to seen stay valid when rows are added or states
+		 * merged.
 		 */
 		if (!(fabs(mean) <= 2 * SVC_MAX_FEATURE_ABS) ||
 			!(m2 >= 0 && m2 <= 1e10 * SVC_MAX_FEATURE_ABS * SVC_MAX_FEATURE_ABS * (double) seen))

@@ -255,7 +255,7 @@ test_check_rejects_damage(void)
 typedef enum StateField
 {
 	SF_VERSION, SF_DIMS, SF_BUDGET, SF_SEEN_LOW, SF_SEEN_HIGH, SF_CAPACITY,
-	SF_LENGTH, SF_MEAN_NAN, SF_M2_NEGATIVE, SF_MIN_ABOVE_MAX, SF_EMPTY_MEAN,
+	SF_LENGTH, SF_MEAN_NAN, SF_M2_NEGATIVE, SF_M2_HUGE, SF_MIN_ABOVE_MAX, SF_EMPTY_MEAN,
 	SF_ROW_NAN
 } StateField;
 
@@ -300,6 +300,9 @@ expect_state_rejected(StateField field, const char *detail)
 		case SF_M2_NEGATIVE:
 			svc_store_f64(copy + stats + 16, -1.0);
 			break;
+		case SF_M2_HUGE:		/* 1e300 > 1e10 * 1e200 * 20 rows */
+			svc_store_f64(copy + stats + 16, 1e300);
+			break;
 		case SF_MIN_ABOVE_MAX:
 			svc_store_f64(copy + stats + 32, 1e6);
 			break;
@@ -330,6 +333,7 @@ test_check_names_each_damage(void)
 	expect_state_rejected(SF_LENGTH, "length does not match");
 	expect_state_rejected(SF_MEAN_NAN, "scaling statistics are not finite");
 	expect_state_rejected(SF_M2_NEGATIVE, "scaling statistics are not finite");
+	expect_state_rejected(SF_M2_HUGE, "scaling statistics are not finite");
 	expect_state_rejected(SF_MIN_ABOVE_MAX, "minimum and maximum are inconsistent");
 	expect_state_rejected(SF_EMPTY_MEAN, "empty state are not empty");
 	expect_state_rejected(SF_ROW_NAN, "sampled row is not finite");
