@@ -6,6 +6,7 @@
 #include "state.h"
 #include "train.h"
 #include "kernel.h"
+#include "kdtree.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -62,8 +63,8 @@ set_offset_quantile(const SvcEnv *env, SvcModel *m, const double *rows, int64_t 
 			svc_free(env, sums);
 			return SVC_ERR_INTERRUPTED;
 		}
-		sums[i] = svc_kernel_sum(m->sv, m->alpha, m->n_sv, m->dims, m->gamma,
-								 rows + (size_t) i * m->dims);
+		sums[i] = svc_kernel_sum(m->sv, m->alpha, m->sv_gamma, m->n_sv, m->dims,
+								 m->gamma, rows + (size_t) i * m->dims);
 	}
 	qsort(sums, (size_t) n, sizeof(double), svc_cmp_double);
 	idx = (int64_t) floor(m->opt.nu * (double) n);
@@ -77,6 +78,77 @@ set_offset_quantile(const SvcEnv *env, SvcModel *m, const double *rows, int64_t 
 		q = top > 0 ? 1e-12 * top : 1e-300;
 	m->offset = q;
 	return SVC_OK;
+}
+
+/*
+ * bandwidth_k: one width cannot fit clusters of different densities (a
+ * sparse ring touching dense blobs; see doc/design-notes.md).  Each support
+ * vector's kernel is widened where its k-th nearest support vector is
+ * farther than the median such distance r_med:
+ *     gamma_i = gamma * min(1, (r_med / r_i)^2),
+ * which keeps dense regions at gamma and lets a sparse region's bumps join
+ * into one hill instead of breaking into many small ones.
+ */
+static SvcStatus
+set_widths(const SvcEnv *env, SvcModel *m, SvcError *err)
+{
+	int32_t		n = m->n_sv;
+	int32_t		k = m->opt.bandwidth_k < n - 1 ? m->opt.bandwidth_k : n - 1;
+	double	   *r = svc_alloc(env, sizeof(double) * (size_t) n, err);
+	double	   *sorted = svc_alloc(env, sizeof(double) * (size_t) n, err);
+	int64_t    *idx = svc_alloc(env, sizeof(int64_t) * (size_t) (k + 1), err);
+	double	   *d2 = svc_alloc(env, sizeof(double) * (size_t) (k + 1), err);
+	SvcKdTree	tree = {0};		/* freed here even when building fails */
+	SvcStatus	st = SVC_ERR_NOMEM;
+	double		r_med;
+
+	m->sv_gamma = svc_alloc(env, sizeof(double) * (size_t) n, err);
+	if (!r || !sorted || !idx || !d2 || !m->sv_gamma)
+		goto done;
+	if (k < 1)
+	{
+		/* a single support vector has no neighbour to measure by */
+		for (int32_t i = 0; i < n; i++)
+			m->sv_gamma[i] = m->gamma;
+		st = SVC_OK;
+		goto done;
+	}
+	st = svc_kd_build(env, m->sv, n, m->dims, &tree, err);
+	if (st != SVC_OK)
+		goto done;
+	for (int32_t i = 0; i < n; i++)
+	{
+		/* the point itself comes first (or ties with a duplicate at 0) */
+		int32_t		found;
+
+		if ((i & 4095) == 0 && svc_interrupted(env, err))
+		{
+			st = SVC_ERR_INTERRUPTED;
+			goto done;
+		}
+		found = svc_kd_knearest(&tree, m->sv + (size_t) i * m->dims, k + 1, idx, d2);
+
+		r[i] = sqrt(d2[found - 1]);
+	}
+	memcpy(sorted, r, sizeof(double) * (size_t) n);
+	qsort(sorted, (size_t) n, sizeof(double), svc_cmp_double);
+	r_med = sorted[n / 2];
+	for (int32_t i = 0; i < n; i++)
+	{
+		double		ratio = r[i] > r_med ? r_med / r[i] : 1.0;
+		double		g = m->gamma * ratio * ratio;
+
+		/* r_med = 0 (most support vectors doubled) or a far one: floor */
+		m->sv_gamma[i] = g > 1e-12 * m->gamma ? g : 1e-12 * m->gamma;
+	}
+	st = SVC_OK;
+done:
+	svc_kd_free(env, &tree);
+	svc_free(env, r);
+	svc_free(env, sorted);
+	svc_free(env, idx);
+	svc_free(env, d2);
+	return st;
 }
 
 /* Scale, train and label; rows are scaled in place. */
@@ -115,7 +187,19 @@ fit_scaled(const SvcEnv *env, double *rows, int64_t n, SvcModel *m, SvcError *er
 	st = svc_train_bsgd(env, rows, n, m->dims, &m->opt, gamma, m, err);
 	if (st != SVC_OK)
 		return st;
-	if (m->opt.nu > 0)
+	if (m->opt.bandwidth_k > 0)
+	{
+		st = set_widths(env, m, err);
+		if (st != SVC_OK)
+			return st;
+	}
+
+	/*
+	 * The threshold as a quantile of f on the training rows.  Widths change
+	 * f, so the SVM's own threshold means nothing then: outlier_fraction 0
+	 * puts the threshold at the lowest training row.
+	 */
+	if (m->opt.nu > 0 || m->sv_gamma)
 	{
 		st = set_offset_quantile(env, m, rows, n, err);
 		if (st != SVC_OK)

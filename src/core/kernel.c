@@ -38,8 +38,8 @@ svc_sqdist(const double *a, const double *b, int32_t d)
 #define EXP_FLOOR (-700.0)
 
 double
-svc_kernel_sum(const double *s, const double *alpha, int32_t n, int32_t d,
-			   double gamma, const double *x)
+svc_kernel_sum(const double *s, const double *alpha, const double *widths,
+			   int32_t n, int32_t d, double gamma, const double *x)
 {
 	double		buf[KBLOCK];
 	double		total = 0.0;
@@ -49,12 +49,15 @@ svc_kernel_sum(const double *s, const double *alpha, int32_t n, int32_t d,
 		int32_t		m = (n - i0 < KBLOCK) ? n - i0 : KBLOCK;
 		const double *row = s + (size_t) i0 * d;
 
+		/* two loops, so the common one keeps its constant factor */
+		if (widths)
+			for (int32_t i = 0; i < m; i++)
+				buf[i] = -widths[i0 + i] * svc_sqdist(row + (size_t) i * d, x, d);
+		else
+			for (int32_t i = 0; i < m; i++)
+				buf[i] = -gamma * svc_sqdist(row + (size_t) i * d, x, d);
 		for (int32_t i = 0; i < m; i++)
-		{
-			double		e = -gamma * svc_sqdist(row + (size_t) i * d, x, d);
-
-			buf[i] = e > EXP_FLOOR ? e : EXP_FLOOR;
-		}
+			buf[i] = buf[i] > EXP_FLOOR ? buf[i] : EXP_FLOOR;
 		for (int32_t i = 0; i < m; i++)
 			buf[i] = exp(buf[i]);
 		for (int32_t i = 0; i < m; i++)
@@ -64,18 +67,20 @@ svc_kernel_sum(const double *s, const double *alpha, int32_t n, int32_t d,
 }
 
 double
-svc_kernel_fixed_point(const double *s, const double *alpha, int32_t n,
-					   int32_t d, double gamma, const double *x,
-					   double *next, double *work, bool *ok)
+svc_kernel_fixed_point(const double *s, const double *alpha,
+					   const double *widths, int32_t n, int32_t d,
+					   double gamma, const double *x, double *next,
+					   double *work, bool *ok)
 {
 	double		emax = -DBL_MAX;
 	double		den = 0.0;
 	double		absden = 0.0;
+	double		sum = 0.0;
 	double		shift;
 
 	for (int32_t i = 0; i < n; i++)
 	{
-		work[i] = -gamma * svc_sqdist(s + (size_t) i * d, x, d);
+		work[i] = -(widths ? widths[i] : gamma) * svc_sqdist(s + (size_t) i * d, x, d);
 		if (work[i] > emax)
 			emax = work[i];
 	}
@@ -99,11 +104,18 @@ svc_kernel_fixed_point(const double *s, const double *alpha, int32_t n,
 	}
 
 	memset(next, 0, sizeof(double) * (size_t) d);
+	/*
+	 * The gradient of sum_i alpha_i exp(-g_i ||x - s_i||^2) vanishes where
+	 * x is the mean of the s_i weighted by alpha_i g_i K_i: with one width
+	 * g_i cancels.
+	 */
 	for (int32_t i = 0; i < n; i++)
 	{
-		double		w = alpha[i] * work[i];
+		double		a = alpha[i] * work[i];
+		double		w = widths ? a * widths[i] : a;
 		const double *row = s + (size_t) i * d;
 
+		sum += a;
 		den += w;
 		absden += fabs(w);
 		for (int32_t j = 0; j < d; j++)
@@ -130,5 +142,5 @@ svc_kernel_fixed_point(const double *s, const double *alpha, int32_t n,
 		*ok = true;
 	}
 	shift = exp(emax);
-	return den * shift;
+	return sum * shift;
 }

@@ -12,13 +12,18 @@
 /* Squared Euclidean distance. */
 double		svc_sqdist(const double *a, const double *b, int32_t d);
 
-/* sum_i alpha_i exp(-gamma ||x - s_i||^2) over n rows s of d values. */
-double		svc_kernel_sum(const double *s, const double *alpha, int32_t n,
-						   int32_t d, double gamma, const double *x);
+/*
+ * sum_i alpha_i exp(-g_i ||x - s_i||^2) over n rows s of d values, with
+ * g_i = widths[i], or gamma for all when widths is NULL.
+ */
+double		svc_kernel_sum(const double *s, const double *alpha,
+						   const double *widths, int32_t n, int32_t d,
+						   double gamma, const double *x);
 
 /*
  * One step of the fixed-point iteration P(x) (a weighted mean shift):
- * writes sum_i w_i s_i / sum_i w_i into next, with w_i = alpha_i K(x, s_i).
+ * writes sum_i w_i s_i / sum_i w_i into next, with w_i = alpha_i K(x, s_i)
+ * (times g_i when widths gives each s_i its own, as in svc_kernel_sum).
  * The exponents are shifted by their largest value before exp, so the
  * ratio is exact far from every support vector where all K underflow.
  * work needs n doubles.  Returns the (unshifted) kernel sum,
@@ -27,8 +32,8 @@ double		svc_kernel_sum(const double *s, const double *alpha, int32_t n,
  * (projection can make some alpha negative): next is then a copy of x.
  */
 double		svc_kernel_fixed_point(const double *s, const double *alpha,
-								   int32_t n, int32_t d, double gamma,
-								   const double *x, double *next,
+								   const double *widths, int32_t n, int32_t d,
+								   double gamma, const double *x, double *next,
 								   double *work, bool *ok);
 
 #endif							/* SVC_KERNEL_H */

@@ -192,8 +192,8 @@ run_trajectory(const SvcModel *m, const double *eq, int32_t n_eq,
 	bool		ok;
 
 	memcpy(w->x, x0, sizeof(double) * (size_t) d);
-	out->lambda0 = svc_kernel_fixed_point(m->sv, m->alpha, m->n_sv, d,
-										  m->gamma, w->x, w->next, w->kbuf,
+	out->lambda0 = svc_kernel_fixed_point(m->sv, m->alpha, m->sv_gamma, m->n_sv,
+										  d, m->gamma, w->x, w->next, w->kbuf,
 										  &ok);
 	for (;;)
 	{
@@ -222,8 +222,8 @@ run_trajectory(const SvcModel *m, const double *eq, int32_t n_eq,
 		bound -= step;
 		if (step <= tt->stop || steps >= TRAJ_MAX_STEPS)
 			break;
-		(void) svc_kernel_fixed_point(m->sv, m->alpha, m->n_sv, d, m->gamma,
-									  w->x, w->next, w->kbuf, &ok);
+		(void) svc_kernel_fixed_point(m->sv, m->alpha, m->sv_gamma, m->n_sv, d,
+									  m->gamma, w->x, w->next, w->kbuf, &ok);
 		steps++;
 	}
 	near = nearest_eq(eq, n_eq, d, w->x, &dist2);
@@ -313,7 +313,8 @@ lambda_on_segment(const SvcModel *m, const double *a, const double *b,
 {
 	for (int32_t j = 0; j < m->dims; j++)
 		pt[j] = a[j] + t * (b[j] - a[j]);
-	return svc_kernel_sum(m->sv, m->alpha, m->n_sv, m->dims, m->gamma, pt);
+	return svc_kernel_sum(m->sv, m->alpha, m->sv_gamma, m->n_sv, m->dims,
+						  m->gamma, pt);
 }
 
 /*
@@ -1129,8 +1130,8 @@ svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
 				st = SVC_ERR_INTERRUPTED;
 				goto done;
 			}
-			rowlam[i] = svc_kernel_sum(m->sv, m->alpha, m->n_sv, d, m->gamma,
-									   xs + (size_t) i * d);
+			rowlam[i] = svc_kernel_sum(m->sv, m->alpha, m->sv_gamma, m->n_sv, d,
+									   m->gamma, xs + (size_t) i * d);
 			absf[i] = fabs(rowlam[i] - m->offset);
 		}
 		epsilon = m->opt.epsilon > 0.0 ? m->opt.epsilon : auto_epsilon(absf, n);
@@ -1167,7 +1168,7 @@ svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
 			roweq[i] = end.near;
 		else
 		{
-			double		lam = svc_kernel_sum(m->sv, m->alpha, m->n_sv, d,
+			double		lam = svc_kernel_sum(m->sv, m->alpha, m->sv_gamma, m->n_sv, d,
 											 m->gamma, w.x);
 
 			st = eqlist_push(env, &eqs, w.x, lam, err);

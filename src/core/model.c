@@ -8,6 +8,7 @@
  *   u32 converged u32 n_sv u32 n_eq u32 n_clusters u32 n_edges u32 0
  *   f64 shift[dims] mul[dims]
  *   f64 sv[n_sv*dims] alpha[n_sv]
+ *   f64 sv_gamma[n_sv]               (version 3 only)
  *   f64 eq[n_eq*dims]; u32 eq_cluster[n_eq]; f64 eq_f[n_eq]; u64 eq_rows[n_eq]
  *   u64 cluster_size[n_clusters]
  *   u32 edge_a[n_edges] edge_b[n_edges]; f64 edge_f[n_edges]
@@ -80,14 +81,15 @@ svc_model_free(const SvcEnv *env, SvcModel *m)
 	svc_free(env, m->mul);
 	svc_free(env, m->sv);
 	svc_free(env, m->alpha);
-	m->shift = m->mul = m->sv = m->alpha = NULL;
+	svc_free(env, m->sv_gamma);
+	m->shift = m->mul = m->sv = m->alpha = m->sv_gamma = NULL;
 	svc_model_free_labelling(env, m);
 }
 
 /* Encoded size, or 0 if it would overflow size_t. */
 static size_t
-encoded_size(uint64_t dims, uint64_t n_sv, uint64_t n_eq, uint64_t n_clusters,
-			 uint64_t n_edges)
+encoded_size(uint64_t dims, uint64_t n_sv, bool widths, uint64_t n_eq,
+			 uint64_t n_clusters, uint64_t n_edges)
 {
 	uint64_t	total;
 
@@ -96,7 +98,7 @@ encoded_size(uint64_t dims, uint64_t n_sv, uint64_t n_eq, uint64_t n_clusters,
 		return 0;
 	total = MODEL_FIXED_SIZE;
 	total += 8 * 2 * dims;
-	total += 8 * n_sv * (dims + 1);
+	total += 8 * n_sv * (dims + (widths ? 2 : 1));
 	total += n_eq * (8 * dims + 4 + 8 + 8);
 	total += 8 * n_clusters;
 	total += n_edges * (4 + 4 + 8);
@@ -110,7 +112,7 @@ size_t
 svc_model_encoded_size(const SvcModel *m)
 {
 	return encoded_size((uint64_t) m->dims, (uint64_t) m->n_sv,
-						(uint64_t) m->n_eq, (uint64_t) m->n_clusters,
+						m->sv_gamma != NULL, (uint64_t) m->n_eq, (uint64_t) m->n_clusters,
 						(uint64_t) m->n_edges);
 }
 
@@ -127,7 +129,7 @@ svc_model_encode(const SvcModel *m, uint8_t *out)
 
 	svc_writer_init(&w, out, len);
 	svc_put_raw(&w, SVC_MODEL_MAGIC, 4);
-	svc_put_u16(&w, SVC_MODEL_FORMAT_VERSION);
+	svc_put_u16(&w, (uint16_t) svc_model_format_version(m));
 	svc_put_u16(&w, 0);
 	svc_put_u32(&w, (uint32_t) m->dims);
 	svc_put_u8(&w, (uint8_t) m->solver);
@@ -155,6 +157,9 @@ svc_model_encode(const SvcModel *m, uint8_t *out)
 		svc_put_f64(&w, m->sv[i]);
 	for (int32_t i = 0; i < m->n_sv; i++)
 		svc_put_f64(&w, m->alpha[i]);
+	if (m->sv_gamma)
+		for (int32_t i = 0; i < m->n_sv; i++)
+			svc_put_f64(&w, m->sv_gamma[i]);
 	for (size_t i = 0; i < (size_t) m->n_eq * d; i++)
 		svc_put_f64(&w, m->eq[i]);
 	for (int32_t i = 0; i < m->n_eq; i++)
@@ -226,11 +231,11 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 	if (memcmp(magic, SVC_MODEL_MAGIC, 4) != 0)
 		return svc_model_corrupt(err, "The value does not start with the svclust model signature.");
 	version = svc_get_u16(&r);
-	if (version != SVC_MODEL_FORMAT_VERSION)
+	if (version != SVC_MODEL_FORMAT_VERSION && version != SVC_MODEL_FORMAT_ONE_WIDTH)
 	{
 		svc_fail(err, SVC_ERR_CORRUPT, "unsupported svclust model format version %u", version);
-		svc_error_detail(err, "This build of svclust reads model format version %d.",
-						 SVC_MODEL_FORMAT_VERSION);
+		svc_error_detail(err, "This build of svclust reads model format versions %d and %d.",
+						 SVC_MODEL_FORMAT_ONE_WIDTH, SVC_MODEL_FORMAT_VERSION);
 		svc_error_hint(err, "Train the model again with this version of svclust.");
 		return SVC_ERR_CORRUPT;
 	}
@@ -274,7 +279,9 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 		return svc_model_corrupt(err, "The numbers of support vectors, equilibria or clusters are invalid.");
 	if (m->opt.labeling == SVC_LABELING_TREE ? n_edges != n_eq - 1 : n_edges != 0)
 		return svc_model_corrupt(err, "The number of tree edges does not match the equilibria.");
-	expect = encoded_size(dims, n_sv, n_eq, n_clusters, n_edges);
+	if ((version == SVC_MODEL_FORMAT_VERSION) != (m->opt.bandwidth_k > 0))
+		return svc_model_corrupt(err, "The format version does not match the bandwidth_k option.");
+	expect = encoded_size(dims, n_sv, m->opt.bandwidth_k > 0, n_eq, n_clusters, n_edges);
 	if (expect == 0 || expect != len)
 		return svc_model_corrupt(err, "The length does not match the counts in the header.");
 	if (svc_crc32c(data, len - 4) != svc_load_u32(data + len - 4))
@@ -295,6 +302,19 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 			return svc_model_corrupt(err, "A scaling factor is not positive.");
 	if (!get_finite(&r, m->sv, d * n_sv) || !get_finite(&r, m->alpha, n_sv))
 		return svc_model_corrupt(err, "A support vector or coefficient is not finite.");
+	if (m->opt.bandwidth_k > 0)
+	{
+		m->sv_gamma = svc_alloc(env, sizeof(double) * n_sv, err);
+		if (m->sv_gamma == NULL)
+			return SVC_ERR_NOMEM;
+		/* widen only: the trajectories' tolerances come from gamma */
+		for (uint32_t i = 0; i < n_sv; i++)
+		{
+			m->sv_gamma[i] = svc_get_f64(&r);
+			if (!(m->sv_gamma[i] > 0 && m->sv_gamma[i] <= m->gamma))
+				return svc_model_corrupt(err, "A support vector's width is not in (0, gamma].");
+		}
+	}
 	if (!get_finite(&r, m->eq, d * n_eq))
 		return svc_model_corrupt(err, "An equilibrium is not finite.");
 	for (uint32_t i = 0; i < n_eq; i++)
@@ -349,10 +369,17 @@ svc_model_scale_row(const SvcModel *m, const double *x, double *out)
 		out[j] = (x[j] - m->shift[j]) * m->mul[j];
 }
 
+int
+svc_model_format_version(const SvcModel *m)
+{
+	return m->sv_gamma ? SVC_MODEL_FORMAT_VERSION : SVC_MODEL_FORMAT_ONE_WIDTH;
+}
+
 double
 svc_model_decision_scaled(const SvcModel *m, const double *xs)
 {
-	return svc_kernel_sum(m->sv, m->alpha, m->n_sv, m->dims, m->gamma, xs) - m->offset;
+	return svc_kernel_sum(m->sv, m->alpha, m->sv_gamma, m->n_sv, m->dims,
+						  m->gamma, xs) - m->offset;
 }
 
 static const char *
@@ -433,7 +460,7 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 	}
 	t.buf[0] = '\0';
 	emit(&t, "{\"format_version\": %d, \"solver\": \"%s\", \"boundary\": \"%s\", ",
-		 SVC_MODEL_FORMAT_VERSION, solver_name(m->solver),
+		 svc_model_format_version(m), solver_name(m->solver),
 		 m->boundary == SVC_BOUNDARY_SPHERE ? "sphere" : "hyperplane");
 	emit(&t, "\"dims\": %d, \"budget\": %d, \"strategy\": \"%s\", \"k\": %d, ",
 		 m->dims, m->opt.budget, svc_strategy_name(m->opt.strategy), m->opt.k);
@@ -444,7 +471,8 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 	emit(&t, "\"seed\": %llu, \"scale\": \"%s\", \"sample\": %lld, \"labeling\": \"%s\", ",
 		 (unsigned long long) m->opt.seed, svc_scale_name(m->opt.scale),
 		 (long long) m->opt.sample, svc_labeling_name(m->opt.labeling));
-	emit(&t, "\"outlier_fraction\": %.17g, \"offset\": %.17g, ", m->opt.nu, m->offset);
+	emit(&t, "\"outlier_fraction\": %.17g, \"offset\": %.17g, \"bandwidth_k\": %d, ",
+		 m->opt.nu, m->offset, m->opt.bandwidth_k);
 	emit(&t, "\"cut\": \"%s\", \"merge_ratio\": %.17g, \"min_cluster_share\": %.17g, "
 		 "\"min_cluster_size\": %lld, ",
 		 cut_rule_name(m), m->opt.merge_ratio, m->opt.min_cluster_share,

@@ -2,7 +2,8 @@
  * model.h - the trained model in memory, and its versioned bytes
  *
  * Every solver produces the same decision function shape,
- *     f(x) = sum_i alpha_i exp(-gamma ||x - s_i||^2) - offset,
+ *     f(x) = sum_i alpha_i exp(-gamma_i ||x - s_i||^2) - offset,
+ * gamma_i = gamma but where bandwidth_k widens a support vector's kernel,
  * on scaled input x' = (x - shift) .* mul: the hyperplane of the
  * large-margin one-class SVM has offset 1, and the hypersphere of SVDD
  * reduces to the same form with another offset.  So scoring and labelling
@@ -15,7 +16,13 @@
 #include "options.h"
 
 #define SVC_MODEL_MAGIC "SVCM"
-#define SVC_MODEL_FORMAT_VERSION 2
+/*
+ * Version 3 adds a width per support vector (bandwidth_k > 0); a model with
+ * one width is still written as version 2, so builds that predate widths
+ * read it, and refuse rather than misread one that has them.
+ */
+#define SVC_MODEL_FORMAT_VERSION 3
+#define SVC_MODEL_FORMAT_ONE_WIDTH 2
 
 typedef enum SvcSolver
 {
@@ -46,6 +53,8 @@ typedef struct SvcModel
 	int32_t		n_sv;
 	double	   *sv;				/* [n_sv * dims], row-major, scaled space */
 	double	   *alpha;			/* [n_sv] */
+	double	   *sv_gamma;		/* [n_sv]: each one's width (bandwidth_k > 0),
+								 * in (0, gamma]; NULL: gamma for all */
 
 	int32_t		n_eq;			/* labelled equilibria */
 	double	   *eq;				/* [n_eq * dims], scaled space */
@@ -102,6 +111,9 @@ SvcStatus	svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 
 /* Scale one input row into out (dims values). */
 void		svc_model_scale_row(const SvcModel *m, const double *x, double *out);
+
+/* The model's format version: 3 with a width per support vector, else 2. */
+int			svc_model_format_version(const SvcModel *m);
 
 /* f(x) for a row already scaled. */
 double		svc_model_decision_scaled(const SvcModel *m, const double *xs);

@@ -36,6 +36,7 @@ svc_options_default(SvcOptions *opt)
 	opt->sample = 10000;
 	opt->labeling = SVC_LABELING_TREE;
 	opt->nu = 0.05;
+	opt->bandwidth_k = 0;
 	opt->cut = SVC_CUT_PERSISTENCE;
 	opt->merge_ratio = 0.4;
 	opt->min_cluster_share = 0.03;
@@ -450,6 +451,7 @@ static const OptKey option_table[] = {
 	{.name = "sample", .kind = OPT_INT, FIELD(sample), .ilo = 2, .ihi = SVC_MAX_SAMPLE},
 	{.name = "labeling", .kind = OPT_ENUM, FIELD(labeling), .choices = labeling_choices},
 	{.name = "outlier_fraction", .alias = "nu", .kind = OPT_REAL, FIELD(nu), .lo = 0.0, .hi = 0.99},
+	{.name = "bandwidth_k", .kind = OPT_INT, FIELD(bandwidth_k), .ilo = 0, .ihi = SVC_MAX_K},
 	{.name = "cut", .kind = OPT_ENUM, FIELD(cut), .choices = cut_choices, .cut = true},
 	{.name = "merge_ratio", .kind = OPT_REAL, FIELD(merge_ratio), .lo = 0.0, .hi = 1.0,
 	.cut = true},
@@ -939,6 +941,7 @@ svc_options_encode(const SvcOptions *o, uint8_t *out)
 	svc_put_u32(&w, (uint32_t) o->n_clusters);
 	svc_put_u32(&w, o->has_level ? 1 : 0);
 	svc_put_f64(&w, o->level);
+	svc_put_u32(&w, (uint32_t) o->bandwidth_k);
 }
 
 SvcStatus
@@ -968,6 +971,7 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 	o->n_clusters = (int32_t) svc_get_u32(&r);
 	has_level = svc_get_u32(&r);
 	o->level = svc_get_f64(&r);
+	o->bandwidth_k = (int32_t) svc_get_u32(&r);
 	if (has_level > 1)
 		return bad_value(err, "level", LEVEL_EXPECT);
 	o->has_level = has_level == 1;

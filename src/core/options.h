@@ -52,6 +52,9 @@ typedef struct SvcOptions
 	double		nu;				/* outlier_fraction: share of training rows
 								 * left outside the domain; 0 keeps the
 								 * paper's threshold 1 */
+	int32_t		bandwidth_k;	/* > 0: each support vector's width from
+								 * its k-th nearest support vector (widen
+								 * only); 0: one width gamma for all */
 
 	/* The cut of the saddle tree: these may change after training. */
 	SvcCutRule	cut;

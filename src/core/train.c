@@ -129,7 +129,7 @@ bsgd_free(Bsgd *g)
 static double
 bsgd_dot(const Bsgd *g, const double *x)
 {
-	return g->scale * svc_kernel_sum(g->sv, g->a, g->b, g->d, g->gamma, x);
+	return g->scale * svc_kernel_sum(g->sv, g->a, NULL, g->b, g->d, g->gamma, x);
 }
 
 /* ||w||^2 from scratch: sum_ij alpha_i alpha_j K_ij. */
@@ -139,7 +139,7 @@ bsgd_norm2(const Bsgd *g)
 	double		total = 0.0;
 
 	for (int32_t i = 0; i < g->b; i++)
-		total += g->a[i] * svc_kernel_sum(g->sv, g->a, g->b, g->d, g->gamma,
+		total += g->a[i] * svc_kernel_sum(g->sv, g->a, NULL, g->b, g->d, g->gamma,
 										  g->sv + (size_t) i * g->d);
 	total *= g->scale * g->scale;
 	return total > 0 ? total : 0.0;

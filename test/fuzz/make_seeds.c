@@ -160,6 +160,8 @@ main(int argc, char **argv)
 			   "{\"budget\": 12, \"max_iter\": 2000, \"cut\": \"eom\", \"min_cluster_size\": 4}");
 	model_seed(dir, "level2d.bin", 60, 2, 3, "{\"budget\": 12, \"max_iter\": 2000, \"level\": 0}");
 	model_seed(dir, "count2d.bin", 60, 2, 3, "{\"budget\": 12, \"max_iter\": 2000, \"n_clusters\": 2}");
+	/* format version 3: a width per support vector */
+	model_seed(dir, "widths2d.bin", 60, 2, 3, "{\"budget\": 12, \"max_iter\": 2000, \"bandwidth_k\": 4}");
 	state_seed(dir, "empty2d.bin", 0, 2, "{}");
 	state_seed(dir, "one1d.bin", 1, 1, "{\"budget\": 3}");
 	state_seed(dir, "filling2d.bin", 20, 2, "{\"budget\": 10, \"max_iter\": 500}");

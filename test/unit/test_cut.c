@@ -290,6 +290,32 @@ test_model_bytes(void)
 	}
 	free(bytes);
 
+	/* the widths of version 3, after alpha; the version says whether they are there */
+	m.opt.bandwidth_k = 3;
+	m.sv_gamma = malloc(sizeof(double));
+	m.sv_gamma[0] = 0.25;
+	len = svc_model_encoded_size(&m);
+	bytes = malloc(len);
+	svc_model_encode(&m, bytes);
+	CHECK(bytes[4] == 3 && svc_model_decode(&svc_env_malloc, bytes, len, &back, &err) == SVC_OK &&
+		  back.sv_gamma != NULL && back.sv_gamma[0] == 0.25 && back.opt.bandwidth_k == 3,
+		  "widths round-trip in version 3: %s", err.detail);
+	svc_model_free(&svc_env_malloc, &back);
+	svc_store_f64(v, 1.5);		/* above gamma (1): widths only widen */
+	expect_decode_error(bytes, len, HEADER + 32, v, 8, "width is not in (0, gamma]");
+	svc_store_f64(v, 0.0);
+	expect_decode_error(bytes, len, HEADER + 32, v, 8, "width is not in (0, gamma]");
+	svc_store_f64(v, NAN);
+	expect_decode_error(bytes, len, HEADER + 32, v, 8, "width is not in (0, gamma]");
+	svc_store_u32(v, 2);		/* version 2, flags 0: widths under a version that has none */
+	expect_decode_error(bytes, len, 4, v, 4, "does not match the bandwidth_k option");
+	svc_store_u32(v, 0);		/* bandwidth_k 0 in a version 3 model */
+	expect_decode_error(bytes, len, 16 + 116, v, 4, "does not match the bandwidth_k option");
+	free(bytes);
+	free(m.sv_gamma);
+	m.sv_gamma = NULL;
+	m.opt.bandwidth_k = 0;
+
 	/* a model without a tree cannot be cut */
 	m.opt.labeling = SVC_LABELING_PAPER;
 	CHECK(svc_cut_apply(&svc_env_malloc, &m, &err) == SVC_ERR_INVALID_PARAMETER &&

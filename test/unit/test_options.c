@@ -194,6 +194,8 @@ field_value(const SvcOptions *o, const char *key)
 		return o->min_cluster_share;
 	if (strcmp(key, "outlier_fraction") == 0 || strcmp(key, "nu") == 0)
 		return o->nu;
+	if (strcmp(key, "bandwidth_k") == 0)
+		return o->bandwidth_k;
 	if (strcmp(key, "level") == 0)
 		return o->has_level ? o->level : NAN;
 	return NAN;
@@ -247,6 +249,7 @@ test_numeric_bounds(void)
 		{"outlier_fraction", "0", 0, "0.99", 0.99, "-1e-9", "0.9900000000000001",
 		"a number of at least 0 and at most 0.99", NULL},
 		{"nu", "0", 0, "0.99", 0.99, "-1", "1", "a number of at least 0 and at most 0.99", NULL},
+		{"bandwidth_k", "0", 0, "64", 64, "-1", "65", "an integer between 0 and 64", NULL},
 		{"level", "-1e300", -1e300, "1e300", 1e300, "-1.000000000000001e300",
 		"1.000000000000001e300", "a finite number or null", NULL},
 	};
@@ -409,14 +412,15 @@ test_key_lists(void)
 {
 	static const char *const valid =
 		"Valid options are: budget, strategy, k, gamma, c, epsilon, tol, max_iter, seed, "
-		"scale, sample, labeling, outlier_fraction (or nu), cut, merge_ratio, "
+		"scale, sample, labeling, outlier_fraction (or nu), bandwidth_k, cut, merge_ratio, "
 		"min_cluster_share, min_cluster_size, n_clusters, level.";
 	static const char *const cut_list =
 		"Only the cut of the tree can change: cut, merge_ratio, min_cluster_share, "
 		"min_cluster_size, n_clusters, level.";
 	static const char *const trained[] = {
 		"budget", "strategy", "k", "gamma", "c", "epsilon", "tol", "max_iter", "seed",
-		"scale", "sample", "labeling", "outlier_fraction", "nu", "bogus", "Level", "",
+		"scale", "sample", "labeling", "outlier_fraction", "nu", "bandwidth_k", "bogus", "Level",
+		"",
 	};
 	static const char *const cut_ok[] = {
 		"{\"cut\": \"eom\"}", "{\"merge_ratio\": 0.5}", "{\"min_cluster_share\": 0.1}",
@@ -563,6 +567,8 @@ test_validate(void)
 	DAMAGE(min_cluster_share, 0.51, "min_cluster_share", "a number of at least 0 and at most 0.5");
 	DAMAGE(nu, 1, "outlier_fraction", "a number of at least 0 and at most 0.99");
 	DAMAGE(nu, -0.1, "outlier_fraction", "a number of at least 0 and at most 0.99");
+	DAMAGE(bandwidth_k, -1, "bandwidth_k", "an integer between 0 and 64");
+	DAMAGE(bandwidth_k, 65, "bandwidth_k", "an integer between 0 and 64");
 	DAMAGE(cut, (SvcCutRule) 0, "cut", "one of \"persistence\", \"eom\"");
 	DAMAGE(cut, (SvcCutRule) 3, "cut", "one of \"persistence\", \"eom\"");
 	DAMAGE(min_cluster_size, -1, "min_cluster_size", "an integer between 0 and 10000000");
@@ -605,7 +611,7 @@ test_wire_golden(void)
 		"4d0000000400020209000000000000000000e03f000000000000004000000000"
 		"0000d03f000000000000c03f0010000000000000020100000000000001000100"
 		"00000000000000000000e83f000000000000b03f000000000000e03f03000000"
-		"00000000000000000100000000000000000000c0000000000000000000000000";
+		"00000000000000000100000000000000000000c0140000000000000000000000";
 	SvcOptions	o;
 	SvcError	err;
 	uint8_t		wire[SVC_OPTIONS_WIRE_SIZE];
@@ -614,7 +620,7 @@ test_wire_golden(void)
 		" \"c\": 2, \"epsilon\": 0.25, \"tol\": 0.125, \"max_iter\": 4096, \"seed\": 258,"
 		" \"scale\": \"none\", \"sample\": 65537, \"labeling\": \"paper\", \"nu\": 0.5,"
 		" \"cut\": \"eom\", \"merge_ratio\": 0.75, \"min_cluster_share\": 0.0625,"
-		" \"min_cluster_size\": 3, \"level\": -2}";
+		" \"min_cluster_size\": 3, \"level\": -2, \"bandwidth_k\": 20}";
 
 	svc_options_default(&o);
 	svc_options_encode(&o, wire);

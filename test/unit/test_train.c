@@ -273,7 +273,7 @@ budget_free(void *ctx, void *p)
  * caller frees the model, leaves no block behind.
  */
 static void
-test_fit_fails_cleanly_at_every_allocation(void)
+fit_fails_cleanly(int32_t bandwidth_k)
 {
 	int64_t		n = 3100;
 	double	   *x = blobs(n, 8);
@@ -292,6 +292,7 @@ test_fit_fails_cleanly_at_every_allocation(void)
 		svc_options_default(&opt);
 		opt.budget = 20;
 		opt.max_iter = 4000;
+		opt.bandwidth_k = bandwidth_k;
 		st = svc_fit_rows(&env, x, n, 2, &opt, &m, &err);
 		svc_model_free(&env, &m);
 		if (b.live != 0 || (st != SVC_OK && st != SVC_ERR_NOMEM))
@@ -299,8 +300,159 @@ test_fit_fails_cleanly_at_every_allocation(void)
 		if (st == SVC_OK)
 			break;
 	}
-	CHECK(bad == 0, "fit: %d of %ld failing allocations leaked or misreported", bad, k);
-	printf("  fit: fails cleanly at each of %ld allocations\n", k);
+	CHECK(bad == 0, "fit, bandwidth_k %d: %d of %ld failing allocations leaked or misreported",
+		  bandwidth_k, bad, k);
+	printf("  fit, bandwidth_k %d: fails cleanly at each of %ld allocations\n", bandwidth_k, k);
+	free(x);
+}
+
+static void
+test_fit_fails_cleanly_at_every_allocation(void)
+{
+	fit_fails_cleanly(0);
+	fit_fails_cleanly(5);
+}
+
+/* n_blob rows of a dense blob at the origin, n_ring of a sparse ring around it. */
+static double *
+blob_in_ring(int64_t n_blob, int64_t n_ring, uint64_t seed)
+{
+	SvcRng		rng;
+	double	   *x = malloc(sizeof(double) * 2 * (size_t) (n_blob + n_ring));
+
+	svc_rng_seed(&rng, seed);
+	for (int64_t i = 0; i < n_blob + n_ring; i++)
+	{
+		double		u1 = svc_rng_unit(&rng) + 1e-12,
+					u2 = svc_rng_unit(&rng);
+		double		g = sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+
+		if (i < n_blob)
+		{
+			x[2 * i] = 0.3 * g;
+			x[2 * i + 1] = 0.3 * sqrt(-2 * log(u1)) * sin(2 * M_PI * u2);
+		}
+		else
+		{
+			double		r = 4.0 + 0.4 * g;
+
+			x[2 * i] = r * cos(2 * M_PI * u2);
+			x[2 * i + 1] = r * sin(2 * M_PI * u2);
+		}
+	}
+	return x;
+}
+
+/*
+ * bandwidth_k: the ring's support vectors are widened, the blob's keep
+ * gamma; f is the sum with each one's width; the equilibria are still its
+ * stationary points (the fixed point weighs each term by its width); the
+ * threshold is a quantile of the new f; the model is format version 3 and
+ * round-trips, and a model with one width stays version 2.
+ */
+static void
+test_bandwidth_k(void)
+{
+	int64_t		n = 400;
+	double	   *x = blob_in_ring(200, 200, 11);
+	double	   *xs = malloc(sizeof(double) * 2 * (size_t) n);
+	SvcOptions	opt;
+	SvcModel	m,
+				fixed,
+				back;
+	SvcError	err;
+	size_t		len,
+				len2;
+	uint8_t    *buf,
+			   *buf2;
+	int			blob_kept = 0,
+				ring_widened = 0,
+				bad_width = 0,
+				outside = 0;
+	double		worst_f = 0,
+				worst_grad = 0;
+
+	svc_options_default(&opt);
+	opt.budget = 100;
+	opt.bandwidth_k = 10;
+	CHECK(svc_fit_rows(&svc_env_malloc, x, n, 2, &opt, &m, &err) == SVC_OK, "fit: %s", err.detail);
+	CHECK(m.sv_gamma != NULL && svc_model_format_version(&m) == 3, "widths, version 3");
+	for (int32_t i = 0; m.sv_gamma && i < m.n_sv; i++)
+	{
+		const double *s = m.sv + 2 * (size_t) i;
+		/* back to input units: scaled = (x - shift) * mul */
+		double		r = hypot(s[0] / m.mul[0] + m.shift[0], s[1] / m.mul[1] + m.shift[1]);
+
+		if (!(m.sv_gamma[i] > 0 && m.sv_gamma[i] <= m.gamma))
+			bad_width++;
+		if (r < 1.0 && m.sv_gamma[i] == m.gamma)
+			blob_kept++;
+		if (r > 3.0 && m.sv_gamma[i] < 0.5 * m.gamma)
+			ring_widened++;
+	}
+	CHECK(bad_width == 0, "every width in (0, gamma] (%d not)", bad_width);
+	CHECK(blob_kept > 0 && ring_widened > 0,
+		  "the blob keeps gamma (%d), the ring is widened (%d)", blob_kept, ring_widened);
+
+	/* f as the sum of each support vector's own kernel */
+	for (int64_t i = 0; i < n; i++)
+	{
+		double		f = -m.offset;
+
+		svc_model_scale_row(&m, x + 2 * i, xs + 2 * i);
+		for (int32_t j = 0; j < m.n_sv; j++)
+			f += m.alpha[j] * exp(-m.sv_gamma[j] * svc_sqdist(m.sv + 2 * (size_t) j, xs + 2 * i, 2));
+		if (fabs(f - svc_model_decision_scaled(&m, xs + 2 * i)) > worst_f)
+			worst_f = fabs(f - svc_model_decision_scaled(&m, xs + 2 * i));
+		if (svc_model_decision_scaled(&m, xs + 2 * i) < 0)
+			outside++;
+	}
+	CHECK(worst_f < 1e-9, "the decision is the sum with per-vector widths (off by %g)", worst_f);
+	CHECK(outside <= (int) (opt.nu * n) + 1 && outside >= (int) (opt.nu * n) - 1,
+		  "outlier_fraction %.2f of the rows are outside (%d of %lld)", opt.nu, outside, (long long) n);
+
+	/* each equilibrium is a stationary point of that f */
+	for (int32_t e = 0; e < m.n_eq; e++)
+	{
+		const double *q = m.eq + 2 * (size_t) e;
+		double		g[2] = {0, 0},
+					scale = 0;
+
+		for (int32_t j = 0; j < m.n_sv; j++)
+		{
+			const double *s = m.sv + 2 * (size_t) j;
+			double		t = m.alpha[j] * exp(-m.sv_gamma[j] * svc_sqdist(s, q, 2)) * 2 * m.sv_gamma[j];
+
+			g[0] += t * (s[0] - q[0]);
+			g[1] += t * (s[1] - q[1]);
+			scale += fabs(t) * sqrt(svc_sqdist(s, q, 2));
+		}
+		if (scale > 0 && hypot(g[0], g[1]) / scale > worst_grad)
+			worst_grad = hypot(g[0], g[1]) / scale;
+	}
+	CHECK(m.n_eq > 0 && worst_grad < 1e-2,
+		  "the equilibria are stationary points (relative gradient %g)", worst_grad);
+
+	buf = encode(&m, &len);
+	CHECK(buf[4] == 3 && buf[5] == 0, "written as format version 3");
+	CHECK(svc_model_decode(&svc_env_malloc, buf, len, &back, &err) == SVC_OK &&
+		  back.sv_gamma != NULL && memcmp(back.sv_gamma, m.sv_gamma, sizeof(double) * m.n_sv) == 0,
+		  "decoded with its widths: %s", err.detail);
+	buf2 = encode(&back, &len2);
+	CHECK(len == len2 && memcmp(buf, buf2, len) == 0, "encode(decode(model)) == model");
+	svc_model_free(&svc_env_malloc, &back);
+	free(buf2);
+	free(buf);
+
+	opt.bandwidth_k = 0;
+	CHECK(svc_fit_rows(&svc_env_malloc, x, n, 2, &opt, &fixed, &err) == SVC_OK, "fit: %s", err.detail);
+	buf = encode(&fixed, &len);
+	CHECK(fixed.sv_gamma == NULL && buf[4] == 2 && buf[5] == 0,
+		  "one width: no widths, still format version 2");
+	free(buf);
+	svc_model_free(&svc_env_malloc, &fixed);
+	svc_model_free(&svc_env_malloc, &m);
+	free(xs);
 	free(x);
 }
 
@@ -406,5 +558,6 @@ main(void)
 	test_passes_draw_each_row_once();
 	test_gamma_auto_dimension();
 	test_fit_fails_cleanly_at_every_allocation();
+	test_bandwidth_k();
 	return unit_summary("test_train");
 }
