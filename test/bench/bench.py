@@ -466,9 +466,9 @@ def bench_tuned(args, loaded, out):
     out.append("Seeds %s. `scale` %s; gamma at %s times the automatic value for that scale (from "
                "seed 1); `bandwidth_k` %s; other training options at their defaults; every model cut as in the "
                "labelling section (merge_ratio 0.2-0.5, `cut = eom`, `n_clusters` = the number of "
-               "classes). The best (scale, gamma, cut) by mean NMI over the seeds, chosen with the "
+               "classes). The best (scale, gamma, bandwidth_k, cut) by mean NMI over the seeds, chosen with the "
                "labels as label-tuned DBSCAN chooses eps and minPts; *standard* is the best with the "
-               "default scale alone. %d models in %.0f s.\n" % (
+               "default scale alone, *one width* the best with bandwidth_k 0. %d models in %.0f s.\n" % (
                    ",".join(map(str, seeds)), " and ".join("`%s`" % sc for sc in SCALES),
                    ", ".join("%g" % f for f in GAMMA_FACTORS),
                    " and ".join(str(b) for b in BANDWIDTH_KS), len(jobs) * len(seeds), elapsed))
