@@ -130,16 +130,29 @@ set_widths(const SvcEnv *env, SvcModel *m, SvcError *err)
 
 		r[i] = sqrt(d2[found - 1]);
 	}
-	memcpy(sorted, r, sizeof(double) * (size_t) n);
-	qsort(sorted, (size_t) n, sizeof(double), svc_cmp_double);
-	r_med = sorted[n / 2];
+	/*
+	 * The median of the nonzero distances: support vectors with k copies
+	 * of themselves (repeated rows) would otherwise make it 0 and every
+	 * other kernel flat.
+	 */
+	{
+		int32_t		nz = 0;
+
+		for (int32_t i = 0; i < n; i++)
+			if (r[i] > 0)
+				sorted[nz++] = r[i];
+		qsort(sorted, (size_t) nz, sizeof(double), svc_cmp_double);
+		r_med = nz > 0 ? sorted[nz / 2] : 0.0;
+	}
 	for (int32_t i = 0; i < n; i++)
 	{
 		double		ratio = r[i] > r_med ? r_med / r[i] : 1.0;
 		double		g = m->gamma * ratio * ratio;
 
-		/* r_med = 0 (most support vectors doubled) or a far one: floor */
-		m->sv_gamma[i] = g > 1e-12 * m->gamma ? g : 1e-12 * m->gamma;
+		/* at most 1e12 times smaller (a far outlier); never 0, as the decoder checks */
+		if (!(g > 1e-12 * m->gamma))
+			g = 1e-12 * m->gamma;
+		m->sv_gamma[i] = g > 0 ? g : m->gamma;
 	}
 	st = SVC_OK;
 done:

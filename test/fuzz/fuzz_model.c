@@ -32,8 +32,8 @@ static const size_t reserved_model_bytes[] = {
 	6, 7,						/* u16 flags */
 	14, 15						/* u16 0 after solver, boundary */
 };
-/* options: bytes 116..127 of the wire form are unused */
-#define OPTIONS_USED 116
+/* options: bytes 120..127 of the wire form are unused (116: bandwidth_k) */
+#define OPTIONS_USED 120
 
 static const SvcEnv *env = &svc_env_malloc;
 

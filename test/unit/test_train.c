@@ -408,6 +408,25 @@ test_bandwidth_k(void)
 			outside++;
 	}
 	CHECK(worst_f < 1e-9, "the decision is the sum with per-vector widths (off by %g)", worst_f);
+	{
+		/* the fixed point's kernel sum (a trajectory's first f) is that sum too */
+		double		next[2],
+				   *work = malloc(sizeof(double) * (size_t) m.n_sv);
+		double		worst = 0;
+		bool		ok;
+
+		for (int64_t i = 0; i < n; i += 7)
+		{
+			double		a = svc_kernel_fixed_point(m.sv, m.alpha, m.sv_gamma, m.n_sv, 2, m.gamma,
+												   xs + 2 * i, next, work, &ok);
+			double		b = svc_kernel_sum(m.sv, m.alpha, m.sv_gamma, m.n_sv, 2, m.gamma, xs + 2 * i);
+
+			if (fabs(a - b) > worst * fabs(b))
+				worst = fabs(a - b) / fabs(b);
+		}
+		CHECK(worst < 1e-12, "the fixed point returns the kernel sum with widths (off by %g)", worst);
+		free(work);
+	}
 	CHECK(outside <= (int) (opt.nu * n) + 1 && outside >= (int) (opt.nu * n) - 1,
 		  "outlier_fraction %.2f of the rows are outside (%d of %lld)", opt.nu, outside, (long long) n);
 
@@ -444,6 +463,25 @@ test_bandwidth_k(void)
 	free(buf2);
 	free(buf);
 
+	/* outlier_fraction 0: the threshold is the lowest training row's f */
+	opt.nu = 0;
+	CHECK(svc_fit_rows(&svc_env_malloc, x, n, 2, &opt, &back, &err) == SVC_OK, "fit: %s", err.detail);
+	{
+		double		lowest = HUGE_VAL;
+
+		for (int64_t i = 0; i < n; i++)
+		{
+			double		f;
+
+			svc_model_scale_row(&back, x + 2 * i, xs + 2 * i);
+			f = svc_model_decision_scaled(&back, xs + 2 * i);
+			lowest = f < lowest ? f : lowest;
+		}
+		CHECK(lowest == 0.0, "outlier_fraction 0: the lowest training row is at 0 (%g)", lowest);
+	}
+	svc_model_free(&svc_env_malloc, &back);
+	opt.nu = 0.05;
+
 	opt.bandwidth_k = 0;
 	CHECK(svc_fit_rows(&svc_env_malloc, x, n, 2, &opt, &fixed, &err) == SVC_OK, "fit: %s", err.detail);
 	buf = encode(&fixed, &len);
@@ -454,6 +492,55 @@ test_bandwidth_k(void)
 	svc_model_free(&svc_env_malloc, &m);
 	free(xs);
 	free(x);
+
+	{
+		/*
+		 * Repeated rows: with every blob row three times, most support
+		 * vectors have their k = 2 nearest at distance 0.  The ring must
+		 * still be widened from the median of the other distances, not
+		 * flattened by a median of 0.
+		 */
+		int64_t		nd = 800;
+		double	   *base = blob_in_ring(200, 200, 11);
+		double	   *xd = malloc(sizeof(double) * 2 * (size_t) nd);
+		int			flat = 0,
+					widened = 0;
+
+		for (int64_t i = 0; i < 200; i++)
+			for (int c = 0; c < 3; c++)
+				memcpy(xd + 2 * (3 * i + c), base + 2 * i, sizeof(double) * 2);
+		memcpy(xd + 2 * 600, base + 2 * 200, sizeof(double) * 2 * 200);
+		svc_options_default(&opt);
+		opt.strategy = SVC_STRATEGY_UNBUDGETED;
+		opt.bandwidth_k = 2;
+		CHECK(svc_fit_rows(&svc_env_malloc, xd, nd, 2, &opt, &m, &err) == SVC_OK, "fit: %s", err.detail);
+		for (int32_t i = 0; m.sv_gamma && i < m.n_sv; i++)
+		{
+			flat += m.sv_gamma[i] < 1e-6 * m.gamma;
+			widened += m.sv_gamma[i] < m.gamma;
+		}
+		CHECK(m.sv_gamma && flat == 0 && widened > 0,
+			  "repeated rows: %d widths flattened, %d widened of %d", flat, widened, m.n_sv);
+		svc_model_free(&svc_env_malloc, &m);
+		free(xd);
+		free(base);
+	}
+	{
+		/* the smallest gamma: widths would round to 0; what training writes decodes */
+		double	   *xb = blob_in_ring(200, 200, 11);
+
+		svc_options_default(&opt);
+		opt.gamma = 5e-324;
+		opt.bandwidth_k = 1;
+		CHECK(svc_fit_rows(&svc_env_malloc, xb, 400, 2, &opt, &m, &err) == SVC_OK, "fit: %s", err.detail);
+		buf = encode(&m, &len);
+		CHECK(svc_model_decode(&svc_env_malloc, buf, len, &back, &err) == SVC_OK,
+			  "gamma 5e-324 with widths decodes: %s", err.detail);
+		svc_model_free(&svc_env_malloc, &back);
+		svc_model_free(&svc_env_malloc, &m);
+		free(buf);
+		free(xb);
+	}
 }
 
 /*
