@@ -88,6 +88,13 @@ SELECT svc_model_info(svc_recut(model, '{"cut": "eom"}'))->>'cut' AS cut,
        svc_model_info(svc_recut(model, '{"min_cluster_share": 0.3}'))->>'n_clusters' AS k_share30
 FROM qm;
 
+-- naming a rule alone clears a stored n_clusters or level: the rule is in
+-- effect, as on a model that never had them
+SELECT svc_model_info(svc_recut(svc_recut(model, '{"n_clusters": 1}'), '{"cut": "eom"}'))->>'cut' AS eom_after_k,
+       svc_recut(svc_recut(model, '{"n_clusters": 1}'), '{"merge_ratio": 0.4}') = model AS ratio_after_k_is_model,
+       svc_recut(svc_recut(model, '{"level": 0}'), '{"cut": "persistence"}') = model AS rule_after_level_is_model
+FROM qm;
+
 -- n_clusters beyond what the tree holds gives what it holds: with a minimum
 -- size of 1 every equilibrium alone, with the default minimum the parts of that size
 SELECT (svc_model_info(svc_recut(model, '{"n_clusters": 100000, "min_cluster_size": 1}'))->>'n_clusters')::int

@@ -766,7 +766,10 @@ set_option(SvcOptions *opt, const OptKey *k, const char *key, const JsonValue *v
 /*
  * The object's keys in order over opt.  cut_only refuses keys that a
  * trained model cannot change.  n_clusters and level are two ways to name
- * one cut: giving one clears the other, giving both is an error.
+ * one cut: giving one clears the other, giving both is an error.  Naming
+ * an automatic rule (cut, merge_ratio) without either clears both, or a
+ * stored n_clusters or level, which take precedence, would silently keep
+ * the model's cut.
  */
 static SvcStatus
 parse_object(const char *json, size_t len, SvcOptions *opt, bool cut_only,
@@ -775,6 +778,7 @@ parse_object(const char *json, size_t len, SvcOptions *opt, bool cut_only,
 	JsonCursor	c = {json, json + len};
 	bool		saw_n_clusters = false;
 	bool		saw_level = false;
+	bool		saw_rule = false;
 
 	skip_ws(&c);
 	if (!peek_is(&c, '{'))
@@ -816,6 +820,8 @@ parse_object(const char *json, size_t len, SvcOptions *opt, bool cut_only,
 				saw_n_clusters = true;
 			if (strcmp(key, "level") == 0)
 				saw_level = true;
+			if (strcmp(key, "cut") == 0 || strcmp(key, "merge_ratio") == 0)
+				saw_rule = true;
 			skip_ws(&c);
 			if (peek_is(&c, ','))
 			{
@@ -847,6 +853,12 @@ parse_object(const char *json, size_t len, SvcOptions *opt, bool cut_only,
 	}
 	if (saw_level && opt->has_level)
 		opt->n_clusters = 0;
+	if (saw_rule && !saw_n_clusters && !saw_level)
+	{
+		opt->n_clusters = 0;
+		opt->has_level = false;
+		opt->level = 0.0;
+	}
 	return svc_options_validate(opt, err);
 }
 

@@ -87,7 +87,8 @@ SvcStatus	svc_options_parse(const char *json, size_t len, SvcOptions *opt,
  * Parse options that only change the cut of a trained model's tree
  * (cut, merge_ratio, min_cluster_share, min_cluster_size, n_clusters,
  * level) over opt; any other key is SVC_ERR_INVALID_PARAMETER.  Giving
- * n_clusters or level clears the other one.
+ * n_clusters or level clears the other one; giving cut or merge_ratio
+ * without either clears both.
  */
 SvcStatus	svc_options_parse_cut(const char *json, size_t len, SvcOptions *opt,
 								  SvcError *err);

@@ -124,6 +124,21 @@ test_cut_keys(void)
 		  opt.n_clusters == 2 && !opt.has_level, "n_clusters clears level");
 	CHECK(svc_options_parse_cut("{\"level\": null}", 15, &opt, &err) == SVC_OK &&
 		  !opt.has_level, "level null is no level");
+	/* naming an automatic rule alone clears both; with one of them, keeps it */
+	CHECK(parse("{\"n_clusters\": 4}", &opt, &err) == SVC_OK &&
+		  svc_options_parse_cut("{\"cut\": \"eom\"}", 14, &opt, &err) == SVC_OK &&
+		  opt.cut == SVC_CUT_EOM && opt.n_clusters == 0 && !opt.has_level,
+		  "cut alone clears a stored n_clusters");
+	CHECK(svc_options_parse_cut(cut_json, strlen(cut_json), &opt, &err) == SVC_OK &&
+		  svc_options_parse_cut("{\"merge_ratio\": 0.3}", 20, &opt, &err) == SVC_OK &&
+		  opt.merge_ratio == 0.3 && opt.cut == SVC_CUT_EOM && opt.n_clusters == 0 &&
+		  !opt.has_level && opt.level == 0.0, "merge_ratio alone clears a stored level");
+	CHECK(svc_options_parse_cut("{\"cut\": \"persistence\", \"n_clusters\": 3}", 39, &opt, &err) ==
+		  SVC_OK && opt.n_clusters == 3 && opt.cut == SVC_CUT_PERSISTENCE,
+		  "a rule with n_clusters keeps n_clusters");
+	CHECK(svc_options_parse_cut("{\"min_cluster_size\": 7}", 23, &opt, &err) == SVC_OK &&
+		  opt.n_clusters == 3 && opt.min_cluster_size == 7,
+		  "min_cluster_size (every rule's) keeps n_clusters");
 	CHECK(svc_options_parse_cut(train_json, strlen(train_json), &opt, &err) ==
 		  SVC_ERR_INVALID_PARAMETER && strstr(err.message, "cannot change after training"),
 		  "a training key is refused after training: %s", err.message);
