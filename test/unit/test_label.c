@@ -915,46 +915,6 @@ test_bad_inputs(void)
 	data_free(&D);
 }
 
-/* An interrupt hook that says stop after `left` calls. */
-typedef struct Budget
-{
-	long		left;			/* interrupt calls / allocations allowed */
-	long		live;			/* allocations not yet freed */
-} Budget;
-
-static bool
-stop_after(void *ctx)
-{
-	Budget	   *b = ctx;
-
-	return b->left-- <= 0;
-}
-
-static void *
-fail_after_alloc(void *ctx, size_t size)
-{
-	Budget	   *b = ctx;
-
-	if (b->left-- <= 0)
-		return NULL;
-	b->live++;
-	return malloc(size);
-}
-
-static void
-counted_free(void *ctx, void *p)
-{
-	((Budget *) ctx)->live--;
-	free(p);
-}
-
-static void *
-counted_alloc(void *ctx, size_t size)
-{
-	((Budget *) ctx)->live++;
-	return malloc(size);
-}
-
 /* A labelling job for the failure tests: a data set and a model recipe. */
 typedef struct Job
 {
@@ -1035,8 +995,8 @@ fail_everywhere(const Job *j, bool fail_alloc, bool relabel)
 
 	for (k = 0;; k++)
 	{
-		Budget		b = {LONG_MAX, 0};
-		SvcEnv		env = {counted_alloc, counted_free, stop_after, &b};
+		UnitBudget	b = {LONG_MAX, 0};
+		SvcEnv		env = {unit_counted_alloc, unit_counted_free, unit_stop_after, &b};
 		SvcModel	m;
 		SvcStatus	st;
 		uint64_t	before = 0;
@@ -1044,7 +1004,7 @@ fail_everywhere(const Job *j, bool fail_alloc, bool relabel)
 
 		if (fail_alloc)
 		{
-			env.alloc = fail_after_alloc;
+			env.alloc = unit_fail_after_alloc;
 			env.interrupt = NULL;
 		}
 		job_model(j, &m);
@@ -1131,8 +1091,8 @@ test_interrupt_and_nomem(void)
 	}
 	{
 		/* The hook of the brief: always true. */
-		Budget		b = {0, 0};
-		SvcEnv		env = {counted_alloc, counted_free, stop_after, &b};
+		UnitBudget	b = {0, 0};
+		SvcEnv		env = {unit_counted_alloc, unit_counted_free, unit_stop_after, &b};
 		SvcModel	m;
 		SvcError	err;
 

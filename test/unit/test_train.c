@@ -241,31 +241,6 @@ test_interrupt(void)
 	free(x);
 }
 
-/* An allocator that fails after `left` allocations, counting live blocks. */
-typedef struct AllocBudget
-{
-	long		left;
-	long		live;
-} AllocBudget;
-
-static void *
-budget_alloc(void *ctx, size_t size)
-{
-	AllocBudget *b = ctx;
-
-	if (b->left-- <= 0)
-		return NULL;
-	b->live++;
-	return malloc(size);
-}
-
-static void
-budget_free(void *ctx, void *p)
-{
-	((AllocBudget *) ctx)->live--;
-	free(p);
-}
-
 /*
  * The whole fit (scaling, gamma, training, the labelling subset of more
  * than 3,000 rows, labelling) with its k-th allocation failing, for every
@@ -282,8 +257,8 @@ fit_fails_cleanly(int32_t bandwidth_k)
 
 	for (k = 0;; k++)
 	{
-		AllocBudget b = {k, 0};
-		SvcEnv		env = {budget_alloc, budget_free, NULL, &b};
+		UnitBudget b = {k, 0};
+		SvcEnv		env = {unit_fail_after_alloc, unit_counted_free, NULL, &b};
 		SvcOptions	opt;
 		SvcModel	m;
 		SvcError	err;

@@ -7,7 +7,9 @@
 #ifndef SVC_UNIT_H
 #define SVC_UNIT_H
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static int unit_passed = 0;
 static int unit_failed = 0;
@@ -24,6 +26,51 @@ static int unit_failed = 0;
 			printf("\n"); \
 		} \
 	} while (0)
+
+/*
+ * A budget for the failure tests: the SvcEnv hooks below stop (interrupt)
+ * or fail (allocation) once `left` calls are used up, and count the blocks
+ * still live, so every failure path is checked for leaks.
+ */
+typedef struct UnitBudget
+{
+	long		left;			/* interrupt calls / allocations allowed */
+	long		live;			/* allocations not yet freed */
+} UnitBudget;
+
+static inline bool
+unit_stop_after(void *ctx)
+{
+	UnitBudget *b = ctx;
+
+	return b->left-- <= 0;
+}
+
+static inline void *
+unit_fail_after_alloc(void *ctx, size_t size)
+{
+	UnitBudget *b = ctx;
+
+	if (b->left-- <= 0)
+		return NULL;
+	b->live++;
+	return malloc(size);
+}
+
+/* counts without failing */
+static inline void *
+unit_counted_alloc(void *ctx, size_t size)
+{
+	((UnitBudget *) ctx)->live++;
+	return malloc(size);
+}
+
+static inline void
+unit_counted_free(void *ctx, void *p)
+{
+	((UnitBudget *) ctx)->live--;
+	free(p);
+}
 
 /* Prints "file: N passed, N failed" and returns the exit status. */
 static inline int
