@@ -96,14 +96,14 @@ set_widths(const SvcEnv *env, SvcModel *m, SvcError *err)
 	int32_t		k = m->opt.bandwidth_k < n - 1 ? m->opt.bandwidth_k : n - 1;
 	double	   *r = svc_alloc(env, sizeof(double) * (size_t) n, err);
 	double	   *sorted = svc_alloc(env, sizeof(double) * (size_t) n, err);
-	int64_t    *idx = svc_alloc(env, sizeof(int64_t) * (size_t) (k + 1), err);
-	double	   *d2 = svc_alloc(env, sizeof(double) * (size_t) (k + 1), err);
+	int64_t		idx[SVC_MAX_K + 1];	/* bandwidth_k <= SVC_MAX_K */
+	double		d2[SVC_MAX_K + 1];
 	SvcKdTree	tree = {0};		/* freed here even when building fails */
 	SvcStatus	st = SVC_ERR_NOMEM;
 	double		r_med;
 
 	m->sv_gamma = svc_alloc(env, sizeof(double) * (size_t) n, err);
-	if (!r || !sorted || !idx || !d2 || !m->sv_gamma)
+	if (!r || !sorted || !m->sv_gamma)
 		goto done;
 	if (k < 1)
 	{
@@ -159,8 +159,6 @@ done:
 	svc_kd_free(env, &tree);
 	svc_free(env, r);
 	svc_free(env, sorted);
-	svc_free(env, idx);
-	svc_free(env, d2);
 	return st;
 }
 
