@@ -245,7 +245,8 @@ test_interrupt(void)
  * The whole fit (scaling, gamma, training, the labelling subset of more
  * than 3,000 rows, labelling) with its k-th allocation failing, for every
  * k until it succeeds: each failure reports SVC_ERR_NOMEM and, once the
- * caller frees the model, leaves no block behind.
+ * caller frees the model, leaves no block behind.  Then the same with a
+ * cancel at its k-th interrupt check (SVC_ERR_INTERRUPTED).
  */
 static void
 fit_fails_cleanly(int32_t bandwidth_k)
@@ -278,6 +279,32 @@ fit_fails_cleanly(int32_t bandwidth_k)
 	CHECK(bad == 0, "fit, bandwidth_k %d: %d of %ld failing allocations leaked or misreported",
 		  bandwidth_k, bad, k);
 	printf("  fit, bandwidth_k %d: fails cleanly at each of %ld allocations\n", bandwidth_k, k);
+
+	/* the same for a cancel at each interrupt check (training, widths, labelling) */
+	bad = 0;
+	for (k = 0;; k++)
+	{
+		UnitBudget b = {k, 0};
+		SvcEnv		env = {unit_counted_alloc, unit_counted_free, unit_stop_after, &b};
+		SvcOptions	opt;
+		SvcModel	m;
+		SvcError	err;
+		SvcStatus	st;
+
+		svc_options_default(&opt);
+		opt.budget = 20;
+		opt.max_iter = 4000;
+		opt.bandwidth_k = bandwidth_k;
+		st = svc_fit_rows(&env, x, n, 2, &opt, &m, &err);
+		svc_model_free(&env, &m);
+		if (b.live != 0 || (st != SVC_OK && st != SVC_ERR_INTERRUPTED))
+			bad++;
+		if (st == SVC_OK)
+			break;
+	}
+	CHECK(bad == 0 && k > 0, "fit, bandwidth_k %d: %d of %ld interrupts leaked or misreported",
+		  bandwidth_k, bad, k);
+	printf("  fit, bandwidth_k %d: stops cleanly at each of %ld interrupt checks\n", bandwidth_k, k);
 	free(x);
 }
 
