@@ -243,65 +243,58 @@ test_interrupt(void)
 
 /*
  * The whole fit (scaling, gamma, training, the labelling subset of more
- * than 3,000 rows, labelling) with its k-th allocation failing, for every
- * k until it succeeds: each failure reports SVC_ERR_NOMEM and, once the
- * caller frees the model, leaves no block behind.  Then the same with a
- * cancel at its k-th interrupt check (SVC_ERR_INTERRUPTED).
+ * than 3,000 rows, labelling) with its k-th allocation failing, or with a
+ * cancel at its k-th interrupt check, for every k until it succeeds: each
+ * failure reports SVC_ERR_NOMEM (SVC_ERR_INTERRUPTED) and, once the caller
+ * frees the model, leaves no block behind.  Returns how many k failed;
+ * *bad counts the leaks and wrong statuses.
  */
+static long
+fit_under_budget(const double *x, int64_t n, int32_t bandwidth_k, bool interrupts, int *bad)
+{
+	long		k;
+
+	*bad = 0;
+	for (k = 0;; k++)
+	{
+		UnitBudget b = {k, 0};
+		SvcEnv		fail_alloc = {unit_fail_after_alloc, unit_counted_free, NULL, &b};
+		SvcEnv		stop = {unit_counted_alloc, unit_counted_free, unit_stop_after, &b};
+		const SvcEnv *env = interrupts ? &stop : &fail_alloc;
+		SvcStatus	expected = interrupts ? SVC_ERR_INTERRUPTED : SVC_ERR_NOMEM;
+		SvcOptions	opt;
+		SvcModel	m;
+		SvcError	err;
+		SvcStatus	st;
+
+		svc_options_default(&opt);
+		opt.budget = 20;
+		opt.max_iter = 4000;
+		opt.bandwidth_k = bandwidth_k;
+		st = svc_fit_rows(env, x, n, 2, &opt, &m, &err);
+		svc_model_free(env, &m);
+		if (b.live != 0 || (st != SVC_OK && st != expected))
+			(*bad)++;
+		if (st == SVC_OK)
+			return k;
+	}
+}
+
 static void
 fit_fails_cleanly(int32_t bandwidth_k)
 {
 	int64_t		n = 3100;
 	double	   *x = blobs(n, 8);
+	int			bad;
 	long		k;
-	int			bad = 0;
 
-	for (k = 0;; k++)
-	{
-		UnitBudget b = {k, 0};
-		SvcEnv		env = {unit_fail_after_alloc, unit_counted_free, NULL, &b};
-		SvcOptions	opt;
-		SvcModel	m;
-		SvcError	err;
-		SvcStatus	st;
-
-		svc_options_default(&opt);
-		opt.budget = 20;
-		opt.max_iter = 4000;
-		opt.bandwidth_k = bandwidth_k;
-		st = svc_fit_rows(&env, x, n, 2, &opt, &m, &err);
-		svc_model_free(&env, &m);
-		if (b.live != 0 || (st != SVC_OK && st != SVC_ERR_NOMEM))
-			bad++;
-		if (st == SVC_OK)
-			break;
-	}
-	CHECK(bad == 0, "fit, bandwidth_k %d: %d of %ld failing allocations leaked or misreported",
+	k = fit_under_budget(x, n, bandwidth_k, false, &bad);
+	CHECK(bad == 0 && k > 0, "fit, bandwidth_k %d: %d of %ld failing allocations leaked or misreported",
 		  bandwidth_k, bad, k);
 	printf("  fit, bandwidth_k %d: fails cleanly at each of %ld allocations\n", bandwidth_k, k);
 
-	/* the same for a cancel at each interrupt check (training, widths, labelling) */
-	bad = 0;
-	for (k = 0;; k++)
-	{
-		UnitBudget b = {k, 0};
-		SvcEnv		env = {unit_counted_alloc, unit_counted_free, unit_stop_after, &b};
-		SvcOptions	opt;
-		SvcModel	m;
-		SvcError	err;
-		SvcStatus	st;
-
-		svc_options_default(&opt);
-		opt.budget = 20;
-		opt.max_iter = 4000;
-		opt.bandwidth_k = bandwidth_k;
-		st = svc_fit_rows(&env, x, n, 2, &opt, &m, &err);
-		svc_model_free(&env, &m);
-		if (b.live != 0 || (st != SVC_OK && st != SVC_ERR_INTERRUPTED))
-			bad++;
-		if (st == SVC_OK)
-			break;
-	}
+	/* training, widths and labelling each check for a cancel */
+	k = fit_under_budget(x, n, bandwidth_k, true, &bad);
 	CHECK(bad == 0 && k > 0, "fit, bandwidth_k %d: %d of %ld interrupts leaked or misreported",
 		  bandwidth_k, bad, k);
 	printf("  fit, bandwidth_k %d: stops cleanly at each of %ld interrupt checks\n", bandwidth_k, k);
