@@ -373,10 +373,6 @@ done:
 	return st;
 }
 
-/*
- * Decide the edges, then number the parts: eq_cluster[M] and a new
- * cluster_size array (from env) with *n_clusters entries.
- */
 SvcCutBy
 svc_cut_by(const SvcOptions *opt)
 {
@@ -404,6 +400,10 @@ svc_cut_by_name(SvcCutBy by)
 	return "unknown";
 }
 
+/*
+ * Decide the edges, then number the parts: eq_cluster[M] and a new
+ * cluster_size array (from env) with *n_clusters entries.
+ */
 static SvcStatus
 compute_cut(const SvcEnv *env, const SvcModel *m, int32_t *eq_cluster,
 			int32_t *n_clusters, int64_t **cluster_size, SvcError *err)

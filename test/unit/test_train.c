@@ -302,7 +302,7 @@ fit_fails_cleanly(int32_t bandwidth_k)
 }
 
 static void
-test_fit_fails_cleanly_at_every_allocation(void)
+test_fit_fails_and_stops_cleanly(void)
 {
 	fit_fails_cleanly(0);
 	fit_fails_cleanly(5);
@@ -639,7 +639,7 @@ main(void)
 	test_interrupt();
 	test_passes_draw_each_row_once();
 	test_gamma_auto_dimension();
-	test_fit_fails_cleanly_at_every_allocation();
+	test_fit_fails_and_stops_cleanly();
 	test_bandwidth_k();
 	return unit_summary("test_train");
 }
