@@ -16,19 +16,6 @@
 #include <string.h>
 #include <time.h>
 
-/*
- * Under valgrind (which preloads its vgpreload libraries) the heavy loops
- * run a smaller share: exp() is some fifty times slower there, and
- * valgrind is after leaks and bad reads, not speed.
- */
-static bool
-under_valgrind(void)
-{
-	const char *p = getenv("LD_PRELOAD");
-
-	return p != NULL && strstr(p, "vgpreload") != NULL;
-}
-
 /* ---------------------------------------------------------------- */
 /* Data                                                              */
 /* ---------------------------------------------------------------- */
