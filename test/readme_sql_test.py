@@ -1,0 +1,122 @@
+#!/usr/bin/python3
+"""Run every SQL example of README.md, so that the manual cannot rot.
+
+Fence convention in README.md:
+  ```sql         runs: every such block, in order, in one fresh database
+                 where svclust is already created (CREATE EXTENSION), so the
+                 examples must form one story (a table is created before a
+                 later block uses it);
+  ```sql-norun   shown only: SQL that needs what the test server lacks
+                 (Citus, pg_cron, another server's objects);
+  ```sh, ```text and any other fence are not run.
+
+Each block runs in its own psql session (psql -X -v ON_ERROR_STOP=1), so a
+SET in one block does not carry over to the next.  Prints one line per
+block, "ok" or "FAILED" with the README line and the block's first line,
+psql's error under a failure, and ends with "N passed, N failed"; exits 1
+if a block failed (or if there is no block at all).
+
+It needs a running server where svclust is installed, reached through the
+usual PGHOST, PGPORT, PGUSER and PGDATABASE: test/run-tests.sh runs it
+after pg_regress, with the server of test/pg.sh.  By hand:
+
+    . test/pg.sh && pg_start && /usr/bin/python3 test/readme_sql_test.py; pg_stop
+
+Other markdown files can be given as arguments instead of README.md.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BLOCK_TIMEOUT = 600  # seconds; the slowest example takes well under one
+
+
+def psql_path():
+    found = shutil.which("psql")
+    if found:
+        return found
+    return os.path.join(os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin"), "psql")
+
+
+def sql_blocks(path):
+    """Yield (line number of the opening fence, text) of every ```sql block."""
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    i = 0
+    while i < len(lines):
+        fence = lines[i].strip()
+        if fence.startswith("```"):
+            info = fence[3:].strip()
+            start = i + 1
+            j = start
+            while j < len(lines) and lines[j].strip() != "```":
+                j += 1
+            if j == len(lines):
+                raise SystemExit("%s:%d: fence never closed" % (path, i + 1))
+            if info == "sql":
+                yield i + 1, "\n".join(lines[start:j]) + "\n"
+            i = j + 1
+        else:
+            i += 1
+
+
+def first_line(text):
+    for line in text.split("\n"):
+        if line.strip():
+            return line.strip()[:70]
+    return "(empty)"
+
+
+def run_psql(psql, database, sql):
+    return subprocess.run([psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", database, "-f", "-"],
+                          input=sql, capture_output=True, text=True, timeout=BLOCK_TIMEOUT)
+
+
+def main():
+    files = sys.argv[1:] or [os.path.join(ROOT, "README.md")]
+    psql = psql_path()
+    admin_db = os.environ.get("PGDATABASE", "postgres")
+    passed = failed = 0
+    for path in files:
+        name = os.path.relpath(path, ROOT)
+        blocks = list(sql_blocks(path))
+        if not blocks:
+            print("FAILED %s: no ```sql block found" % name)
+            failed += 1
+            continue
+        database = "svclust_readme_test_%d" % os.getpid()
+        setup = run_psql(psql, admin_db,
+                         "DROP DATABASE IF EXISTS %s;\nCREATE DATABASE %s;\n" % (database, database))
+        if setup.returncode == 0:
+            setup = run_psql(psql, database, "CREATE EXTENSION svclust;\n")
+        if setup.returncode != 0:
+            print("FAILED %s: could not create a database with svclust:" % name)
+            print("    " + setup.stderr.strip().replace("\n", "\n    "))
+            failed += 1
+            continue
+        try:
+            for n, (line, text) in enumerate(blocks, 1):
+                try:
+                    result = run_psql(psql, database, text)
+                    ok, err = result.returncode == 0, result.stderr
+                except subprocess.TimeoutExpired:
+                    ok, err = False, "timed out after %d s" % BLOCK_TIMEOUT
+                label = "block %d (%s:%d) %s" % (n, name, line, first_line(text))
+                if ok:
+                    print("ok     " + label)
+                    passed += 1
+                else:
+                    print("FAILED " + label)
+                    print("    " + err.strip().replace("\n", "\n    "))
+                    failed += 1
+        finally:
+            run_psql(psql, admin_db, "DROP DATABASE IF EXISTS %s WITH (FORCE);\n" % database)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
