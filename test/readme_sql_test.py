@@ -22,7 +22,9 @@ after pg_regress, with the server of test/pg.sh.  By hand:
 
     . test/pg.sh && pg_start && /usr/bin/python3 test/readme_sql_test.py; pg_stop
 
-Other markdown files can be given as arguments instead of README.md.
+Other markdown files can be given as arguments instead of README.md;
+--show prints each block's output too (to check the results the text
+quotes).
 """
 
 import os
@@ -76,7 +78,9 @@ def run_psql(psql, database, sql):
 
 
 def main():
-    files = sys.argv[1:] or [os.path.join(ROOT, "README.md")]
+    args = sys.argv[1:]
+    show = "--show" in args
+    files = [a for a in args if a != "--show"] or [os.path.join(ROOT, "README.md")]
     psql = psql_path()
     admin_db = os.environ.get("PGDATABASE", "postgres")
     passed = failed = 0
@@ -102,6 +106,8 @@ def main():
                 try:
                     result = run_psql(psql, database, text)
                     ok, err = result.returncode == 0, result.stderr
+                    if show:
+                        print(result.stdout + result.stderr, end="")
                 except subprocess.TimeoutExpired:
                     ok, err = False, "timed out after %d s" % BLOCK_TIMEOUT
                 label = "block %d (%s:%d) %s" % (n, name, line, first_line(text))
