@@ -1,0 +1,681 @@
+/*
+ * smo.c - exact SVDD dual by SMO with second-order working sets, an LRU
+ *         kernel-column cache and shrinking
+ *
+ * Notation.  F(alpha) = alpha' K alpha - sum_i alpha_i (K_ii = 1), so the
+ * gradient is G = 2 K alpha - 1 and F along alpha + delta (e_i - e_j) is
+ *   F + delta (G_i - G_j) + delta^2 (K_ii + K_jj - 2 K_ij).
+ * The equality constraint's coefficients are all +1, so (as in libsvm with
+ * y = +1) alpha_i may grow when alpha_i < C_i (the set I_up) and alpha_j
+ * may shrink when alpha_j > 0 (I_low).  KKT: some lambda has G_t >= lambda
+ * on I_up's rows and G_t <= lambda on I_low's, i.e. m <= M with
+ * m = max_{I_up} -G_t and M = min_{I_low} -G_t; we stop when m - M < eps.
+ *
+ * Working set (WSS3 of Fan, Chen and Lin 2005): i = argmax_{I_up} -G_t,
+ * then j = argmin over t in I_low with b = G_t - G_i > 0 of -b^2 / a, where
+ * a = 2 (K_ii + K_tt - 2 K_it) is the pair's curvature in libsvm's scale:
+ * libsvm writes the objective as 1/2 a' Q a, and ours is that with Q = 2K,
+ * hence the factor 2.  The step is then delta = b / a (the minimiser of
+ * -b delta + a/2 delta^2), clipped so that alpha_i <= C_i and alpha_j >= 0.
+ * a <= 0 (duplicate rows) becomes TAU, a huge step that the box clips.
+ *
+ * The offset.  The centre is c = sum_i alpha_i phi(x_i), and
+ *   ||phi(x) - c||^2 = 1 - 2 s(x) + Q,  s(x) = sum_i alpha_i K(x_i, x),
+ * with Q = alpha' K alpha.  Inside the sphere of radius R means
+ *   s(x) >= (1 + Q - R^2) / 2 =: offset,
+ * so f(x) = s(x) - offset >= 0 inside, and
+ *   R^2 - ||phi(x) - c||^2 = 2 f(x)
+ * (the same form, up to the factor 2).  The free support vectors lie on
+ * the sphere, so offset = s(x_k) = (G_k + 1) / 2 on each of them; we
+ * average over them.  Without a free one, KKT only brackets it: rows at
+ * C_t have G_t <= lambda (s <= offset, outside) and rows at 0 have
+ * G_t >= lambda (s >= offset, inside), and we take the midpoint of
+ * [max s over rows at C, min s over rows at 0] as libsvm does (the first
+ * end alone when no row is at 0).
+ *
+ * Shrinking follows libsvm: every min(n, 1000) iterations, a row at a bound
+ * that cannot enter the working set (at C_t with -G_t > m, at 0 with
+ * G_t > -M) leaves the active set; the first time m - M <= 10 eps all rows
+ * come back once.  Shrunk rows' gradients are not updated; before
+ * declaring convergence they are recomputed from the rows with alpha > 0
+ * and the optimality check is repeated on all rows.
+ *
+ * The cache holds kernel columns of n doubles, filled only on the rows
+ * active when computed: a column computed with every row active stays
+ * valid, one computed with fewer is valid until the active set grows
+ * again (the epoch counts those growths).
+ */
+#include "smo.h"
+#include "kernel.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define TAU 1e-12
+#define COL_COMPLETE INT64_C(-1)
+#define INTERRUPT_EVERY 1000
+/* relative slack of sum C_i >= 1, so that C = 1/n passes despite rounding */
+#define SUM_C_SLACK 1e-12
+
+typedef struct Smo
+{
+	const SvcEnv *env;
+	const double *x;
+	int64_t		n;
+	int32_t		d;
+	double		gamma;
+	const double *c;
+	double		c_all;
+
+	double	   *alpha;
+	double	   *g;				/* G = 2 K alpha - 1, valid on active rows */
+	int64_t    *order;			/* a permutation; order[0..active) active */
+	int64_t		active;
+	int64_t    *pos;			/* list of rows with alpha > 0 (scratch) */
+
+	/* cache: LRU list through prev/next, sentinel n, most recent first */
+	double	  **col;
+	int64_t    *col_epoch;
+	int64_t    *prev;
+	int64_t    *next;
+	int64_t		cap;
+	int64_t		used;
+	int64_t		epoch;
+	int64_t		hits;
+	int64_t		misses;
+} Smo;
+
+static inline double
+upper(const Smo *s, int64_t t)
+{
+	return s->c != NULL ? s->c[t] : s->c_all;
+}
+
+static inline double
+kval(const Smo *s, int64_t a, int64_t b)
+{
+	return exp(-s->gamma * svc_sqdist(s->x + (size_t) a * (size_t) s->d,
+									  s->x + (size_t) b * (size_t) s->d, s->d));
+}
+
+static void
+lru_unlink(Smo *s, int64_t i)
+{
+	s->next[s->prev[i]] = s->next[i];
+	s->prev[s->next[i]] = s->prev[i];
+}
+
+static void
+lru_push_front(Smo *s, int64_t i)
+{
+	int64_t		h = s->n;
+
+	s->next[i] = s->next[h];
+	s->prev[i] = h;
+	s->prev[s->next[h]] = i;
+	s->next[h] = i;
+}
+
+/* Column i of K on the active rows; NULL (err set) when out of memory. */
+static const double *
+get_col(Smo *s, int64_t i, SvcError *err)
+{
+	double	   *q = s->col[i];
+
+	if (q != NULL && (s->col_epoch[i] == COL_COMPLETE || s->col_epoch[i] == s->epoch))
+	{
+		s->hits++;
+		lru_unlink(s, i);
+		lru_push_front(s, i);
+		return q;
+	}
+	s->misses++;
+	if (q != NULL)
+		lru_unlink(s, i);
+	else if (s->used < s->cap)
+	{
+		q = svc_alloc(s->env, sizeof(double) * (size_t) s->n, err);
+		if (q == NULL)
+			return NULL;
+		s->used++;
+	}
+	else
+	{
+		/* evict the least recently used: never the caller's other column,
+		 * which it fetched just before (cap >= 2 whenever n >= 2) */
+		int64_t		victim = s->prev[s->n];
+
+		q = s->col[victim];
+		s->col[victim] = NULL;
+		lru_unlink(s, victim);
+	}
+	s->col[i] = q;
+	lru_push_front(s, i);
+	for (int64_t k = 0; k < s->active; k++)
+	{
+		int64_t		t = s->order[k];
+
+		q[t] = t == i ? 1.0 : kval(s, t, i);
+	}
+	s->col_epoch[i] = s->active == s->n ? COL_COMPLETE : s->epoch;
+	return q;
+}
+
+/* Gradient of the rows outside the active set, from the rows with alpha > 0. */
+static SvcStatus
+reconstruct_gradient(Smo *s, SvcError *err)
+{
+	int64_t		npos = 0;
+
+	if (s->active == s->n)
+		return SVC_OK;
+	for (int64_t t = 0; t < s->n; t++)
+		if (s->alpha[t] > 0)
+			s->pos[npos++] = t;
+	for (int64_t k = s->active; k < s->n; k++)
+	{
+		int64_t		t = s->order[k];
+		double		sum = 0.0;
+
+		if ((k - s->active) % 4096 == 4095 && svc_interrupted(s->env, err))
+			return err->status;
+		for (int64_t p = 0; p < npos; p++)
+		{
+			int64_t		j = s->pos[p];
+			const double *q = s->col[j];
+
+			sum += s->alpha[j] * (q != NULL && s->col_epoch[j] == COL_COMPLETE ?
+								  q[t] : (t == j ? 1.0 : kval(s, t, j)));
+		}
+		s->g[t] = 2.0 * sum - 1.0;
+	}
+	s->active = s->n;
+	s->epoch++;
+	return SVC_OK;
+}
+
+/* m = max over active I_up of -G, gmax2 = max over active I_low of G. */
+static void
+violations(const Smo *s, double *m, double *gmax2)
+{
+	*m = -INFINITY;
+	*gmax2 = -INFINITY;
+	for (int64_t k = 0; k < s->active; k++)
+	{
+		int64_t		t = s->order[k];
+
+		if (s->alpha[t] < upper(s, t) && -s->g[t] > *m)
+			*m = -s->g[t];
+		if (s->alpha[t] > 0 && s->g[t] > *gmax2)
+			*gmax2 = s->g[t];
+	}
+}
+
+static bool
+can_shrink(const Smo *s, int64_t t, double m, double gmax2)
+{
+	double		ct = upper(s, t);
+
+	if (ct <= 0)
+		return true;			/* alpha_t = 0 = C_t: never in a working set */
+	if (s->alpha[t] >= ct)
+		return -s->g[t] > m;
+	if (s->alpha[t] <= 0)
+		return s->g[t] > gmax2;
+	return false;
+}
+
+static SvcStatus
+do_shrinking(Smo *s, bool *unshrunk, double eps, SvcError *err)
+{
+	double		m,
+				gmax2;
+
+	violations(s, &m, &gmax2);
+	if (!*unshrunk && m + gmax2 <= 10 * eps)
+	{
+		SvcStatus	st;
+
+		*unshrunk = true;
+		st = reconstruct_gradient(s, err);
+		if (st != SVC_OK)
+			return st;
+		violations(s, &m, &gmax2);
+	}
+	for (int64_t k = 0; k < s->active;)
+	{
+		if (can_shrink(s, s->order[k], m, gmax2))
+		{
+			int64_t		tmp = s->order[k];
+
+			s->active--;
+			s->order[k] = s->order[s->active];
+			s->order[s->active] = tmp;
+		}
+		else
+			k++;
+	}
+	return SVC_OK;
+}
+
+/*
+ * WSS3 on the active rows.  Returns 1 when they are optimal to eps (or no
+ * pair improves), 0 with *pi, *pj and column i in *qi, -1 on error.
+ */
+static int
+select_pair(Smo *s, double eps, int64_t *pi, int64_t *pj, const double **qi,
+			SvcError *err)
+{
+	double		m = -INFINITY,
+				gmax2 = -INFINITY,
+				best = INFINITY;
+	int64_t		i = -1,
+				j = -1;
+	const double *q = NULL;
+
+	for (int64_t k = 0; k < s->active; k++)
+	{
+		int64_t		t = s->order[k];
+
+		if (s->alpha[t] < upper(s, t) && -s->g[t] >= m)
+		{
+			m = -s->g[t];
+			i = t;
+		}
+	}
+	if (i >= 0)
+	{
+		q = get_col(s, i, err);
+		if (q == NULL)
+			return -1;
+	}
+	for (int64_t k = 0; k < s->active; k++)
+	{
+		int64_t		t = s->order[k];
+
+		if (s->alpha[t] > 0)
+		{
+			double		b = m + s->g[t];
+
+			if (s->g[t] > gmax2)
+				gmax2 = s->g[t];
+			if (q != NULL && b > 0)
+			{
+				double		a = 2.0 * (2.0 - 2.0 * q[t]);
+				double		o;
+
+				if (a <= 0)
+					a = TAU;
+				o = -b * b / a;
+				if (o <= best)
+				{
+					best = o;
+					j = t;
+				}
+			}
+		}
+	}
+	if (i < 0 || j < 0 || m + gmax2 < eps)
+		return 1;
+	*pi = i;
+	*pj = j;
+	*qi = q;
+	return 0;
+}
+
+static SvcStatus
+update_pair(Smo *s, int64_t i, int64_t j, const double *qi, SvcError *err)
+{
+	const double *qj = get_col(s, j, err);
+	double		ci = upper(s, i);
+	double		ai = s->alpha[i],
+				aj = s->alpha[j];
+	double		a = 2.0 * (2.0 - 2.0 * qi[j]);
+	double		step,
+				room,
+				ai_new,
+				aj_new,
+				di,
+				dj;
+
+	if (qj == NULL)
+		return err->status;
+	if (a <= 0)
+		a = TAU;
+	step = (s->g[j] - s->g[i]) / a;
+	room = ci - ai;
+	if (room <= step && room <= aj)
+	{
+		ai_new = ci;
+		aj_new = fmax(aj - room, 0.0);
+	}
+	else if (aj <= step)
+	{
+		aj_new = 0.0;
+		ai_new = fmin(ai + aj, ci);
+	}
+	else
+	{
+		ai_new = ai + step;
+		aj_new = aj - step;
+	}
+	s->alpha[i] = ai_new;
+	s->alpha[j] = aj_new;
+	di = ai_new - ai;
+	dj = aj_new - aj;
+	for (int64_t k = 0; k < s->active; k++)
+	{
+		int64_t		t = s->order[k];
+
+		s->g[t] += 2.0 * (di * qi[t] + dj * qj[t]);
+	}
+	return SVC_OK;
+}
+
+static SvcStatus
+check_params(const double *x, int64_t n, int32_t d, const SvcSmoParams *p,
+			 SvcError *err)
+{
+	size_t		cells;
+	bool		big = false;
+	double		sum = 0.0,
+				comp = 0.0;
+
+	if (n < 1)
+		return svc_fail(err, SVC_ERR_INVALID_INPUT, "no rows to train on");
+	if (d < 1 || d > SVC_MAX_DIMS)
+		return svc_fail(err, SVC_ERR_INVALID_INPUT, "dimension %d is out of range", (int) d);
+	if (!(p->gamma > 0) || !isfinite(p->gamma))
+		return svc_fail(err, SVC_ERR_INVALID_PARAMETER, "gamma must be finite and positive");
+	if (!(p->eps > 0) || !isfinite(p->eps))
+		return svc_fail(err, SVC_ERR_INVALID_PARAMETER, "eps must be finite and positive");
+	if (!svc_size_mul((size_t) n, (size_t) d, &cells) ||
+		svc_smo_memory(n, d, p) == SIZE_MAX)
+		return svc_fail(err, SVC_ERR_LIMIT, "%lld rows of %d values are too many",
+						(long long) n, (int) d);
+	if (svc_first_nonfinite(x, cells) >= 0)
+		return svc_fail(err, SVC_ERR_INVALID_INPUT, "row %lld has a non-finite value",
+						(long long) (svc_first_nonfinite(x, cells) / d));
+	/* Neumaier's compensated sum, so that n copies of 1/n sum to 1 */
+	for (int64_t t = 0; t < n; t++)
+	{
+		double		ct = p->c != NULL ? p->c[t] : p->c_all;
+		double		nsum;
+
+		if (!(ct >= 0))
+			return svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+							"upper bound C of row %lld is negative or NaN", (long long) t);
+		if (ct >= 1)
+			big = true;
+		if (big)
+			continue;
+		nsum = sum + ct;
+		comp += fabs(sum) >= ct ? (sum - nsum) + ct : (ct - nsum) + sum;
+		sum = nsum;
+	}
+	if (!big && sum + comp < 1.0 - SUM_C_SLACK)
+	{
+		svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+				 "the upper bounds C_i sum to %.17g, less than 1", sum + comp);
+		svc_error_detail(err, "The multipliers must sum to 1 with 0 <= alpha_i <= C_i, "
+						 "which needs the bounds to sum to at least 1.");
+		svc_error_hint(err, "Raise C: C = 1 / (nu n) needs nu <= 1.");
+		return SVC_ERR_INVALID_PARAMETER;
+	}
+	return SVC_OK;
+}
+
+void
+svc_smo_params_default(SvcSmoParams *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->gamma = 0.0;
+	p->c = NULL;
+	p->c_all = 1.0;
+	p->eps = 1e-3;
+	p->max_iter = 0;
+	p->cache_bytes = (size_t) 100 << 20;
+	p->shrinking = true;
+}
+
+size_t
+svc_smo_memory(int64_t n, int32_t d, const SvcSmoParams *p)
+{
+	size_t		per_row = 10 * sizeof(double);
+	size_t		total;
+
+	(void) p;
+	(void) d;
+	if (n < 0 || (uint64_t) n > SIZE_MAX / 2)
+		return SIZE_MAX;
+	/* alpha, g, order, pos, col, col_epoch, prev, next (+ sentinel), and
+	 * the two columns the solver needs at the least */
+	if (!svc_size_mul((size_t) n + 1, per_row, &total) || total > SIZE_MAX - 256)
+		return SIZE_MAX;
+	return total + 256;
+}
+
+static void
+smo_release(Smo *s)
+{
+	const SvcEnv *env = s->env;
+
+	if (s->col != NULL)
+		for (int64_t t = 0; t < s->n; t++)
+			svc_free(env, s->col[t]);
+	svc_free(env, s->g);
+	svc_free(env, s->order);
+	svc_free(env, s->pos);
+	svc_free(env, s->col);
+	svc_free(env, s->col_epoch);
+	svc_free(env, s->prev);
+	svc_free(env, s->next);
+}
+
+/* Initial feasible alpha (fill rows to their bound until the sum is 1), and G. */
+static SvcStatus
+smo_init(Smo *s, SvcError *err)
+{
+	double		rest = 1.0;
+
+	for (int64_t t = 0; t < s->n; t++)
+	{
+		double		a = rest > 0 ? fmin(upper(s, t), rest) : 0.0;
+
+		s->alpha[t] = a;
+		rest -= a;
+		s->g[t] = -1.0;
+		s->order[t] = t;
+	}
+	for (int64_t j = 0; j < s->n; j++)
+	{
+		const double *q;
+
+		if (s->alpha[j] <= 0)
+			continue;
+		if (j % 1024 == 1023 && svc_interrupted(s->env, err))
+			return err->status;
+		q = get_col(s, j, err);
+		if (q == NULL)
+			return err->status;
+		for (int64_t t = 0; t < s->n; t++)
+			s->g[t] += 2.0 * s->alpha[j] * q[t];
+	}
+	return SVC_OK;
+}
+
+static void
+smo_finish(Smo *s, SvcSmoResult *out)
+{
+	double		m,
+				gmax2,
+				free_sum = 0.0,
+				lo = -INFINITY,
+				hi = INFINITY,
+				quad = 0.0,
+				asum = 0.0;
+	int64_t		nfree = 0,
+				nbound = 0;
+
+	violations(s, &m, &gmax2);
+	out->gap = isinf(m) || isinf(gmax2) ? 0.0 : m + gmax2;
+	for (int64_t t = 0; t < s->n; t++)
+	{
+		double		ct = upper(s, t);
+		double		st = (s->g[t] + 1.0) / 2.0;		/* s(x_t) = (K alpha)_t */
+
+		quad += s->alpha[t] * st;
+		asum += s->alpha[t];
+		if (ct <= 0)
+			continue;
+		if (s->alpha[t] >= ct)
+		{
+			nbound++;
+			lo = fmax(lo, st);
+		}
+		else if (s->alpha[t] <= 0)
+			hi = fmin(hi, st);
+		else
+		{
+			nfree++;
+			free_sum += st;
+		}
+	}
+	if (nfree > 0)
+		out->offset = free_sum / (double) nfree;
+	else if (isfinite(hi))
+		out->offset = (lo + hi) / 2.0;
+	else
+		out->offset = lo;
+	out->r2 = 1.0 - 2.0 * out->offset + quad;
+	out->objective = quad - asum;
+	out->n_free = nfree;
+	out->n_bound = nbound;
+	out->cache_hits = s->hits;
+	out->cache_misses = s->misses;
+}
+
+SvcStatus
+svc_smo_solve(const SvcEnv *env, const double *x, int64_t n, int32_t d,
+			  const SvcSmoParams *p, SvcSmoResult *out, SvcError *err)
+{
+	Smo			s;
+	SvcStatus	st;
+	size_t		vec,
+				vec1;
+	int64_t		max_iter,
+				counter,
+				iter = 0;
+	bool		converged = false,
+				unshrunk = false;
+
+	memset(out, 0, sizeof(*out));
+	st = check_params(x, n, d, p, err);
+	if (st != SVC_OK)
+		return st;
+
+	memset(&s, 0, sizeof(s));
+	s.env = env;
+	s.x = x;
+	s.n = n;
+	s.d = d;
+	s.gamma = p->gamma;
+	s.c = p->c;
+	s.c_all = p->c_all;
+	s.active = n;
+	s.cap = (int64_t) (p->cache_bytes / (sizeof(double) * (size_t) n));
+	if (s.cap < 2)
+		s.cap = 2;
+	if (s.cap > n)
+		s.cap = n;
+	vec = sizeof(double) * (size_t) n;	/* checked by svc_smo_memory */
+	vec1 = sizeof(int64_t) * ((size_t) n + 1);
+	if ((out->alpha = svc_alloc(env, vec, err)) == NULL ||
+		(s.g = svc_alloc(env, vec, err)) == NULL ||
+		(s.order = svc_alloc(env, vec1, err)) == NULL ||
+		(s.pos = svc_alloc(env, vec1, err)) == NULL ||
+		(s.col = svc_alloc0(env, sizeof(double *) * (size_t) n, err)) == NULL ||
+		(s.col_epoch = svc_alloc(env, vec1, err)) == NULL ||
+		(s.prev = svc_alloc(env, vec1, err)) == NULL ||
+		(s.next = svc_alloc(env, vec1, err)) == NULL)
+	{
+		st = err->status;
+		goto fail;
+	}
+	s.alpha = out->alpha;
+	s.prev[n] = s.next[n] = n;
+
+	st = smo_init(&s, err);
+	if (st != SVC_OK)
+		goto fail;
+
+	max_iter = p->max_iter > 0 ? p->max_iter :
+		(n > INT64_C(100000) ? (n > INT64_MAX / 100 ? INT64_MAX : 100 * n) : 10000000);
+	counter = (n < 1000 ? n : 1000) + 1;
+	while (iter < max_iter)
+	{
+		int64_t		i = -1,
+					j = -1;
+		const double *qi = NULL;
+		int			r;
+
+		if (iter % INTERRUPT_EVERY == 0 && svc_interrupted(env, err))
+		{
+			st = err->status;
+			goto fail;
+		}
+		if (--counter == 0)
+		{
+			counter = n < 1000 ? n : 1000;
+			if (p->shrinking && (st = do_shrinking(&s, &unshrunk, p->eps, err)) != SVC_OK)
+				goto fail;
+		}
+		r = select_pair(&s, p->eps, &i, &j, &qi, err);
+		if (r == 1)
+		{
+			if (s.active == n)
+			{
+				converged = true;
+				break;
+			}
+			if ((st = reconstruct_gradient(&s, err)) != SVC_OK)
+				goto fail;
+			r = select_pair(&s, p->eps, &i, &j, &qi, err);
+			if (r == 1)
+			{
+				converged = true;
+				break;
+			}
+			counter = 1;		/* shrink again at the next iteration */
+		}
+		if (r < 0)
+		{
+			st = err->status;
+			goto fail;
+		}
+		iter++;
+		if ((st = update_pair(&s, i, j, qi, err)) != SVC_OK)
+			goto fail;
+	}
+	if ((st = reconstruct_gradient(&s, err)) != SVC_OK)
+		goto fail;
+	smo_finish(&s, out);
+	out->iterations = iter;
+	out->converged = converged || out->gap < p->eps;
+	smo_release(&s);
+	return SVC_OK;
+
+fail:
+	smo_release(&s);
+	svc_free(env, out->alpha);
+	out->alpha = NULL;
+	return st;
+}
+
+void
+svc_smo_result_free(const SvcEnv *env, SvcSmoResult *r)
+{
+	svc_free(env, r->alpha);
+	r->alpha = NULL;
+}

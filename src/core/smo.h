@@ -1,0 +1,85 @@
+/*
+ * smo.h - exact SVDD solver (smallest enclosing sphere in feature space) by SMO
+ *
+ * With the RBF kernel K(x, y) = exp(-gamma ||x - y||^2), so K(x, x) = 1,
+ * svc_smo_solve solves the dual
+ *
+ *   min_alpha  F(alpha) = sum_ij alpha_i alpha_j K_ij - sum_i alpha_i K_ii
+ *   subject to sum_i alpha_i = 1,  0 <= alpha_i <= C_i
+ *
+ * The linear term is constant on the simplex, so this is min alpha' K alpha,
+ * libsvm's one-class SVM (min 1/2 a' K a, sum a = nu l, 0 <= a <= 1) up to
+ * scale: alpha = a / (nu l) and C = 1 / (nu l).  The fraction nu of rows
+ * then bounds the outliers from above and the support vectors from below.
+ *
+ * The decision function is f(x) = sum_i alpha_i K(x_i, x) - offset, and
+ * f(x) >= 0 exactly when phi(x) lies in the sphere (see smo.c for the
+ * derivation): f > 0 inside, f = 0 on the free support vectors, f <= 0 on
+ * the rows at their bound (the outliers).
+ *
+ * Memory: svc_smo_memory(n, d, p) bytes of O(n) vectors (including the two
+ * kernel columns the solver needs at the least), plus at most
+ * p->cache_bytes of cached kernel columns (8 n bytes each).  x is read, not
+ * copied.
+ */
+#ifndef SVC_SMO_H
+#define SVC_SMO_H
+
+#include "svc_core.h"
+
+typedef struct SvcSmoParams
+{
+	double		gamma;			/* kernel width, finite and > 0 */
+	const double *c;			/* per-row upper bounds C_i, or NULL */
+	double		c_all;			/* C_i for every row when c is NULL */
+	double		eps;			/* stop when m(alpha) - M(alpha) < eps (> 0) */
+	int64_t		max_iter;		/* <= 0: max(10^7, 100 n) */
+	size_t		cache_bytes;	/* kernel-column cache budget (LRU) */
+	bool		shrinking;		/* libsvm-style shrinking */
+} SvcSmoParams;
+
+typedef struct SvcSmoResult
+{
+	double	   *alpha;			/* n multipliers, allocated from env */
+	double		offset;			/* f(x) = sum alpha_i K(x_i, x) - offset */
+	double		r2;				/* squared radius in feature space */
+	double		objective;		/* F(alpha), constant term included */
+	/*
+	 * m(alpha) - M(alpha) over all rows, with m the largest -G_t of rows
+	 * below their bound and M the smallest -G_t of rows above zero
+	 * (G = 2 K alpha - 1, the gradient of F); 0 when either set is empty.
+	 * It is negative when the optimum has no free row.
+	 */
+	double		gap;
+	int64_t		iterations;
+	int64_t		cache_hits;
+	int64_t		cache_misses;
+	int64_t		n_free;			/* 0 < alpha_i < C_i */
+	int64_t		n_bound;		/* alpha_i = C_i > 0 */
+	bool		converged;		/* false: max_iter reached first */
+} SvcSmoResult;
+
+/* Defaults: eps 1e-3 (as libsvm), max_iter 0 (automatic), 100 MB cache,
+ * shrinking on, c NULL and c_all 1 (no bound); gamma must still be set. */
+void		svc_smo_params_default(SvcSmoParams *p);
+
+/*
+ * Solve the dual for the n rows of d values in x (row-major).  On SVC_OK
+ * out holds the solution, also when max_iter stopped the solver first
+ * (out->converged is then false and alpha is the last feasible iterate).
+ * On failure out->alpha is NULL and nothing is left allocated.  Errors:
+ * SVC_ERR_INVALID_PARAMETER (gamma, eps, a C_i negative or NaN, or
+ * sum C_i < 1 so that no alpha is feasible), SVC_ERR_INVALID_INPUT (a
+ * non-finite value in x), SVC_ERR_LIMIT (sizes overflow), SVC_ERR_NOMEM,
+ * SVC_ERR_INTERRUPTED (the hook is called every 1000 iterations).
+ */
+SvcStatus	svc_smo_solve(const SvcEnv *env, const double *x, int64_t n,
+						  int32_t d, const SvcSmoParams *p,
+						  SvcSmoResult *out, SvcError *err);
+
+void		svc_smo_result_free(const SvcEnv *env, SvcSmoResult *r);
+
+/* Bytes besides the cache budget, SIZE_MAX when that overflows size_t. */
+size_t		svc_smo_memory(int64_t n, int32_t d, const SvcSmoParams *p);
+
+#endif							/* SVC_SMO_H */

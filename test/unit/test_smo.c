@@ -1,0 +1,611 @@
+/*
+ * test_smo.c - the exact SVDD solver: feasibility, KKT, brute force, cache
+ */
+#include "kernel.h"
+#include "smo.h"
+#include "unit.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* n rows of three Gaussian blobs in 2-D (sd 0.5), reproducible from seed. */
+static double *
+blobs(int64_t n, uint64_t seed)
+{
+	SvcRng		rng;
+	double	   *x = malloc(sizeof(double) * 2 * (size_t) n);
+	static const double centre[3][2] = {{0, 0}, {6, 0}, {3, 5}};
+
+	svc_rng_seed(&rng, seed);
+	for (int64_t i = 0; i < n; i++)
+	{
+		int			c = (int) (i % 3);
+		double		u1 = svc_rng_unit(&rng) + 1e-12,
+					u2 = svc_rng_unit(&rng);
+		double		r = sqrt(-2 * log(u1)) * 0.5;
+
+		x[2 * i] = centre[c][0] + r * cos(2 * M_PI * u2);
+		x[2 * i + 1] = centre[c][1] + r * sin(2 * M_PI * u2);
+	}
+	return x;
+}
+
+static double
+kern(const double *x, int32_t d, double gamma, int64_t a, int64_t b)
+{
+	double		s = 0;
+
+	for (int32_t k = 0; k < d; k++)
+	{
+		double		t = x[a * d + k] - x[b * d + k];
+
+		s += t * t;
+	}
+	return exp(-gamma * s);
+}
+
+static double
+bound(const SvcSmoParams *p, int64_t t)
+{
+	return p->c != NULL ? p->c[t] : p->c_all;
+}
+
+/* Fresh gradient G = 2 K alpha - 1 into g (n doubles). */
+static void
+full_gradient(const double *x, int64_t n, int32_t d, double gamma,
+			  const double *alpha, double *g)
+{
+	for (int64_t t = 0; t < n; t++)
+	{
+		double		s = 0;
+
+		for (int64_t j = 0; j < n; j++)
+			if (alpha[j] != 0)
+				s += alpha[j] * kern(x, d, gamma, t, j);
+		g[t] = 2 * s - 1;
+	}
+}
+
+/* m - M from a fresh gradient; also the objective into *obj. */
+static double
+kkt_gap(const double *x, int64_t n, int32_t d, const SvcSmoParams *p,
+		const double *alpha, double *obj)
+{
+	double	   *g = malloc(sizeof(double) * (size_t) n);
+	double		m = -INFINITY,
+				big_m = INFINITY,
+				f = 0;
+
+	full_gradient(x, n, d, p->gamma, alpha, g);
+	for (int64_t t = 0; t < n; t++)
+	{
+		if (alpha[t] < bound(p, t) && -g[t] > m)
+			m = -g[t];
+		if (alpha[t] > 0 && -g[t] < big_m)
+			big_m = -g[t];
+		f += alpha[t] * (g[t] + 1) / 2 - alpha[t];
+	}
+	free(g);
+	if (obj != NULL)
+		*obj = f;
+	return isinf(m) || isinf(big_m) ? 0 : m - big_m;
+}
+
+/* sum = 1 to 1e-12 and the box; returns the number of violations */
+static int
+feasible(const SvcSmoParams *p, int64_t n, const double *alpha)
+{
+	double		sum = 0;
+	int			bad = 0;
+
+	for (int64_t t = 0; t < n; t++)
+	{
+		sum += alpha[t];
+		if (!(alpha[t] >= 0 && alpha[t] <= bound(p, t)))
+			bad++;
+	}
+	if (fabs(sum - 1) > 1e-12)
+		bad++;
+	return bad;
+}
+
+static double
+decision(const double *x, int64_t n, int32_t d, double gamma,
+		 const SvcSmoResult *r, const double *pt)
+{
+	return svc_kernel_sum(x, r->alpha, NULL, (int32_t) n, d, gamma, pt) - r->offset;
+}
+
+/* Solve A z = b (m x m, row-major, destroyed) by partial pivoting; false if singular. */
+static bool
+solve_linear(double *a, double *b, int m)
+{
+	for (int c = 0; c < m; c++)
+	{
+		int			piv = c;
+
+		for (int r = c + 1; r < m; r++)
+			if (fabs(a[r * m + c]) > fabs(a[piv * m + c]))
+				piv = r;
+		if (fabs(a[piv * m + c]) < 1e-13)
+			return false;
+		for (int k = 0; k < m; k++)
+		{
+			double		t = a[c * m + k];
+
+			a[c * m + k] = a[piv * m + k];
+			a[piv * m + k] = t;
+		}
+		{
+			double		t = b[c];
+
+			b[c] = b[piv];
+			b[piv] = t;
+		}
+		for (int r = c + 1; r < m; r++)
+		{
+			double		f = a[r * m + c] / a[c * m + c];
+
+			for (int k = c; k < m; k++)
+				a[r * m + k] -= f * a[c * m + k];
+			b[r] -= f * b[c];
+		}
+	}
+	for (int c = m - 1; c >= 0; c--)
+	{
+		for (int k = c + 1; k < m; k++)
+			b[c] -= a[c * m + k] * b[k];
+		b[c] /= a[c * m + c];
+	}
+	return true;
+}
+
+/*
+ * Exact minimum by enumerating every active set of n <= 8 rows: each row
+ * at 0, at C_t or free; the free ones solve the equality-constrained KKT
+ * system 2 K_FF a_F - lambda 1 = 1 - 2 K_FB a_B, sum a_F = 1 - sum a_B.
+ * The objective is convex, so the least feasible candidate is the optimum.
+ */
+static double
+brute_force(const double *x, int n, int32_t d, const SvcSmoParams *p)
+{
+	double		best = INFINITY;
+	int			total = 1;
+
+	for (int k = 0; k < n; k++)
+		total *= 3;
+	for (int code = 0; code < total; code++)
+	{
+		int			st[8],
+					fr[8],
+					nf = 0,
+					c = code;
+		double		a[8],
+					rest = 1,
+					mat[81],
+					rhs[9],
+					f = 0;
+		bool		ok = true;
+
+		for (int k = 0; k < n; k++)
+		{
+			st[k] = c % 3;
+			c /= 3;
+			a[k] = st[k] == 1 ? bound(p, k) : 0;
+			if (st[k] == 2)
+				fr[nf++] = k;
+			else
+				rest -= a[k];
+		}
+		if (nf == 0)
+		{
+			if (fabs(rest) > 1e-12)
+				continue;
+		}
+		else
+		{
+			int			m = nf + 1;
+
+			for (int r = 0; r < nf; r++)
+			{
+				double		s = 1;
+
+				for (int k = 0; k < nf; k++)
+					mat[r * m + k] = 2 * kern(x, d, p->gamma, fr[r], fr[k]);
+				mat[r * m + nf] = -1;
+				for (int k = 0; k < n; k++)
+					if (st[k] != 2)
+						s -= 2 * kern(x, d, p->gamma, fr[r], k) * a[k];
+				rhs[r] = s;
+			}
+			for (int k = 0; k < nf; k++)
+				mat[nf * m + k] = 1;
+			mat[nf * m + nf] = 0;
+			rhs[nf] = rest;
+			if (!solve_linear(mat, rhs, m))
+				continue;
+			for (int k = 0; k < nf; k++)
+			{
+				if (rhs[k] < -1e-12 || rhs[k] > bound(p, fr[k]) + 1e-12)
+					ok = false;
+				a[fr[k]] = rhs[k];
+			}
+			if (!ok)
+				continue;
+		}
+		for (int r = 0; r < n; r++)
+			for (int k = 0; k < n; k++)
+				f += a[r] * a[k] * kern(x, d, p->gamma, r, k);
+		for (int r = 0; r < n; r++)
+			f -= a[r];
+		if (f < best)
+			best = f;
+	}
+	return best;
+}
+
+static SvcSmoParams
+params(double gamma, double c_all, double eps)
+{
+	SvcSmoParams p;
+
+	svc_smo_params_default(&p);
+	p.gamma = gamma;
+	p.c_all = c_all;
+	p.eps = eps;
+	return p;
+}
+
+static void
+test_feasible_and_kkt(void)
+{
+	int64_t		n = 300;
+	double	   *x = blobs(n, 7);
+	static const double eps[] = {1e-3, 1e-6};
+	static const double nus[] = {0.05, 0.3, 0.9};
+
+	for (int e = 0; e < 2; e++)
+		for (int v = 0; v < 3; v++)
+		{
+			SvcSmoParams p = params(0.7, 1.0 / (nus[v] * (double) n), eps[e]);
+			SvcSmoResult r;
+			SvcError	err;
+			SvcStatus	st = svc_smo_solve(&svc_env_malloc, x, n, 2, &p, &r, &err);
+			double		obj,
+						gap;
+
+			CHECK(st == SVC_OK, "solve: %s", err.message);
+			if (st != SVC_OK)
+				continue;
+			gap = kkt_gap(x, n, 2, &p, r.alpha, &obj);
+			CHECK(r.converged, "converged at eps %g nu %g", eps[e], nus[v]);
+			CHECK(feasible(&p, n, r.alpha) == 0, "feasible at nu %g", nus[v]);
+			CHECK(gap < eps[e] + 1e-10, "fresh KKT gap %g < eps %g", gap, eps[e]);
+			CHECK(fabs(gap - r.gap) < 1e-9, "reported gap %g vs fresh %g", r.gap, gap);
+			CHECK(fabs(obj - r.objective) < 1e-10, "objective %.15g vs %.15g",
+				  r.objective, obj);
+			/* nu-property: outliers <= nu n <= support vectors */
+			CHECK(r.n_bound <= nus[v] * n + 1e-9 && r.n_bound + r.n_free >= nus[v] * n - 1e-9,
+				  "bound %lld, free %lld, nu n %g", (long long) r.n_bound,
+				  (long long) r.n_free, nus[v] * n);
+			/* f = 0 on the free SVs (to the precision eps allows) */
+			for (int64_t t = 0; t < n; t++)
+				if (r.alpha[t] > 0 && r.alpha[t] < p.c_all)
+				{
+					double		f = decision(x, n, 2, p.gamma, &r, x + 2 * t);
+
+					CHECK(fabs(f) < eps[e], "f = %g on free SV %lld", f, (long long) t);
+					break;
+				}
+			svc_smo_result_free(&svc_env_malloc, &r);
+			CHECK(r.alpha == NULL, "freed");
+		}
+	free(x);
+}
+
+static void
+test_brute_force(void)
+{
+	static const double cs[] = {0.2, 0.25, 0.4, 1.0};
+	static const double gammas[] = {0.05, 0.5, 3.0};
+	double		percol[6] = {0.1, 0.3, 0.05, 0.5, 0.2, 0.0};
+
+	for (uint64_t seed = 1; seed <= 3; seed++)
+	{
+		double	   *x = blobs(6, seed * 11);
+
+		for (int g = 0; g < 3; g++)
+			for (int c = 0; c < 5; c++)
+			{
+				SvcSmoParams p = params(gammas[g], c < 4 ? cs[c] : 0, 1e-12);
+				SvcSmoResult r;
+				SvcError	err;
+				double		want,
+							gap;
+
+				if (c == 4)
+					p.c = percol;
+				p.max_iter = 100000;
+				CHECK(svc_smo_solve(&svc_env_malloc, x, 6, 2, &p, &r, &err) == SVC_OK,
+					  "solve: %s", err.message);
+				want = brute_force(x, 6, 2, &p);
+				gap = kkt_gap(x, 6, 2, &p, r.alpha, NULL);
+				CHECK(fabs(r.objective - want) < 1e-9,
+					  "seed %d gamma %g C %d: objective %.15g, brute force %.15g",
+					  (int) seed, gammas[g], c, r.objective, want);
+				CHECK(feasible(&p, 6, r.alpha) == 0 && gap < 1e-11, "feasible, gap %g", gap);
+				CHECK(c != 4 || r.alpha[5] == 0, "C_5 = 0 keeps alpha_5 = 0");
+				svc_smo_result_free(&svc_env_malloc, &r);
+			}
+		free(x);
+	}
+}
+
+/* Cache sizes and shrinking change the path, not the optimum. */
+static void
+test_cache_and_shrinking_agree(void)
+{
+	int64_t		n = 400;
+	double	   *x = blobs(n, 3);
+	double	   *ref = NULL;
+	int64_t		misses_small = 0,
+				misses_big = 0;
+
+	for (int cfg = 0; cfg < 4; cfg++)
+	{
+		SvcSmoParams p = params(1.0, 1.0 / (0.15 * (double) n), 1e-10);
+		SvcSmoResult r;
+		SvcError	err;
+		double		diff = 0;
+
+		p.cache_bytes = (cfg & 1) ? (size_t) 3 * 8 * (size_t) n : (size_t) 1 << 30;
+		p.shrinking = (cfg & 2) != 0;
+		CHECK(svc_smo_solve(&svc_env_malloc, x, n, 2, &p, &r, &err) == SVC_OK,
+			  "solve: %s", err.message);
+		CHECK(r.converged && feasible(&p, n, r.alpha) == 0, "cfg %d feasible", cfg);
+		CHECK(r.cache_hits + r.cache_misses > 0, "cache used");
+		if (cfg == 0)
+		{
+			ref = r.alpha;
+			misses_big = r.cache_misses;
+			CHECK(misses_big <= n, "unlimited cache computes a column at most once: %lld",
+				  (long long) misses_big);
+			continue;
+		}
+		if (cfg == 1)
+			misses_small = r.cache_misses;
+		for (int64_t t = 0; t < n; t++)
+			diff = fmax(diff, fabs(r.alpha[t] - ref[t]));
+		CHECK(diff < 1e-8, "cfg %d: alpha differs by %g", cfg, diff);
+		svc_smo_result_free(&svc_env_malloc, &r);
+	}
+	CHECK(misses_small > misses_big, "a 3-column cache misses more (%lld vs %lld)",
+		  (long long) misses_small, (long long) misses_big);
+	free(ref);
+	free(x);
+}
+
+static void
+test_duplicates_and_edges(void)
+{
+	SvcError	err;
+	SvcSmoResult r;
+
+	/* duplicate rows: each row of a blob three times */
+	{
+		int64_t		n = 120;
+		double	   *b = blobs(n / 3, 5);
+		double	   *x = malloc(sizeof(double) * 2 * (size_t) n);
+		SvcSmoParams p = params(0.8, 1.0 / (0.2 * (double) n), 1e-8);
+
+		for (int64_t t = 0; t < n; t++)
+			memcpy(x + 2 * t, b + 2 * (t % (n / 3)), 2 * sizeof(double));
+		CHECK(svc_smo_solve(&svc_env_malloc, x, n, 2, &p, &r, &err) == SVC_OK,
+			  "duplicates: %s", err.message);
+		CHECK(r.converged && feasible(&p, n, r.alpha) == 0, "duplicates feasible");
+		CHECK(kkt_gap(x, n, 2, &p, r.alpha, NULL) < 1e-8, "duplicates KKT");
+		svc_smo_result_free(&svc_env_malloc, &r);
+		free(x);
+		free(b);
+	}
+	/* one row: alpha = 1, f = 0 on it */
+	for (int c = 0; c < 2; c++)
+	{
+		double		x[3] = {1, 2, 3};
+		SvcSmoParams p = params(0.5, c == 0 ? 1.0 : 5.0, 1e-3);
+
+		CHECK(svc_smo_solve(&svc_env_malloc, x, 1, 3, &p, &r, &err) == SVC_OK,
+			  "one row: %s", err.message);
+		CHECK(r.alpha[0] == 1 && r.converged && r.iterations == 0, "one row alpha %g",
+			  r.alpha[0]);
+		CHECK(fabs(r.offset - 1) < 1e-15 && fabs(r.r2) < 1e-15, "one row offset %g r2 %g",
+			  r.offset, r.r2);
+		CHECK(r.n_free + r.n_bound == 1 && r.n_bound == (c == 0), "one row counts");
+		svc_smo_result_free(&svc_env_malloc, &r);
+	}
+	/* C = 1/n: every alpha at the bound */
+	{
+		int64_t		n = 97;
+		double	   *x = blobs(n, 9);
+		SvcSmoParams p = params(0.5, 1.0 / (double) n, 1e-3);
+		int			bad = 0;
+
+		CHECK(svc_smo_solve(&svc_env_malloc, x, n, 2, &p, &r, &err) == SVC_OK,
+			  "C = 1/n: %s", err.message);
+		for (int64_t t = 0; t < n; t++)
+			bad += r.alpha[t] != p.c_all;
+		CHECK(bad == 0 && r.converged && r.n_bound == n && r.n_free == 0,
+			  "C = 1/n: %d rows off the bound", bad);
+		CHECK(feasible(&p, n, r.alpha) == 0, "C = 1/n sums to 1");
+		/* all outside or on the sphere */
+		for (int64_t t = 0; t < n; t++)
+			if (decision(x, n, 2, p.gamma, &r, x + 2 * t) > 1e-12)
+				bad++;
+		CHECK(bad == 0, "C = 1/n: %d rows inside", bad);
+		svc_smo_result_free(&svc_env_malloc, &r);
+		free(x);
+	}
+	/* per-row C_i */
+	{
+		int64_t		n = 200;
+		double	   *x = blobs(n, 13);
+		double	   *c = malloc(sizeof(double) * (size_t) n);
+		SvcSmoParams p = params(0.6, 0, 1e-7);
+		SvcRng		rng;
+		int			bad = 0;
+
+		svc_rng_seed(&rng, 4);
+		for (int64_t t = 0; t < n; t++)
+			c[t] = t % 7 == 0 ? 0 : 0.002 + 0.05 * svc_rng_unit(&rng);
+		p.c = c;
+		CHECK(svc_smo_solve(&svc_env_malloc, x, n, 2, &p, &r, &err) == SVC_OK,
+			  "per-row C: %s", err.message);
+		CHECK(r.converged && feasible(&p, n, r.alpha) == 0, "per-row C feasible");
+		CHECK(kkt_gap(x, n, 2, &p, r.alpha, NULL) < 1e-7, "per-row C KKT");
+		for (int64_t t = 0; t < n; t += 7)
+			bad += r.alpha[t] != 0;
+		CHECK(bad == 0, "C_i = 0 rows stay at 0");
+		svc_smo_result_free(&svc_env_malloc, &r);
+		free(c);
+		free(x);
+	}
+	/* refusals */
+	{
+		int64_t		n = 50;
+		double	   *x = blobs(n, 2);
+		SvcSmoParams p = params(0.5, 0.9 / (double) n, 1e-3);
+
+		CHECK(svc_smo_solve(&svc_env_malloc, x, n, 2, &p, &r, &err) ==
+			  SVC_ERR_INVALID_PARAMETER && r.alpha == NULL, "sum C < 1 refused");
+		CHECK(strstr(err.message, "less than 1") != NULL, "message: %s", err.message);
+		p = params(NAN, 1, 1e-3);
+		CHECK(svc_smo_solve(&svc_env_malloc, x, n, 2, &p, &r, &err) ==
+			  SVC_ERR_INVALID_PARAMETER, "NaN gamma refused");
+		p = params(1, -1, 1e-3);
+		CHECK(svc_smo_solve(&svc_env_malloc, x, n, 2, &p, &r, &err) ==
+			  SVC_ERR_INVALID_PARAMETER, "negative C refused");
+		p = params(1, 1, 0);
+		CHECK(svc_smo_solve(&svc_env_malloc, x, n, 2, &p, &r, &err) ==
+			  SVC_ERR_INVALID_PARAMETER, "eps 0 refused");
+		x[7] = INFINITY;
+		p = params(1, 1, 1e-3);
+		CHECK(svc_smo_solve(&svc_env_malloc, x, n, 2, &p, &r, &err) ==
+			  SVC_ERR_INVALID_INPUT, "infinite value refused");
+		free(x);
+	}
+	/* max_iter: feasible, not converged */
+	{
+		int64_t		n = 300;
+		double	   *x = blobs(n, 21);
+		SvcSmoParams p = params(0.5, 1.0 / (0.1 * (double) n), 1e-9);
+
+		p.max_iter = 5;
+		CHECK(svc_smo_solve(&svc_env_malloc, x, n, 2, &p, &r, &err) == SVC_OK,
+			  "max_iter: %s", err.message);
+		CHECK(!r.converged && r.iterations == 5 && feasible(&p, n, r.alpha) == 0,
+			  "max_iter stops feasible, converged %d", (int) r.converged);
+		CHECK(fabs(kkt_gap(x, n, 2, &p, r.alpha, NULL) - r.gap) < 1e-9, "gap reported");
+		svc_smo_result_free(&svc_env_malloc, &r);
+		free(x);
+	}
+}
+
+/* Every allocation failing in turn, then every interrupt call, leak nothing. */
+static void
+test_failures(void)
+{
+	int64_t		n = 150;
+	double	   *x = blobs(n, 17);
+	int			bad = 0;
+	long		k;
+
+	for (int interrupts = 0; interrupts < 2; interrupts++)
+	{
+		for (k = 0; k < 100000; k++)
+		{
+			UnitBudget	b = {k, 0};
+			SvcEnv		fail_alloc = {unit_fail_after_alloc, unit_counted_free, NULL, &b};
+			SvcEnv		stop = {unit_counted_alloc, unit_counted_free, unit_stop_after, &b};
+			const SvcEnv *env = interrupts ? &stop : &fail_alloc;
+			SvcStatus	expected = interrupts ? SVC_ERR_INTERRUPTED : SVC_ERR_NOMEM;
+			/* a tight eps makes many thousand iterations, many interrupt calls */
+			SvcSmoParams p = params(2.0, 1.0 / (0.1 * (double) n), interrupts ? 1e-12 : 1e-6);
+			SvcSmoResult r;
+			SvcError	err;
+			SvcStatus	st;
+
+			p.cache_bytes = 5 * 8 * (size_t) n;
+			p.max_iter = interrupts ? 0 : 3000;
+			st = svc_smo_solve(env, x, n, 2, &p, &r, &err);
+			if (st != SVC_OK && (st != expected || r.alpha != NULL))
+				bad++;
+			svc_smo_result_free(env, &r);
+			if (b.live != 0)
+				bad++;
+			if (st == SVC_OK)
+				break;
+		}
+		CHECK(bad == 0 && k >= 2, "%s: %d bad exits, succeeded at %ld",
+			  interrupts ? "interrupts" : "allocations", bad, k);
+	}
+	free(x);
+}
+
+/* 2000 rows at nu = 0.1: about 90 % inside; blob centres in, far points out. */
+static void
+test_nu_fraction_and_sign(void)
+{
+	int64_t		n = under_valgrind() ? 600 : 2000;
+	double	   *x = blobs(n, 31);
+	double		nu = 0.1;
+	SvcSmoParams p = params(0.5, 1.0 / (nu * (double) n), 1e-6);
+	SvcSmoResult r;
+	SvcError	err;
+	int64_t		inside = 0;
+	static const double deep[3][2] = {{0, 0}, {6, 0}, {3, 5}};
+	static const double far[3][2] = {{30, 30}, {-10, 0}, {3, 2}};
+
+	CHECK(svc_smo_solve(&svc_env_malloc, x, n, 2, &p, &r, &err) == SVC_OK,
+		  "solve: %s", err.message);
+	CHECK(r.converged, "converged in %lld iterations", (long long) r.iterations);
+	for (int64_t t = 0; t < n; t++)
+		inside += decision(x, n, 2, p.gamma, &r, x + 2 * t) >= -1e-6;
+	CHECK(fabs((double) inside / (double) n - (1 - nu)) < 0.02,
+		  "%lld of %lld rows inside, expected about %g", (long long) inside,
+		  (long long) n, 1 - nu);
+	for (int c = 0; c < 3; c++)
+	{
+		double		fin = decision(x, n, 2, p.gamma, &r, deep[c]),
+					fout = decision(x, n, 2, p.gamma, &r, far[c]);
+
+		CHECK(fin > 0, "blob centre %d: f = %g > 0", c, fin);
+		CHECK(fout < 0, "far point %d: f = %g < 0", c, fout);
+	}
+	/* R^2 - ||phi(x) - centre||^2 = 2 f(x) */
+	{
+		double		q = 0,
+					s = svc_kernel_sum(x, r.alpha, NULL, (int32_t) n, 2, p.gamma, far[2]);
+		double	   *g = malloc(sizeof(double) * (size_t) n);
+
+		full_gradient(x, n, 2, p.gamma, r.alpha, g);
+		for (int64_t t = 0; t < n; t++)
+			q += r.alpha[t] * (g[t] + 1) / 2;
+		CHECK(fabs(r.r2 - (1 - 2 * s + q) - 2 * (s - r.offset)) < 1e-12, "R^2 identity");
+		free(g);
+	}
+	svc_smo_result_free(&svc_env_malloc, &r);
+	free(x);
+}
+
+int
+main(void)
+{
+	test_feasible_and_kkt();
+	test_brute_force();
+	test_cache_and_shrinking_agree();
+	test_duplicates_and_edges();
+	test_failures();
+	test_nu_fraction_and_sign();
+	return unit_summary("test_smo");
+}
