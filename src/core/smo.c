@@ -49,7 +49,6 @@
 #include "kernel.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #define TAU 1e-12
