@@ -371,7 +371,8 @@ svc_options_not_object(SvcError *err)
 	return SVC_ERR_INVALID_PARAMETER;
 }
 
-/* A key too long to be one, shown cut without splitting a UTF-8 character. */
+/* An unknown key; one too long to be a key is shown cut, never inside a
+ * UTF-8 character. */
 static SvcStatus
 unknown_key(SvcError *err, const char *key, size_t keylen)
 {
@@ -799,7 +800,11 @@ parse_number(JsonCursor *c, SvcOptionsNumber *v)
 	len = (size_t) (c->p - start);
 	if (len >= sizeof(buf))
 	{
-		/* absurdly long literal: taken as out of every range */
+		/*
+		 * An absurdly long literal is taken as out of every range, even
+		 * 0.5 followed by 130 zeros: the jsonb glue, whose numbers come
+		 * converted, takes that one at its value.
+		 */
 		v->value = negative ? -HUGE_VAL : HUGE_VAL;
 		v->exact = false;
 		return true;

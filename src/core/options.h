@@ -149,6 +149,13 @@ SvcStatus	svc_options_not_object(SvcError *err);
  * above (the unit tests and the fuzzer use it; the extension walks its
  * jsonb instead).  Text that is not one JSON object is
  * svc_options_not_object's error.  json need not be NUL-terminated.
+ *
+ * Where text and jsonb differ: the reader sets every key of a duplicate in
+ * turn (an earlier bad one is an error) while a jsonb keeps only the last;
+ * it meets keys in the text's order while a jsonb sorts them (shorter
+ * first), which decides which bad key is reported first; it keeps \u
+ * escapes opaque ('?'); and it refuses numbers of 128 characters or more,
+ * which a jsonb number converts at their value.
  */
 SvcStatus	svc_options_parse(const char *json, size_t len, SvcOptions *opt,
 							  SvcError *err);
