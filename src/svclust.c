@@ -168,18 +168,6 @@ svc_model_to_bytea(const SvcModel *model)
 }
 
 void
-svc_parse_options(Jsonb *options, bool cut_only, SvcOptions *opt)
-{
-	char	   *text = JsonbToCString(NULL, &options->root, VARSIZE(options));
-	SvcError	err;
-
-	if ((cut_only ? svc_options_parse_cut(text, strlen(text), opt, &err) :
-		 svc_options_parse(text, strlen(text), opt, &err)) != SVC_OK)
-		svc_report(&err);
-	pfree(text);
-}
-
-void
 svc_cut_model(SvcModel *model, const SvcOptions *base, Jsonb *options)
 {
 	SvcOptions	opt = *base;

@@ -1,15 +1,16 @@
 /*
- * options.c - training options: defaults, a flat JSON parser, validation
+ * options.c - training options: defaults, typed setters, a JSON text
+ * reader, validation and the wire encoding
  *
- * The parser accepts one JSON object whose values are numbers, strings,
- * booleans or null; it is small on purpose, since the glue hands it the
- * text of a jsonb and the fuzzer hands it anything.
+ * One table holds every key.  The setters take one key and a typed value
+ * at a time; the glue calls them while walking a jsonb, and the small text
+ * reader here (for the unit tests and the fuzzer, which hand it anything)
+ * calls them too, so that both take the same options with the same errors.
  */
 #include "options.h"
 #include "bytes.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -93,11 +94,12 @@ choice_by_value(const OptChoice *choices, int value)
 	return NULL;
 }
 
+/* name is len bytes, not NUL-terminated. */
 static const OptChoice *
-choice_by_name(const OptChoice *choices, const char *name)
+choice_by_name(const OptChoice *choices, const char *name, size_t len)
 {
 	for (; choices->name != NULL; choices++)
-		if (strcmp(choices->name, name) == 0)
+		if (strlen(choices->name) == len && memcmp(choices->name, name, len) == 0)
 			return choices;
 	return NULL;
 }
@@ -135,274 +137,10 @@ svc_cut_name(SvcCutRule c)
 }
 
 /* ---------------------------------------------------------------------
- * A JSON value as the parser hands it to the option setters.
- */
-typedef enum JsonKind
-{
-	JV_NUMBER,
-	JV_STRING,
-	JV_BOOL,
-	JV_NULL,
-	JV_COMPOSITE				/* object or array: never valid here */
-} JsonKind;
-
-typedef struct JsonValue
-{
-	JsonKind	kind;
-	double		number;
-	bool		integral;		/* the literal had no fraction or exponent */
-	bool		negative;
-	uint64_t	magnitude;		/* exact value of an integral literal */
-	bool		magnitude_ok;	/* it fitted in 64 bits */
-	char		str[64];		/* string value, truncated */
-	bool		str_truncated;
-} JsonValue;
-
-typedef struct JsonCursor
-{
-	const char *p;
-	const char *end;
-} JsonCursor;
-
-static void
-skip_ws(JsonCursor *c)
-{
-	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' ||
-							 *c->p == '\n' || *c->p == '\r'))
-		c->p++;
-}
-
-static bool
-peek_is(JsonCursor *c, char ch)
-{
-	return c->p < c->end && *c->p == ch;
-}
-
-/* Parse a string literal; decoded into out (truncated to outlen - 1). */
-static bool
-parse_string(JsonCursor *c, char *out, size_t outlen, bool *truncated)
-{
-	size_t		n = 0;
-
-	*truncated = false;
-	if (!peek_is(c, '"'))
-		return false;
-	c->p++;
-	while (c->p < c->end && *c->p != '"')
-	{
-		char		ch = *c->p++;
-
-		if ((unsigned char) ch < 0x20)
-			return false;
-		if (ch == '\\')
-		{
-			if (c->p >= c->end)
-				return false;
-			ch = *c->p++;
-			switch (ch)
-			{
-				case '"':
-				case '\\':
-				case '/':
-					break;
-				case 'b':
-					ch = '\b';
-					break;
-				case 'f':
-					ch = '\f';
-					break;
-				case 'n':
-					ch = '\n';
-					break;
-				case 'r':
-					ch = '\r';
-					break;
-				case 't':
-					ch = '\t';
-					break;
-				case 'u':
-					/* keep escapes opaque: no valid key or value uses them */
-					for (int i = 0; i < 4; i++)
-					{
-						if (c->p >= c->end || !isxdigit((unsigned char) *c->p))
-							return false;
-						c->p++;
-					}
-					ch = '?';
-					break;
-				default:
-					return false;
-			}
-		}
-		if (n + 1 < outlen)
-			out[n++] = ch;
-		else
-			*truncated = true;
-	}
-	if (!peek_is(c, '"'))
-		return false;
-	c->p++;
-	out[n] = '\0';
-	return true;
-}
-
-static bool
-parse_number(JsonCursor *c, JsonValue *v)
-{
-	const char *start = c->p;
-	char		buf[128];
-	size_t		len;
-	char	   *endp;
-
-	v->integral = true;
-	v->negative = false;
-	v->magnitude = 0;
-	v->magnitude_ok = true;
-	if (peek_is(c, '-'))
-	{
-		v->negative = true;
-		c->p++;
-	}
-	if (c->p >= c->end || !isdigit((unsigned char) *c->p))
-		return false;
-	if (*c->p == '0' && c->p + 1 < c->end && isdigit((unsigned char) c->p[1]))
-		return false;			/* no leading zeros in JSON */
-	while (c->p < c->end && isdigit((unsigned char) *c->p))
-	{
-		unsigned	digit = (unsigned) (*c->p - '0');
-
-		if (v->magnitude > (UINT64_MAX - digit) / 10)
-			v->magnitude_ok = false;
-		else
-			v->magnitude = v->magnitude * 10 + digit;
-		c->p++;
-	}
-	if (peek_is(c, '.'))
-	{
-		v->integral = false;
-		c->p++;
-		if (c->p >= c->end || !isdigit((unsigned char) *c->p))
-			return false;
-		while (c->p < c->end && isdigit((unsigned char) *c->p))
-			c->p++;
-	}
-	if (peek_is(c, 'e') || peek_is(c, 'E'))
-	{
-		v->integral = false;
-		c->p++;
-		if (peek_is(c, '+') || peek_is(c, '-'))
-			c->p++;
-		if (c->p >= c->end || !isdigit((unsigned char) *c->p))
-			return false;
-		while (c->p < c->end && isdigit((unsigned char) *c->p))
-			c->p++;
-	}
-	len = (size_t) (c->p - start);
-	if (len >= sizeof(buf))
-	{
-		/* absurdly long literal: its value is out of every range anyway */
-		v->number = v->negative ? -HUGE_VAL : HUGE_VAL;
-		v->magnitude_ok = false;
-		return true;
-	}
-	memcpy(buf, start, len);
-	buf[len] = '\0';
-	errno = 0;
-	v->number = strtod(buf, &endp);
-	if (v->integral && !v->magnitude_ok)
-		v->integral = true;		/* still integral, just too large */
-	/* jsonb writes 1.0 for an integral numeric: treat x.0 as integral */
-	if (!v->integral && isfinite(v->number) && v->number == floor(v->number) &&
-		fabs(v->number) < 9007199254740992.0)
-	{
-		v->integral = true;
-		v->magnitude = (uint64_t) fabs(v->number);
-		v->magnitude_ok = true;
-	}
-	return true;
-}
-
-static bool
-match_word(JsonCursor *c, const char *word)
-{
-	size_t		n = strlen(word);
-
-	if ((size_t) (c->end - c->p) < n || memcmp(c->p, word, n) != 0)
-		return false;
-	c->p += n;
-	return true;
-}
-
-/* Skip a nested object or array (balanced, strings respected). */
-static bool
-skip_composite(JsonCursor *c)
-{
-	int			depth = 0;
-
-	do
-	{
-		char		ch;
-
-		if (c->p >= c->end)
-			return false;
-		ch = *c->p;
-		if (ch == '"')
-		{
-			char		tmp[2];
-			bool		tr;
-
-			if (!parse_string(c, tmp, sizeof(tmp), &tr))
-				return false;
-			continue;
-		}
-		if (ch == '{' || ch == '[')
-		{
-			if (++depth > 64)
-				return false;
-		}
-		else if (ch == '}' || ch == ']')
-			depth--;
-		c->p++;
-	} while (depth > 0);
-	return true;
-}
-
-static bool
-parse_value(JsonCursor *c, JsonValue *v)
-{
-	memset(v, 0, sizeof(*v));
-	skip_ws(c);
-	if (c->p >= c->end)
-		return false;
-	switch (*c->p)
-	{
-		case '"':
-			v->kind = JV_STRING;
-			return parse_string(c, v->str, sizeof(v->str), &v->str_truncated);
-		case '{':
-		case '[':
-			v->kind = JV_COMPOSITE;
-			return skip_composite(c);
-		case 't':
-			v->kind = JV_BOOL;
-			return match_word(c, "true");
-		case 'f':
-			v->kind = JV_BOOL;
-			return match_word(c, "false");
-		case 'n':
-			v->kind = JV_NULL;
-			return match_word(c, "null");
-		default:
-			v->kind = JV_NUMBER;
-			return parse_number(c, v);
-	}
-}
-
-/* ---------------------------------------------------------------------
  * The keys.  Each row is all there is to know about one: its names, the
  * field it sets, its range and whether a trained model may change it.  The
- * parser's setters, svc_options_validate and the lists of keys in the
- * error details all read this table, so a range or a key is written once.
+ * setters, svc_options_validate and the lists of keys in the error details
+ * all read this table, so a range or a key is written once.
  */
 typedef enum OptKind
 {
@@ -417,7 +155,7 @@ typedef enum OptKind
 typedef struct OptKey
 {
 	const char *name;
-	const char *alias;			/* another name the parser takes, or NULL */
+	const char *alias;			/* another name it takes, or NULL */
 	OptKind		kind;
 	size_t		offset;			/* of the field it sets in SvcOptions */
 	size_t		size;			/* of that field (OPT_INT, OPT_ENUM: 4 or 8) */
@@ -479,12 +217,19 @@ _Static_assert(sizeof(SvcStrategy) == sizeof(int32_t) && sizeof(SvcScale) == siz
 /* ... and of a stored level: has_level also rules out n_clusters. */
 #define LEVEL_STORED_EXPECT LEVEL_EXPECT ", not set with n_clusters"
 
+static bool
+names(const char *name, const char *key, size_t keylen)
+{
+	return name != NULL && strlen(name) == keylen && memcmp(name, key, keylen) == 0;
+}
+
+/* The row of a key of keylen bytes (a NUL byte in it matches no name). */
 static const OptKey *
-find_key(const char *key)
+find_key(const char *key, size_t keylen)
 {
 	for (size_t i = 0; i < N_KEYS; i++)
-		if (strcmp(key, option_table[i].name) == 0 ||
-			(option_table[i].alias != NULL && strcmp(key, option_table[i].alias) == 0))
+		if (names(option_table[i].name, key, keylen) ||
+			names(option_table[i].alias, key, keylen))
 			return &option_table[i];
 	return NULL;
 }
@@ -606,9 +351,9 @@ list_keys(bool cut_only, char *buf, size_t len)
 }
 
 /* ---------------------------------------------------------------------
- * The parser's errors, and its setters: one per kind of key, the range and
- * the message from its row.  key is the name as given, so that the error
- * names "nu" when nu was given.
+ * The errors, and the setters: one per kind of JSON value, the range and
+ * the message from the key's row.  key is the name as given, so that the
+ * error names "nu" when nu was given.
  */
 static SvcStatus
 bad_value(SvcError *err, const char *key, const char *expect)
@@ -618,171 +363,568 @@ bad_value(SvcError *err, const char *key, const char *expect)
 	return SVC_ERR_INVALID_PARAMETER;
 }
 
-static SvcStatus
-syntax_error(SvcError *err)
+SvcStatus
+svc_options_not_object(SvcError *err)
 {
 	svc_fail(err, SVC_ERR_INVALID_PARAMETER, "svclust options must be a JSON object");
 	svc_error_hint(err, "Pass options such as '{\"budget\": 50, \"gamma\": \"auto\"}'.");
 	return SVC_ERR_INVALID_PARAMETER;
 }
 
-/* truncated: the key was longer than the parser keeps; show it cut. */
+/* An unknown key; one too long to be a key is shown cut, never inside a
+ * UTF-8 character. */
 static SvcStatus
-unknown_key(SvcError *err, const char *key, bool truncated)
+unknown_key(SvcError *err, const char *key, size_t keylen)
 {
 	char		keys[SVC_ERRMSG_LEN];
+	size_t		shown = keylen;
 
-	svc_fail(err, SVC_ERR_INVALID_PARAMETER, "unknown svclust option \"%s%s\"", key,
-			 truncated ? "..." : "");
+	if (keylen > SVC_OPTIONS_KEY_SHOWN)
+	{
+		shown = SVC_OPTIONS_KEY_SHOWN;
+		while (shown > 0 && ((unsigned char) key[shown] & 0xC0) == 0x80)
+			shown--;
+	}
+	svc_fail(err, SVC_ERR_INVALID_PARAMETER, "unknown svclust option \"%.*s%s\"",
+			 (int) shown, key, shown < keylen ? "..." : "");
 	svc_error_detail(err, "Valid options are: %s.", list_keys(false, keys, sizeof(keys)));
 	return SVC_ERR_INVALID_PARAMETER;
 }
 
 /* Any key but a cut key, unknown ones too, when recutting a model. */
 static SvcStatus
-fixed_after_training(SvcError *err, const char *key)
+fixed_after_training(SvcError *err, const char *key, size_t keylen)
 {
 	char		keys[SVC_ERRMSG_LEN];
 
 	svc_fail(err, SVC_ERR_INVALID_PARAMETER,
-			 "svclust option \"%s\" cannot change after training", key);
+			 "svclust option \"%.*s\" cannot change after training", (int) keylen, key);
 	svc_error_detail(err, "Only the cut of the tree can change: %s.",
 					 list_keys(true, keys, sizeof(keys)));
-	svc_error_hint(err, "Train a new model with svc_train() to change \"%s\".", key);
+	svc_error_hint(err, "Train a new model with svc_train() to change \"%.*s\".",
+				   (int) keylen, key);
 	return SVC_ERR_INVALID_PARAMETER;
 }
 
-/* Whether v is an integer in [lo, hi]; its value in *out if so. */
-static bool
-json_int(const JsonValue *v, int64_t lo, int64_t hi, int64_t *out)
+/*
+ * The row of a key the setter may set, or NULL with the error.  The key is
+ * copied NUL-terminated into name for the messages about its value.
+ */
+static const OptKey *
+lookup(const SvcOptionsSetter *s, const char *key, size_t keylen,
+	   char name[SVC_OPTIONS_KEY_SHOWN + 1], SvcError *err)
 {
-	if (v->kind != JV_NUMBER || !v->integral || !v->magnitude_ok ||
-		v->magnitude > (uint64_t) INT64_MAX)
-		return false;
-	if (v->negative)
+	const OptKey *k;
+
+	if (keylen > SVC_OPTIONS_KEY_SHOWN)
 	{
-		/* -0 is 0; every other negative is below every range */
-		*out = 0;
-		return v->magnitude == 0 && lo <= 0 && hi >= 0;
+		unknown_key(err, key, keylen);
+		return NULL;
 	}
-	*out = (int64_t) v->magnitude;
-	return *out >= lo && *out <= hi;
+	k = find_key(key, keylen);
+	if (s->cut_only && (k == NULL || !k->cut))
+	{
+		fixed_after_training(err, key, keylen);
+		return NULL;
+	}
+	if (k == NULL)
+	{
+		unknown_key(err, key, keylen);
+		return NULL;
+	}
+	memcpy(name, key, keylen);
+	name[keylen] = '\0';
+	return k;
 }
 
+/* A value of a type the key does not take: the detail names those it does. */
 static SvcStatus
-set_int(SvcOptions *opt, const OptKey *k, const char *key, const JsonValue *v,
-		SvcError *err)
+wrong_type(const OptKey *k, const char *key, SvcError *err)
 {
 	char		expect[SVC_ERRMSG_LEN];
+
+	if (k->kind == OPT_REAL_AUTO)
+		return bad_value(err, key, AUTO_EXPECT);
+	if (k->kind == OPT_LEVEL)
+		return bad_value(err, key, LEVEL_EXPECT);
+	return bad_value(err, key, describe(k, expect, sizeof(expect)));
+}
+
+/* What svc_options_finish needs to know of a key set. */
+static SvcStatus
+taken(SvcOptionsSetter *s, const OptKey *k)
+{
+	if (strcmp(k->name, "n_clusters") == 0)
+		s->saw_n_clusters = true;
+	else if (strcmp(k->name, "level") == 0)
+		s->saw_level = true;
+	else if (strcmp(k->name, "cut") == 0 || strcmp(k->name, "merge_ratio") == 0)
+		s->saw_rule = true;
+	return SVC_OK;
+}
+
+/* Whether a number is an integer (see SvcOptionsNumber); *out its value. */
+static bool
+number_as_int(const SvcOptionsNumber *n, int64_t *out)
+{
+	if (n->integer)
+	{
+		*out = n->int_value;
+		return n->exact;
+	}
+	if (!isfinite(n->value) || n->value != floor(n->value) ||
+		fabs(n->value) >= 9007199254740992.0)
+		return false;
+	*out = (int64_t) n->value;	/* -0.0 is 0 */
+	return true;
+}
+
+void
+svc_options_begin(SvcOptionsSetter *s, SvcOptions *opt, bool cut_only)
+{
+	memset(s, 0, sizeof(*s));
+	s->opt = opt;
+	s->cut_only = cut_only;
+}
+
+SvcStatus
+svc_options_set_number(SvcOptionsSetter *s, const char *key, size_t keylen,
+					   const SvcOptionsNumber *value, SvcError *err)
+{
+	char		name[SVC_OPTIONS_KEY_SHOWN + 1];
+	const OptKey *k = lookup(s, key, keylen, name, err);
 	int64_t		iv;
 
-	if (!json_int(v, k->ilo, k->ihi, &iv))
-		return bad_value(err, key, describe(k, expect, sizeof(expect)));
-	put_int(opt, k, iv);
-	return SVC_OK;
-}
-
-static SvcStatus
-set_real(SvcOptions *opt, const OptKey *k, const char *key, const JsonValue *v,
-		 SvcError *err)
-{
-	char		expect[SVC_ERRMSG_LEN];
-
-	if (v->kind != JV_NUMBER || !real_in_range(k, v->number))
-		return bad_value(err, key, describe(k, expect, sizeof(expect)));
-	put_real(opt, k, v->number);
-	return SVC_OK;
-}
-
-/* "auto" is 0; other non-numbers get the message that mentions "auto". */
-static SvcStatus
-set_real_auto(SvcOptions *opt, const OptKey *k, const char *key, const JsonValue *v,
-			  SvcError *err)
-{
-	if (v->kind == JV_STRING && strcmp(v->str, "auto") == 0 && !v->str_truncated)
-	{
-		put_real(opt, k, 0.0);
-		return SVC_OK;
-	}
-	if (v->kind != JV_NUMBER)
-		return bad_value(err, key, AUTO_EXPECT);
-	return set_real(opt, k, key, v, err);
-}
-
-static SvcStatus
-set_enum(SvcOptions *opt, const OptKey *k, const char *key, const JsonValue *v,
-		 SvcError *err)
-{
-	char		expect[SVC_ERRMSG_LEN];
-	const OptChoice *c = NULL;
-
-	if (v->kind == JV_STRING)
-		c = choice_by_name(k->choices, v->str);
-	if (c == NULL)
-		return bad_value(err, key, describe(k, expect, sizeof(expect)));
-	put_int(opt, k, c->value);
-	return SVC_OK;
-}
-
-/* null is no level; parse_object settles a level given with n_clusters. */
-static SvcStatus
-set_level(SvcOptions *opt, const OptKey *k, const char *key, const JsonValue *v,
-		  SvcError *err)
-{
-	if (v->kind == JV_NULL)
-	{
-		opt->has_level = false;
-		opt->level = 0.0;
-		return SVC_OK;
-	}
-	if (v->kind != JV_NUMBER || !real_in_range(k, v->number))
-		return bad_value(err, key, LEVEL_EXPECT);
-	opt->has_level = true;
-	opt->level = v->number;
-	return SVC_OK;
-}
-
-static SvcStatus
-set_option(SvcOptions *opt, const OptKey *k, const char *key, const JsonValue *v,
-		   SvcError *err)
-{
+	if (k == NULL)
+		return SVC_ERR_INVALID_PARAMETER;
 	switch (k->kind)
 	{
 		case OPT_INT:
-			return set_int(opt, k, key, v, err);
+			if (!number_as_int(value, &iv) || iv < k->ilo || iv > k->ihi)
+				break;
+			put_int(s->opt, k, iv);
+			return taken(s, k);
 		case OPT_REAL:
-			return set_real(opt, k, key, v, err);
 		case OPT_REAL_AUTO:
-			return set_real_auto(opt, k, key, v, err);
-		case OPT_ENUM:
-			return set_enum(opt, k, key, v, err);
+			if (!real_in_range(k, value->value))
+				break;
+			put_real(s->opt, k, value->value);
+			return taken(s, k);
 		case OPT_LEVEL:
-			return set_level(opt, k, key, v, err);
+			if (!real_in_range(k, value->value))
+				return bad_value(err, name, LEVEL_EXPECT);
+			s->opt->has_level = true;
+			s->opt->level = value->value;
+			return taken(s, k);
+		case OPT_ENUM:
+			return wrong_type(k, name, err);
 	}
-	/* every kind returns above: a row of no kind names no option */
-	return unknown_key(err, key, false);
+	/* out of range: the detail gives the range, even where "auto" is taken */
+	{
+		char		expect[SVC_ERRMSG_LEN];
+
+		return bad_value(err, name, describe(k, expect, sizeof(expect)));
+	}
+}
+
+SvcStatus
+svc_options_set_string(SvcOptionsSetter *s, const char *key, size_t keylen,
+					   const char *value, size_t len, SvcError *err)
+{
+	char		name[SVC_OPTIONS_KEY_SHOWN + 1];
+	const OptKey *k = lookup(s, key, keylen, name, err);
+	const OptChoice *c;
+
+	if (k == NULL)
+		return SVC_ERR_INVALID_PARAMETER;
+	if (k->kind == OPT_REAL_AUTO && len == 4 && memcmp(value, "auto", 4) == 0)
+	{
+		put_real(s->opt, k, 0.0);
+		return taken(s, k);
+	}
+	if (k->kind == OPT_ENUM && (c = choice_by_name(k->choices, value, len)) != NULL)
+	{
+		put_int(s->opt, k, c->value);
+		return taken(s, k);
+	}
+	return wrong_type(k, name, err);
+}
+
+SvcStatus
+svc_options_set_bool(SvcOptionsSetter *s, const char *key, size_t keylen, bool value,
+					 SvcError *err)
+{
+	char		name[SVC_OPTIONS_KEY_SHOWN + 1];
+	const OptKey *k = lookup(s, key, keylen, name, err);
+
+	(void) value;
+	if (k == NULL)
+		return SVC_ERR_INVALID_PARAMETER;
+	return wrong_type(k, name, err);
+}
+
+SvcStatus
+svc_options_set_null(SvcOptionsSetter *s, const char *key, size_t keylen, SvcError *err)
+{
+	char		name[SVC_OPTIONS_KEY_SHOWN + 1];
+	const OptKey *k = lookup(s, key, keylen, name, err);
+
+	if (k == NULL)
+		return SVC_ERR_INVALID_PARAMETER;
+	if (k->kind != OPT_LEVEL)
+		return wrong_type(k, name, err);
+	s->opt->has_level = false;
+	s->opt->level = 0.0;
+	return taken(s, k);
+}
+
+SvcStatus
+svc_options_set_nested(SvcOptionsSetter *s, const char *key, size_t keylen, SvcError *err)
+{
+	char		name[SVC_OPTIONS_KEY_SHOWN + 1];
+	const OptKey *k = lookup(s, key, keylen, name, err);
+
+	if (k == NULL)
+		return SVC_ERR_INVALID_PARAMETER;
+	return wrong_type(k, name, err);
 }
 
 /*
- * The object's keys in order over opt.  cut_only refuses keys that a
- * trained model cannot change.  n_clusters and level are two ways to name
- * one cut: giving one clears the other, giving both is an error.  Naming
- * an automatic rule (cut, merge_ratio) without either clears both, or a
- * stored n_clusters or level, which take precedence, would silently keep
- * the model's cut.
+ * n_clusters and level name one cut each: giving one clears the other,
+ * giving both is an error.  Naming an automatic rule (cut, merge_ratio)
+ * without either clears both, or a stored n_clusters or level, which take
+ * precedence, would silently keep the model's cut.  n_clusters 0 and level
+ * null name no cut, so they clear nothing.
  */
+SvcStatus
+svc_options_finish(SvcOptionsSetter *s, SvcError *err)
+{
+	SvcOptions *opt = s->opt;
+
+	if (s->saw_n_clusters && s->saw_level && opt->n_clusters > 0 && opt->has_level)
+	{
+		svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+				 "svclust options \"n_clusters\" and \"level\" cannot both be set");
+		svc_error_detail(err, "Each names a cut of the tree; give one of them.");
+		return SVC_ERR_INVALID_PARAMETER;
+	}
+	if (s->saw_n_clusters && opt->n_clusters > 0)
+	{
+		opt->has_level = false;
+		opt->level = 0.0;
+	}
+	if (s->saw_level && opt->has_level)
+		opt->n_clusters = 0;
+	if (s->saw_rule && !s->saw_n_clusters && !s->saw_level)
+	{
+		opt->n_clusters = 0;
+		opt->has_level = false;
+		opt->level = 0.0;
+	}
+	return svc_options_validate(opt, err);
+}
+
+/* ---------------------------------------------------------------------
+ * The text reader: one JSON object whose values are numbers, strings,
+ * booleans, null, or (refused by every key) objects and arrays, each key
+ * handed to its setter as soon as its value is read.
+ */
+typedef enum JsonKind
+{
+	JV_NUMBER,
+	JV_STRING,
+	JV_BOOL,
+	JV_NULL,
+	JV_NESTED					/* object or array */
+} JsonKind;
+
+/*
+ * Strings keep their first KEEP bytes: one more than the longest key shown
+ * in a message, so a longer key still reads as too long, and more than any
+ * name a key takes, so a longer value still matches none.
+ */
+#define KEEP (SVC_OPTIONS_KEY_SHOWN + 1)
+
+typedef struct JsonValue
+{
+	JsonKind	kind;
+	SvcOptionsNumber number;
+	bool		boolean;
+	char		str[KEEP];		/* decoded, not NUL-terminated */
+	size_t		len;
+} JsonValue;
+
+typedef struct JsonCursor
+{
+	const char *p;
+	const char *end;
+} JsonCursor;
+
+static void
+skip_ws(JsonCursor *c)
+{
+	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' ||
+							 *c->p == '\n' || *c->p == '\r'))
+		c->p++;
+}
+
+static bool
+peek_is(JsonCursor *c, char ch)
+{
+	return c->p < c->end && *c->p == ch;
+}
+
+/* Parse a string literal, decoded; out keeps its first outlen bytes. */
+static bool
+parse_string(JsonCursor *c, char *out, size_t outlen, size_t *len)
+{
+	size_t		n = 0;
+
+	if (!peek_is(c, '"'))
+		return false;
+	c->p++;
+	while (c->p < c->end && *c->p != '"')
+	{
+		char		ch = *c->p++;
+
+		if ((unsigned char) ch < 0x20)
+			return false;
+		if (ch == '\\')
+		{
+			if (c->p >= c->end)
+				return false;
+			ch = *c->p++;
+			switch (ch)
+			{
+				case '"':
+				case '\\':
+				case '/':
+					break;
+				case 'b':
+					ch = '\b';
+					break;
+				case 'f':
+					ch = '\f';
+					break;
+				case 'n':
+					ch = '\n';
+					break;
+				case 'r':
+					ch = '\r';
+					break;
+				case 't':
+					ch = '\t';
+					break;
+				case 'u':
+					/* keep escapes opaque: no valid key or value uses them */
+					for (int i = 0; i < 4; i++)
+					{
+						if (c->p >= c->end || !isxdigit((unsigned char) *c->p))
+							return false;
+						c->p++;
+					}
+					ch = '?';
+					break;
+				default:
+					return false;
+			}
+		}
+		if (n < outlen)
+			out[n++] = ch;
+	}
+	if (!peek_is(c, '"'))
+		return false;
+	c->p++;
+	*len = n;
+	return true;
+}
+
+static bool
+parse_number(JsonCursor *c, SvcOptionsNumber *v)
+{
+	const char *start = c->p;
+	char		buf[128];
+	size_t		len;
+	bool		negative = false;
+	uint64_t	magnitude = 0;	/* of the integer part */
+	bool		magnitude_ok = true;	/* it fitted in 64 bits */
+
+	memset(v, 0, sizeof(*v));
+	v->integer = true;
+	if (peek_is(c, '-'))
+	{
+		negative = true;
+		c->p++;
+	}
+	if (c->p >= c->end || !isdigit((unsigned char) *c->p))
+		return false;
+	if (*c->p == '0' && c->p + 1 < c->end && isdigit((unsigned char) c->p[1]))
+		return false;			/* no leading zeros in JSON */
+	while (c->p < c->end && isdigit((unsigned char) *c->p))
+	{
+		unsigned	digit = (unsigned) (*c->p - '0');
+
+		if (magnitude > (UINT64_MAX - digit) / 10)
+			magnitude_ok = false;
+		else
+			magnitude = magnitude * 10 + digit;
+		c->p++;
+	}
+	if (peek_is(c, '.'))
+	{
+		v->integer = false;
+		c->p++;
+		if (c->p >= c->end || !isdigit((unsigned char) *c->p))
+			return false;
+		while (c->p < c->end && isdigit((unsigned char) *c->p))
+			c->p++;
+	}
+	if (peek_is(c, 'e') || peek_is(c, 'E'))
+	{
+		v->integer = false;
+		c->p++;
+		if (peek_is(c, '+') || peek_is(c, '-'))
+			c->p++;
+		if (c->p >= c->end || !isdigit((unsigned char) *c->p))
+			return false;
+		while (c->p < c->end && isdigit((unsigned char) *c->p))
+			c->p++;
+	}
+	if (v->integer && magnitude_ok &&
+		magnitude <= (negative ? (uint64_t) INT64_MAX + 1 : (uint64_t) INT64_MAX))
+	{
+		v->exact = true;
+		v->int_value = !negative ? (int64_t) magnitude :
+			magnitude == (uint64_t) INT64_MAX + 1 ? INT64_MIN : -(int64_t) magnitude;
+	}
+	len = (size_t) (c->p - start);
+	if (len >= sizeof(buf))
+	{
+		/*
+		 * An absurdly long literal is taken as out of every range, even
+		 * 0.5 followed by 130 zeros: the jsonb glue, whose numbers come
+		 * converted, takes that one at its value.
+		 */
+		v->value = negative ? -HUGE_VAL : HUGE_VAL;
+		v->exact = false;
+		return true;
+	}
+	memcpy(buf, start, len);
+	buf[len] = '\0';
+	v->value = strtod(buf, NULL);
+	return true;
+}
+
+static bool
+match_word(JsonCursor *c, const char *word)
+{
+	size_t		n = strlen(word);
+
+	if ((size_t) (c->end - c->p) < n || memcmp(c->p, word, n) != 0)
+		return false;
+	c->p += n;
+	return true;
+}
+
+/* Skip a nested object or array (balanced, strings respected). */
+static bool
+skip_nested(JsonCursor *c)
+{
+	int			depth = 0;
+
+	do
+	{
+		char		ch;
+
+		if (c->p >= c->end)
+			return false;
+		ch = *c->p;
+		if (ch == '"')
+		{
+			char		tmp[1];
+			size_t		n;
+
+			if (!parse_string(c, tmp, sizeof(tmp), &n))
+				return false;
+			continue;
+		}
+		if (ch == '{' || ch == '[')
+		{
+			if (++depth > 64)
+				return false;
+		}
+		else if (ch == '}' || ch == ']')
+			depth--;
+		c->p++;
+	} while (depth > 0);
+	return true;
+}
+
+static bool
+parse_value(JsonCursor *c, JsonValue *v)
+{
+	v->len = 0;
+	skip_ws(c);
+	if (c->p >= c->end)
+		return false;
+	switch (*c->p)
+	{
+		case '"':
+			v->kind = JV_STRING;
+			return parse_string(c, v->str, sizeof(v->str), &v->len);
+		case '{':
+		case '[':
+			v->kind = JV_NESTED;
+			return skip_nested(c);
+		case 't':
+			v->kind = JV_BOOL;
+			v->boolean = true;
+			return match_word(c, "true");
+		case 'f':
+			v->kind = JV_BOOL;
+			v->boolean = false;
+			return match_word(c, "false");
+		case 'n':
+			v->kind = JV_NULL;
+			return match_word(c, "null");
+		default:
+			v->kind = JV_NUMBER;
+			return parse_number(c, &v->number);
+	}
+}
+
 static SvcStatus
-parse_object(const char *json, size_t len, SvcOptions *opt, bool cut_only,
-			 SvcError *err)
+set_value(SvcOptionsSetter *s, const char *key, size_t keylen, const JsonValue *v,
+		  SvcError *err)
+{
+	switch (v->kind)
+	{
+		case JV_NUMBER:
+			return svc_options_set_number(s, key, keylen, &v->number, err);
+		case JV_STRING:
+			return svc_options_set_string(s, key, keylen, v->str, v->len, err);
+		case JV_BOOL:
+			return svc_options_set_bool(s, key, keylen, v->boolean, err);
+		case JV_NULL:
+			return svc_options_set_null(s, key, keylen, err);
+		case JV_NESTED:
+			return svc_options_set_nested(s, key, keylen, err);
+	}
+	return svc_options_not_object(err);
+}
+
+/* The object's keys in order over opt; a pair is read whole before it is set. */
+static SvcStatus
+read_object(const char *json, size_t len, SvcOptions *opt, bool cut_only,
+			SvcError *err)
 {
 	JsonCursor	c = {json, json + len};
-	bool		saw_n_clusters = false;
-	bool		saw_level = false;
-	bool		saw_rule = false;
+	SvcOptionsSetter s;
 
+	svc_options_begin(&s, opt, cut_only);
 	skip_ws(&c);
 	if (!peek_is(&c, '{'))
-		return syntax_error(err);
+		return svc_options_not_object(err);
 	c.p++;
 	skip_ws(&c);
 	if (peek_is(&c, '}'))
@@ -791,37 +933,23 @@ parse_object(const char *json, size_t len, SvcOptions *opt, bool cut_only,
 	{
 		for (;;)
 		{
-			char		key[64];
-			bool		truncated;
+			char		key[KEEP];
+			size_t		keylen;
 			JsonValue	v;
-			const OptKey *k;
 			SvcStatus	st;
 
 			skip_ws(&c);
-			if (!parse_string(&c, key, sizeof(key), &truncated))
-				return syntax_error(err);
+			if (!parse_string(&c, key, sizeof(key), &keylen))
+				return svc_options_not_object(err);
 			skip_ws(&c);
 			if (!peek_is(&c, ':'))
-				return syntax_error(err);
+				return svc_options_not_object(err);
 			c.p++;
 			if (!parse_value(&c, &v))
-				return syntax_error(err);
-			if (truncated)
-				return unknown_key(err, key, true);
-			k = find_key(key);
-			if (cut_only && (k == NULL || !k->cut))
-				return fixed_after_training(err, key);
-			if (k == NULL)
-				return unknown_key(err, key, false);
-			st = set_option(opt, k, key, &v, err);
+				return svc_options_not_object(err);
+			st = set_value(&s, key, keylen, &v, err);
 			if (st != SVC_OK)
 				return st;
-			if (strcmp(key, "n_clusters") == 0)
-				saw_n_clusters = true;
-			if (strcmp(key, "level") == 0)
-				saw_level = true;
-			if (strcmp(key, "cut") == 0 || strcmp(key, "merge_ratio") == 0)
-				saw_rule = true;
 			skip_ws(&c);
 			if (peek_is(&c, ','))
 			{
@@ -833,51 +961,32 @@ parse_object(const char *json, size_t len, SvcOptions *opt, bool cut_only,
 				c.p++;
 				break;
 			}
-			return syntax_error(err);
+			return svc_options_not_object(err);
 		}
 	}
 	skip_ws(&c);
 	if (c.p != c.end)
-		return syntax_error(err);
-	if (saw_n_clusters && saw_level && opt->n_clusters > 0 && opt->has_level)
-	{
-		svc_fail(err, SVC_ERR_INVALID_PARAMETER,
-				 "svclust options \"n_clusters\" and \"level\" cannot both be set");
-		svc_error_detail(err, "Each names a cut of the tree; give one of them.");
-		return SVC_ERR_INVALID_PARAMETER;
-	}
-	if (saw_n_clusters && opt->n_clusters > 0)
-	{
-		opt->has_level = false;
-		opt->level = 0.0;
-	}
-	if (saw_level && opt->has_level)
-		opt->n_clusters = 0;
-	if (saw_rule && !saw_n_clusters && !saw_level)
-	{
-		opt->n_clusters = 0;
-		opt->has_level = false;
-		opt->level = 0.0;
-	}
-	return svc_options_validate(opt, err);
+		return svc_options_not_object(err);
+	return svc_options_finish(&s, err);
 }
 
 SvcStatus
 svc_options_parse(const char *json, size_t len, SvcOptions *opt, SvcError *err)
 {
-	return parse_object(json, len, opt, false, err);
+	return read_object(json, len, opt, false, err);
 }
 
 SvcStatus
 svc_options_parse_cut(const char *json, size_t len, SvcOptions *opt, SvcError *err)
 {
-	return parse_object(json, len, opt, true, err);
+	return read_object(json, len, opt, true, err);
 }
 
 /*
  * Whether a filled field is in its key's range.  0 is "auto" for the
  * OPT_REAL_AUTO keys; a stored level must be 0 without has_level, and
- * has_level rules out n_clusters (the parser clears one for the other).
+ * has_level rules out n_clusters (svc_options_finish clears one for the
+ * other).
  */
 static bool
 field_valid(const SvcOptions *o, const OptKey *k)

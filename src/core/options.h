@@ -1,5 +1,6 @@
 /*
- * options.h - training options: defaults, parsing from JSON, validation
+ * options.h - training options: defaults, typed setters, a JSON text reader,
+ * validation and the wire encoding
  */
 #ifndef SVC_OPTIONS_H
 #define SVC_OPTIONS_H
@@ -75,21 +76,91 @@ typedef struct SvcOptions
 void		svc_options_default(SvcOptions *opt);
 
 /*
- * Parse a flat JSON object of options over the defaults.  Unknown keys,
- * wrongly typed and out-of-range values are SVC_ERR_INVALID_PARAMETER with
- * a message naming the key (and listing the valid keys, for unknown ones).
- * json need not be NUL-terminated.
+ * Setting options one key at a time, as a reader of a JSON object meets
+ * them.  The text reader below and the glue's jsonb walker both call these
+ * setters, so the two take the same keys and values and fail with the same
+ * messages.  Use: svc_options_begin, one svc_options_set_* per key in the
+ * order the object holds them, then svc_options_finish; stop at the first
+ * error (opt may then hold some of the values).
+ *
+ * Every error is SVC_ERR_INVALID_PARAMETER with a message naming the key
+ * as given (so "nu" when nu was given): an unknown key lists the valid
+ * keys; with cut_only, any key a trained model cannot change (unknown ones
+ * too) is refused before its value is looked at; a key longer than
+ * SVC_OPTIONS_KEY_SHOWN bytes is unknown, and shown cut to that length
+ * (at a UTF-8 character boundary) with "...".  A later key overrides an
+ * earlier one of the same name or alias.
+ */
+#define SVC_OPTIONS_KEY_SHOWN 63
+
+typedef struct SvcOptionsSetter
+{
+	SvcOptions *opt;
+	bool		cut_only;		/* only the cut keys: a recut of a model */
+	bool		saw_n_clusters; /* what svc_options_finish settles */
+	bool		saw_level;
+	bool		saw_rule;		/* cut or merge_ratio */
+} SvcOptionsSetter;
+
+/*
+ * A JSON number.  An integer option takes a number written as an integer
+ * (no fraction digits and no exponent in text; scale 0 for a numeric) only
+ * if it is exact, within int64; it takes any other number whose double is
+ * whole and below 2^53 in magnitude, so 3.0 and 1e2 are integers and 3.5
+ * is not.  The other options take the double.
+ */
+typedef struct SvcOptionsNumber
+{
+	double		value;			/* nearest double; +-HUGE_VAL past them */
+	bool		integer;		/* written as an integer */
+	bool		exact;			/* integer and within int64 */
+	int64_t		int_value;		/* its value, when exact */
+} SvcOptionsNumber;
+
+void		svc_options_begin(SvcOptionsSetter *s, SvcOptions *opt, bool cut_only);
+SvcStatus	svc_options_set_number(SvcOptionsSetter *s, const char *key, size_t keylen,
+								   const SvcOptionsNumber *value, SvcError *err);
+/* value need not be NUL-terminated; it is compared byte for byte */
+SvcStatus	svc_options_set_string(SvcOptionsSetter *s, const char *key, size_t keylen,
+								   const char *value, size_t len, SvcError *err);
+/* No option takes a boolean today: it is refused as a value of the wrong type. */
+SvcStatus	svc_options_set_bool(SvcOptionsSetter *s, const char *key, size_t keylen,
+								 bool value, SvcError *err);
+/* Only "level" takes null (no level). */
+SvcStatus	svc_options_set_null(SvcOptionsSetter *s, const char *key, size_t keylen,
+								 SvcError *err);
+/* An object or an array as the value: options are one flat object. */
+SvcStatus	svc_options_set_nested(SvcOptionsSetter *s, const char *key, size_t keylen,
+								   SvcError *err);
+
+/*
+ * After the last key: n_clusters and level are two ways to name one cut,
+ * so giving one clears the other and giving both is an error; naming an
+ * automatic rule (cut, merge_ratio) without either clears both.  Then
+ * svc_options_validate on the whole struct.
+ */
+SvcStatus	svc_options_finish(SvcOptionsSetter *s, SvcError *err);
+
+/* The error for options that are not one JSON object. */
+SvcStatus	svc_options_not_object(SvcError *err);
+
+/*
+ * Read a flat JSON object of options as text over opt, through the setters
+ * above (the unit tests and the fuzzer use it; the extension walks its
+ * jsonb instead).  Text that is not one JSON object is
+ * svc_options_not_object's error.  json need not be NUL-terminated.
+ *
+ * Where text and jsonb differ: the reader sets every key of a duplicate in
+ * turn (an earlier bad one is an error) while a jsonb keeps only the last;
+ * it meets keys in the text's order while a jsonb sorts them (shorter
+ * first), which decides which bad key is reported first; it keeps \u
+ * escapes opaque ('?'); and it refuses numbers of 128 characters or more,
+ * which a jsonb number converts at their value.
  */
 SvcStatus	svc_options_parse(const char *json, size_t len, SvcOptions *opt,
 							  SvcError *err);
 
-/*
- * Parse options that only change the cut of a trained model's tree
- * (cut, merge_ratio, min_cluster_share, min_cluster_size, n_clusters,
- * level) over opt; any other key is SVC_ERR_INVALID_PARAMETER.  Giving
- * n_clusters or level clears the other one; giving cut or merge_ratio
- * without either clears both.
- */
+/* The same with cut_only: the options of a recut of a trained model. */
 SvcStatus	svc_options_parse_cut(const char *json, size_t len, SvcOptions *opt,
 								  SvcError *err);
 

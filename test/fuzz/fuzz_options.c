@@ -1,11 +1,12 @@
 /*
- * fuzz_options.c - fuzz target: svc_options_parse on arbitrary text
+ * fuzz_options.c - fuzz target: the text reader of options on arbitrary
+ * text, and through it the typed setters the jsonb glue calls
  *
- * The text is not NUL-terminated (the parser takes a length), so ASan
- * sees any read past its end.  A parse must either fail with
- * SVC_ERR_INVALID_PARAMETER and a message, or give options that pass
- * validation and survive the wire encoding the model and the state use:
- * decode(encode(o)) == o, field by field and byte by byte.
+ * The text is not NUL-terminated (the reader takes a length), so ASan
+ * sees any read past its end.  A parse, for training or for a recut, must
+ * either fail with SVC_ERR_INVALID_PARAMETER and a message, or give
+ * options that pass validation and survive the wire encoding the model and
+ * the state use: decode(encode(o)) == o, field by field and byte by byte.
  */
 #include "fuzz_common.h"
 
@@ -49,6 +50,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data, size);
 	memset(&err, 0, sizeof(err));
 	svc_options_default(&opt);
+	/* a recut reads the same text through the same setters, cut keys only */
+	svc_options_default(&back);
+	st = svc_options_parse_cut(text, size, &back, &err);
+	if (st != SVC_OK)
+	{
+		FUZZ_CHECK(st == SVC_ERR_INVALID_PARAMETER);
+		FUZZ_CHECK_ERROR(st, err);
+	}
+	else
+		FUZZ_CHECK(svc_options_validate(&back, &err) == SVC_OK);
+	memset(&err, 0, sizeof(err));
 	st = svc_options_parse(text, size, &opt, &err);
 	free(text);
 	if (st != SVC_OK)

@@ -1,5 +1,6 @@
 /*
- * test_options.c - the option parser: defaults, every key, every error
+ * test_options.c - the options: defaults, every key, every error, through
+ * the text reader and through the typed setters
  */
 #include "options.h"
 #include "unit.h"
@@ -704,6 +705,278 @@ test_wire_round_trip(void)
 		  "a damaged encoding is rejected");
 }
 
+/* ---------------------------------------------------------------------
+ * The typed setters, as the glue calls them on a jsonb: the text reader
+ * above is one caller of these, so the tests above cover them too; these
+ * check what only a direct caller can reach.
+ */
+static SvcOptionsNumber
+integer(int64_t v)
+{
+	SvcOptionsNumber n = {.value = (double) v, .integer = true, .exact = true, .int_value = v};
+
+	return n;
+}
+
+static SvcOptionsNumber
+real(double v)
+{
+	SvcOptionsNumber n = {.value = v};
+
+	return n;
+}
+
+/* The error of the last setter call: status, message, detail and hint. */
+static void
+expect_failed(SvcStatus st, const SvcError *err, const char *what, const char *message,
+			  const char *detail, const char *hint)
+{
+	CHECK(st == SVC_ERR_INVALID_PARAMETER && strcmp(err->message, message) == 0 &&
+		  strcmp(err->detail, detail) == 0 && strcmp(err->hint, hint) == 0,
+		  "%s: got %d \"%s\" / \"%s\" / \"%s\"", what, (int) st, err->message, err->detail,
+		  err->hint);
+}
+
+#define KEY(s) (s), strlen(s)
+
+static void
+test_setters_each_kind(void)
+{
+	SvcOptions	opt;
+	SvcOptionsSetter s;
+	SvcError	err;
+	SvcOptionsNumber n;
+
+	svc_options_default(&opt);
+	svc_options_begin(&s, &opt, false);
+	n = integer(40);
+	CHECK(svc_options_set_number(&s, KEY("budget"), &n, &err) == SVC_OK && opt.budget == 40,
+		  "an integer sets budget");
+	n = real(7.0);
+	CHECK(svc_options_set_number(&s, KEY("k"), &n, &err) == SVC_OK && opt.k == 7,
+		  "a whole double sets k");
+	n = real(-0.0);
+	CHECK(svc_options_set_number(&s, KEY("seed"), &n, &err) == SVC_OK && opt.seed == 0,
+		  "-0.0 is the integer 0");
+	n = integer(INT64_MAX);
+	CHECK(svc_options_set_number(&s, KEY("seed"), &n, &err) == SVC_OK &&
+		  opt.seed == (uint64_t) INT64_MAX, "an exact integer past 2^53 sets seed exactly");
+	n = real(0.125);
+	CHECK(svc_options_set_number(&s, KEY("tol"), &n, &err) == SVC_OK && opt.tol == 0.125,
+		  "a number sets tol");
+	n = integer(3);
+	CHECK(svc_options_set_number(&s, KEY("gamma"), &n, &err) == SVC_OK && opt.gamma == 3,
+		  "an integer sets a real key");
+	CHECK(svc_options_set_string(&s, KEY("gamma"), KEY("auto"), &err) == SVC_OK &&
+		  opt.gamma == 0.0, "\"auto\" sets gamma to 0");
+	CHECK(svc_options_set_string(&s, KEY("scale"), KEY("none"), &err) == SVC_OK &&
+		  opt.scale == SVC_SCALE_NONE, "a name sets an enum");
+	/* values and keys are taken by length, not up to a NUL */
+	CHECK(svc_options_set_string(&s, "epsilonXY", 7, "autoXY", 4, &err) == SVC_OK &&
+		  opt.epsilon == 0.0, "a key and a value by their lengths");
+	CHECK(svc_options_set_string(&s, KEY("strategy"), "removal", 6, &err) ==
+		  SVC_ERR_INVALID_PARAMETER, "a value cut short is not the name");
+	n = real(-2.5);
+	CHECK(svc_options_set_number(&s, KEY("level"), &n, &err) == SVC_OK && opt.has_level &&
+		  opt.level == -2.5, "a number sets level");
+	CHECK(svc_options_set_null(&s, KEY("level"), &err) == SVC_OK && !opt.has_level &&
+		  opt.level == 0.0, "null clears level");
+	n = real(0.25);
+	CHECK(svc_options_set_number(&s, KEY("nu"), &n, &err) == SVC_OK && opt.nu == 0.25,
+		  "the alias nu sets outlier_fraction");
+	CHECK(svc_options_finish(&s, &err) == SVC_OK, "finish: %s", err.detail);
+}
+
+/* Wrong types and numbers that are not the key's, each with the key's detail. */
+static void
+test_setters_refusals(void)
+{
+	static const char *const budget = "\"budget\" must be an integer between 1 and 100000.";
+	static const char *const seed = "\"seed\" must be an integer between 0 and 9223372036854775807.";
+	const char *budget_msg = "invalid value for svclust option \"budget\"";
+	const char *seed_msg = "invalid value for svclust option \"seed\"";
+	SvcOptions	opt;
+	SvcOptionsSetter s;
+	SvcError	err;
+	SvcOptionsNumber n;
+
+	svc_options_default(&opt);
+	svc_options_begin(&s, &opt, false);
+	n = real(3.5);
+	expect_failed(svc_options_set_number(&s, KEY("budget"), &n, &err), &err, "budget 3.5",
+				  budget_msg, budget, "");
+	n = real(NAN);
+	expect_failed(svc_options_set_number(&s, KEY("budget"), &n, &err), &err, "budget NaN",
+				  budget_msg, budget, "");
+	n = real(HUGE_VAL);
+	expect_failed(svc_options_set_number(&s, KEY("budget"), &n, &err), &err, "budget inf",
+				  budget_msg, budget, "");
+	/* a whole double of 2^53 or more may be a rounded integer: refused */
+	n = real(9007199254740992.0);
+	expect_failed(svc_options_set_number(&s, KEY("seed"), &n, &err), &err, "seed 2^53.0",
+				  seed_msg, seed, "");
+	n = real(9007199254740990.0);
+	CHECK(svc_options_set_number(&s, KEY("seed"), &n, &err) == SVC_OK &&
+		  opt.seed == UINT64_C(9007199254740990), "a whole double below 2^53 is exact");
+	/* an integer past int64 is refused, whatever its double */
+	n = integer(5);
+	n.exact = false;
+	expect_failed(svc_options_set_number(&s, KEY("budget"), &n, &err), &err,
+				  "budget inexact integer", budget_msg, budget, "");
+	n = integer(-1);
+	expect_failed(svc_options_set_number(&s, KEY("seed"), &n, &err), &err, "seed -1",
+				  seed_msg, seed, "");
+	n = integer(1);
+	expect_failed(svc_options_set_number(&s, KEY("strategy"), &n, &err), &err, "strategy 1",
+				  "invalid value for svclust option \"strategy\"",
+				  "\"strategy\" must be one of \"removal\", \"project-knn\", "
+				  "\"project-random\", \"unbudgeted\".", "");
+	n = integer(0);
+	expect_failed(svc_options_set_number(&s, KEY("gamma"), &n, &err), &err, "gamma 0",
+				  "invalid value for svclust option \"gamma\"",
+				  "\"gamma\" must be a number greater than 0 and at most 1e+12.", "");
+	expect_failed(svc_options_set_string(&s, KEY("budget"), KEY("40"), &err), &err,
+				  "budget \"40\"", budget_msg, budget, "");
+	expect_failed(svc_options_set_string(&s, KEY("gamma"), KEY("Auto"), &err), &err,
+				  "gamma \"Auto\"", "invalid value for svclust option \"gamma\"",
+				  "\"gamma\" must be a positive number or \"auto\".", "");
+	expect_failed(svc_options_set_string(&s, KEY("level"), KEY("high"), &err), &err,
+				  "level \"high\"", "invalid value for svclust option \"level\"",
+				  "\"level\" must be a finite number or null.", "");
+	expect_failed(svc_options_set_bool(&s, KEY("budget"), true, &err), &err, "budget true",
+				  budget_msg, budget, "");
+	expect_failed(svc_options_set_bool(&s, KEY("level"), false, &err), &err, "level false",
+				  "invalid value for svclust option \"level\"",
+				  "\"level\" must be a finite number or null.", "");
+	expect_failed(svc_options_set_null(&s, KEY("budget"), &err), &err, "budget null",
+				  budget_msg, budget, "");
+	expect_failed(svc_options_set_null(&s, KEY("epsilon"), &err), &err, "epsilon null",
+				  "invalid value for svclust option \"epsilon\"",
+				  "\"epsilon\" must be a positive number or \"auto\".", "");
+	expect_failed(svc_options_set_nested(&s, KEY("budget"), &err), &err, "budget nested",
+				  budget_msg, budget, "");
+	expect_failed(svc_options_set_nested(&s, KEY("cut"), &err), &err, "cut nested",
+				  "invalid value for svclust option \"cut\"",
+				  "\"cut\" must be one of \"persistence\", \"eom\".", "");
+	expect_failed(svc_options_set_nested(&s, KEY("nu"), &err), &err, "nu nested",
+				  "invalid value for svclust option \"nu\"",
+				  "\"nu\" must be a number of at least 0 and at most 0.99.", "");
+	expect_failed(svc_options_not_object(&err), &err, "not an object",
+				  "svclust options must be a JSON object", "",
+				  "Pass options such as '{\"budget\": 50, \"gamma\": \"auto\"}'.");
+	/* nothing refused was set */
+	CHECK(opt.budget == 300 && opt.strategy == SVC_STRATEGY_PROJECT_KNN && opt.gamma == 0.0 &&
+		  opt.cut == SVC_CUT_PERSISTENCE && !opt.has_level, "refused values leave opt alone");
+}
+
+/* Unknown keys, long keys, and the keys a recut refuses. */
+static void
+test_setters_keys(void)
+{
+	static const char *const valid =
+		"Valid options are: budget, strategy, k, gamma, c, epsilon, tol, max_iter, seed, "
+		"scale, sample, labeling, outlier_fraction (or nu), bandwidth_k, cut, merge_ratio, "
+		"min_cluster_share, min_cluster_size, n_clusters, level.";
+	static const char *const cut_list =
+		"Only the cut of the tree can change: cut, merge_ratio, min_cluster_share, "
+		"min_cluster_size, n_clusters, level.";
+	SvcOptions	opt;
+	SvcOptionsSetter s;
+	SvcError	err;
+	SvcOptionsNumber n = integer(2);
+	char		key[80];
+	char		message[160];
+
+	svc_options_default(&opt);
+	svc_options_begin(&s, &opt, false);
+	expect_failed(svc_options_set_number(&s, KEY("budgets"), &n, &err), &err, "budgets",
+				  "unknown svclust option \"budgets\"", valid, "");
+	expect_failed(svc_options_set_number(&s, "budget", 3, &n, &err), &err, "bud",
+				  "unknown svclust option \"bud\"", valid, "");
+	expect_failed(svc_options_set_bool(&s, "k\0", 2, true, &err), &err, "k and a NUL",
+				  "unknown svclust option \"k\"", valid, "");
+	expect_failed(svc_options_set_null(&s, KEY("Level"), &err), &err, "Level",
+				  "unknown svclust option \"Level\"", valid, "");
+
+	/* 63 bytes are shown whole; 64 are cut to 63 and "..." */
+	memset(key, 'k', sizeof(key));
+	snprintf(message, sizeof(message), "unknown svclust option \"%.63s\"", key);
+	expect_failed(svc_options_set_number(&s, key, 63, &n, &err), &err, "63-byte key",
+				  message, valid, "");
+	snprintf(message, sizeof(message), "unknown svclust option \"%.63s...\"", key);
+	expect_failed(svc_options_set_number(&s, key, 64, &n, &err), &err, "64-byte key",
+				  message, valid, "");
+	expect_failed(svc_options_set_number(&s, key, sizeof(key), &n, &err), &err, "80-byte key",
+				  message, valid, "");
+	/* ... never inside a UTF-8 character: a two-byte one at bytes 62-63 goes */
+	memcpy(key + 62, "\xc3\xa9", 2);
+	snprintf(message, sizeof(message), "unknown svclust option \"%.62s...\"", key);
+	expect_failed(svc_options_set_number(&s, key, sizeof(key), &n, &err), &err,
+				  "a long key cut before a character", message, valid, "");
+	memcpy(key + 61, "\xc3\xa9", 2);
+	key[63] = 'k';
+	snprintf(message, sizeof(message), "unknown svclust option \"%.63s...\"", key);
+	expect_failed(svc_options_set_number(&s, key, sizeof(key), &n, &err), &err,
+				  "a long key cut after a character", message, valid, "");
+
+	/* a recut refuses training keys and unknown ones before their value */
+	svc_options_begin(&s, &opt, true);
+	expect_failed(svc_options_set_number(&s, KEY("budget"), &n, &err), &err, "recut budget",
+				  "svclust option \"budget\" cannot change after training", cut_list,
+				  "Train a new model with svc_train() to change \"budget\".");
+	expect_failed(svc_options_set_nested(&s, KEY("nu"), &err), &err, "recut nu",
+				  "svclust option \"nu\" cannot change after training", cut_list,
+				  "Train a new model with svc_train() to change \"nu\".");
+	expect_failed(svc_options_set_string(&s, KEY("bogus"), KEY("x"), &err), &err,
+				  "recut bogus", "svclust option \"bogus\" cannot change after training",
+				  cut_list, "Train a new model with svc_train() to change \"bogus\".");
+	/* a key too long to be one is unknown, even to a recut */
+	expect_failed(svc_options_set_null(&s, key, sizeof(key), &err), &err, "recut long key",
+				  message, valid, "");
+	CHECK(svc_options_set_number(&s, KEY("n_clusters"), &n, &err) == SVC_OK &&
+		  svc_options_finish(&s, &err) == SVC_OK && opt.n_clusters == 2,
+		  "a recut takes n_clusters: %s", err.message);
+}
+
+/* What finish settles: n_clusters against level, and validation. */
+static void
+test_setters_finish(void)
+{
+	SvcOptions	opt;
+	SvcOptionsSetter s;
+	SvcError	err;
+	SvcOptionsNumber two = integer(2);
+	SvcOptionsNumber half = real(0.5);
+
+	svc_options_default(&opt);
+	svc_options_begin(&s, &opt, false);
+	CHECK(svc_options_set_number(&s, KEY("n_clusters"), &two, &err) == SVC_OK &&
+		  svc_options_set_number(&s, KEY("level"), &half, &err) == SVC_OK,
+		  "each of n_clusters and level is taken alone");
+	expect_failed(svc_options_finish(&s, &err), &err, "n_clusters and level",
+				  "svclust options \"n_clusters\" and \"level\" cannot both be set",
+				  "Each names a cut of the tree; give one of them.", "");
+
+	svc_options_default(&opt);
+	opt.n_clusters = 3;
+	svc_options_begin(&s, &opt, true);
+	CHECK(svc_options_set_number(&s, KEY("level"), &half, &err) == SVC_OK &&
+		  svc_options_finish(&s, &err) == SVC_OK && opt.has_level && opt.n_clusters == 0,
+		  "level clears a stored n_clusters at finish");
+	svc_options_begin(&s, &opt, true);
+	CHECK(svc_options_set_string(&s, KEY("cut"), KEY("eom"), &err) == SVC_OK &&
+		  svc_options_finish(&s, &err) == SVC_OK && !opt.has_level && opt.level == 0.0 &&
+		  opt.cut == SVC_CUT_EOM, "a rule alone clears a stored level at finish");
+
+	/* finish validates the whole struct, keys given or not */
+	svc_options_default(&opt);
+	opt.sample = 1;
+	svc_options_begin(&s, &opt, false);
+	expect_failed(svc_options_finish(&s, &err), &err, "finish validates",
+				  "invalid value for svclust option \"sample\"",
+				  "\"sample\" must be an integer between 2 and 10000000.", "");
+}
+
 int
 main(void)
 {
@@ -717,5 +990,9 @@ main(void)
 	test_validate();
 	test_wire_golden();
 	test_wire_round_trip();
+	test_setters_each_kind();
+	test_setters_refusals();
+	test_setters_keys();
+	test_setters_finish();
 	return unit_summary("test_options");
 }
