@@ -5,6 +5,7 @@
 #include "svclust.h"
 
 #include "cut.h"
+#include "model_codec.h"
 
 #include <math.h>
 

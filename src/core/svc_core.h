@@ -89,6 +89,9 @@ void		svc_error_clear(SvcError *err);
 /* Most rows a state can count as seen: merging two can never overflow. */
 #define SVC_MAX_SEEN		(INT64_C(1) << 62)
 
+/* Cheap per-row loops call the interrupt hook once per this many rows. */
+#define SVC_INTERRUPT_EVERY	1024
+
 /* Check that every value is finite; returns index of the first bad or -1. */
 int			svc_first_nonfinite(const double *x, size_t n);
 

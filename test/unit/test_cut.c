@@ -12,6 +12,7 @@
  */
 #include "bytes.h"
 #include "cut.h"
+#include "model_codec.h"
 #include "unit.h"
 
 #include <math.h>

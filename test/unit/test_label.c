@@ -9,6 +9,7 @@
 #include "unit.h"
 #include "label.h"
 #include "kernel.h"
+#include "model_codec.h"
 
 #include <limits.h>
 #include <math.h>

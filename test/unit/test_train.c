@@ -5,6 +5,7 @@
 #include "kernel.h"
 #include "model.h"
 #include "train.h"
+#include "model_codec.h"
 #include "unit.h"
 
 #include <math.h>
