@@ -1,24 +1,10 @@
 /* model_report.c - the model's description as a JSON object (svc_model_info) */
 #include "model_report.h"
 #include "cut.h"
+#include "solver.h"
 
 #include <stdarg.h>
 #include <stdio.h>
-
-static const char *
-solver_name(SvcSolver s)
-{
-	switch (s)
-	{
-		case SVC_SOLVER_BSGD:
-			return "bsgd";
-		case SVC_SOLVER_SMO:
-			return "smo";
-		case SVC_SOLVER_AID:
-			return "aid";
-	}
-	return "unknown";
-}
 
 /* Append formatted text to a fixed buffer, truncating safely. */
 typedef struct TextBuf
@@ -83,7 +69,7 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 	}
 	t.buf[0] = '\0';
 	emit(&t, "{\"format_version\": %d, \"solver\": \"%s\", \"boundary\": \"%s\", ",
-		 svc_model_format_version(m), solver_name(m->solver),
+		 svc_model_format_version(m), svc_solver_name(m->solver),
 		 m->boundary == SVC_BOUNDARY_SPHERE ? "sphere" : "hyperplane");
 	emit(&t, "\"dims\": %d, \"budget\": %d, \"strategy\": \"%s\", \"k\": %d, ",
 		 m->dims, m->opt.budget, svc_strategy_name(m->opt.strategy), m->opt.k);

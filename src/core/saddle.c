@@ -10,6 +10,8 @@
 #include <string.h>
 
 /* Saddle tree (FINDINGS.md section 9). */
+#define CANDIDATE_CHECK_EVERY 64	/* equilibria scanned between interrupt checks */
+#define DATA_EDGES_INITIAL	1024	/* data edges held before the first growth */
 #define TREE_KNN			3		/* straight segments: each one's 3 nearest */
 #define SADDLE_POINTS		32		/* evenly spaced, endpoints included */
 #define SADDLE_REFINE		4		/* golden-section steps around the minimum */
@@ -164,7 +166,7 @@ candidate_edges(const SvcEnv *env, const SvcEqList *eqs, SvcEdge **edges,
 		int			nb = 0;
 		const double *xa = eqs->x + (size_t) a * d;
 
-		if ((a & 63) == 0 && svc_interrupted(env, err))
+		if (a % CANDIDATE_CHECK_EVERY == 0 && svc_interrupted(env, err))
 		{
 			svc_free(env, e);
 			return SVC_ERR_INTERRUPTED;
@@ -420,7 +422,7 @@ data_edges(const SvcEnv *env, const SvcModel *m, const SvcEqList *eqs,
 			}
 			if (n_out == cap)
 			{
-				int64_t		ncap = cap ? cap * 2 : 1024;
+				int64_t		ncap = cap ? cap * 2 : DATA_EDGES_INITIAL;
 				SvcEdge	   *grown = svc_alloc(env, sizeof(SvcEdge) * (size_t) ncap, err);
 
 				if (!grown)

@@ -423,7 +423,7 @@ svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		xr = x + (size_t) r * d;
 		o = g.b > 0 ? bsgd_dot(&g, xr) : 0.0;
 		violated = o < 1.0;
-		if ((t & 1023) == 0 && svc_interrupted(env, err))
+		if (t % SVC_INTERRUPT_EVERY == 0 && svc_interrupted(env, err))
 		{
 			st = SVC_ERR_INTERRUPTED;
 			break;

@@ -8,6 +8,8 @@
 #include <string.h>
 
 /* Trajectories (FINDINGS.md section 7). */
+#define CHECK_KERNEL_ROWS	1024	/* units per check for the smallest models */
+#define CHECK_KERNEL_TERMS	64		/* ... fewer by one per this many sv * dims */
 #define TRAJ_MAX_STEPS		300		/* fixed-point steps per trajectory */
 #define TRAJ_STOP_SIGMA		1e-3	/* converged when a step is this * sigma */
 #define SNAP_SIGMA			0.25	/* equilibria closer than this * sigma merge,
@@ -35,7 +37,7 @@ int64_t
 svc_label_units_per_check(const SvcModel *m)
 {
 	int64_t		terms = (int64_t) (m->n_sv > 0 ? m->n_sv : 1) * m->dims;
-	int64_t		every = 1024 / (terms / 64 + 1);
+	int64_t		every = CHECK_KERNEL_ROWS / (terms / CHECK_KERNEL_TERMS + 1);
 
 	return every > 0 ? every : 1;
 }

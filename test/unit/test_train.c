@@ -4,6 +4,7 @@
 #include "fit.h"
 #include "kernel.h"
 #include "model.h"
+#include "solver.h"
 #include "train.h"
 #include "model_codec.h"
 #include "unit.h"
@@ -629,9 +630,26 @@ test_gamma_auto_dimension(void)
 	free(x2);
 }
 
+/* The fit finds its solver in the table; ids without one are refused. */
+static void
+test_solver_table(void)
+{
+	const SvcSolverOps *bsgd = svc_solver_find(SVC_SOLVER_BSGD);
+
+	CHECK(bsgd != NULL && bsgd->fit == svc_train_bsgd &&
+		  bsgd->boundary == SVC_BOUNDARY_HYPERPLANE, "bsgd is in the solver table");
+	CHECK(svc_solver_find(SVC_SOLVER_DEFAULT) == bsgd, "the default solver is bsgd");
+	CHECK(svc_solver_find(SVC_SOLVER_SMO) == NULL && svc_solver_find((SvcSolver) 0) == NULL,
+		  "ids without a solver are not found");
+	CHECK(strcmp(svc_solver_name(SVC_SOLVER_BSGD), "bsgd") == 0 &&
+		  strcmp(svc_solver_name(SVC_SOLVER_AID), "aid") == 0 &&
+		  strcmp(svc_solver_name((SvcSolver) 9), "unknown") == 0, "solver names");
+}
+
 int
 main(void)
 {
+	test_solver_table();
 	test_strategies_keep_budget();
 	test_paper_threshold();
 	test_seed_reproduces_bytes();
