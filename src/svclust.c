@@ -44,7 +44,22 @@ pg_interrupt(void *ctx)
 	return false;
 }
 
-const SvcEnv svc_pg_env = {pg_alloc, pg_release, pg_interrupt, NULL};
+static void *
+pg_realloc(void *ctx, void *ptr, size_t old_size, size_t new_size)
+{
+	(void) ctx;
+	(void) old_size;
+	if (new_size > MaxAllocSize)
+		return repalloc_huge(ptr, new_size);
+	return repalloc(ptr, new_size);
+}
+
+const SvcEnv svc_pg_env = {
+	.alloc = pg_alloc,
+	.release = pg_release,
+	.interrupt = pg_interrupt,
+	.realloc = pg_realloc,
+};
 
 static int
 status_errcode(SvcStatus status)

@@ -11,7 +11,6 @@
 
 /* Saddle tree (FINDINGS.md section 9). */
 #define CANDIDATE_CHECK_EVERY 64	/* equilibria scanned between interrupt checks */
-#define DATA_EDGES_INITIAL	1024	/* data edges held before the first growth */
 #define TREE_KNN			3		/* straight segments: each one's 3 nearest */
 #define SADDLE_POINTS		32		/* evenly spaced, endpoints included */
 #define SADDLE_REFINE		4		/* golden-section steps around the minimum */
@@ -234,6 +233,7 @@ connect_components(const SvcEnv *env, const SvcEqList *eqs, SvcEdge **edges,
 	int32_t    *link_from = NULL;
 	int32_t    *link_root = NULL;	/* component of link_to, before joining */
 	double	   *link_d2 = NULL;
+	int64_t		cap = *n_edges;	/* at least: the caller's array may be larger */
 	SvcStatus	st = SVC_OK;
 
 	parent = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
@@ -302,13 +302,10 @@ connect_components(const SvcEnv *env, const SvcEqList *eqs, SvcEdge **edges,
 				link_root[r] = svc_uf_find(parent, link_to[r]);
 				n_new++;
 			}
-		grown = svc_alloc(env, sizeof(SvcEdge) * (size_t) (*n_edges + n_new), err);
-		if (!grown)
-		{
-			st = SVC_ERR_NOMEM;
+		st = svc_grow(env, (void **) edges, &cap, *n_edges + n_new, sizeof(SvcEdge), err);
+		if (st != SVC_OK)
 			goto done;
-		}
-		memcpy(grown, *edges, sizeof(SvcEdge) * (size_t) *n_edges);
+		grown = *edges;
 		for (int32_t r = 0; r < M; r++)
 		{
 			int32_t		a,
@@ -338,8 +335,6 @@ connect_components(const SvcEnv *env, const SvcEqList *eqs, SvcEdge **edges,
 			if (ra != rb)
 				svc_uf_join(parent, ra, rb);
 		}
-		svc_free(env, *edges);
-		*edges = grown;
 	}
 done:
 	svc_free(env, parent);
@@ -420,22 +415,9 @@ data_edges(const SvcEnv *env, const SvcModel *m, const SvcEqList *eqs,
 
 				h = v < h ? v : h;
 			}
-			if (n_out == cap)
-			{
-				int64_t		ncap = cap ? cap * 2 : DATA_EDGES_INITIAL;
-				SvcEdge	   *grown = svc_alloc(env, sizeof(SvcEdge) * (size_t) ncap, err);
-
-				if (!grown)
-				{
-					st = SVC_ERR_NOMEM;
-					goto done;
-				}
-				if (n_out)
-					memcpy(grown, out, sizeof(SvcEdge) * (size_t) n_out);
-				svc_free(env, out);
-				out = grown;
-				cap = ncap;
-			}
+			st = svc_grow(env, (void **) &out, &cap, n_out + 1, sizeof(SvcEdge), err);
+			if (st != SVC_OK)
+				goto done;
 			out[n_out].a = a < b ? a : b;
 			out[n_out].b = a < b ? b : a;
 			out[n_out].d2 = svc_sqdist(eqs->x + (size_t) a * d, eqs->x + (size_t) b * d, d);
@@ -447,16 +429,14 @@ data_edges(const SvcEnv *env, const SvcModel *m, const SvcEqList *eqs,
 	/* append to the candidate edges, then keep the highest saddle per pair */
 	if (n_out > 0)
 	{
-		SvcEdge	   *all = svc_alloc(env, sizeof(SvcEdge) * (size_t) (*n_edges + n_out), err);
+		SvcEdge	   *all;
 		int64_t		w = 0;
+		int64_t		all_cap = *n_edges;
 
-		if (!all)
-		{
-			st = SVC_ERR_NOMEM;
+		st = svc_grow(env, (void **) edges, &all_cap, *n_edges + n_out, sizeof(SvcEdge), err);
+		if (st != SVC_OK)
 			goto done;
-		}
-		if (*n_edges)
-			memcpy(all, *edges, sizeof(SvcEdge) * (size_t) *n_edges);
+		all = *edges;
 		memcpy(all + *n_edges, out, sizeof(SvcEdge) * (size_t) n_out);
 		qsort(all, (size_t) (*n_edges + n_out), sizeof(SvcEdge), edge_cmp_pair);
 		for (int64_t k = 0; k < *n_edges + n_out; k++)
@@ -469,8 +449,6 @@ data_edges(const SvcEnv *env, const SvcModel *m, const SvcEqList *eqs,
 			else
 				all[w++] = all[k];
 		}
-		svc_free(env, *edges);
-		*edges = all;
 		*n_edges = w;
 	}
 	st = SVC_OK;

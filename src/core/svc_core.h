@@ -52,6 +52,8 @@ typedef struct SvcEnv
 	void		(*release) (void *ctx, void *ptr);
 	bool		(*interrupt) (void *ctx);
 	void	   *ctx;
+	/* may be NULL (then alloc, copy, release); NULL on failure, ptr intact */
+	void	   *(*realloc) (void *ctx, void *ptr, size_t old_size, size_t new_size);
 } SvcEnv;
 
 /* The environment of plain C programs: malloc/free, never interrupted. */
@@ -61,6 +63,17 @@ void	   *svc_alloc(const SvcEnv *env, size_t size, SvcError *err);
 void	   *svc_alloc0(const SvcEnv *env, size_t size, SvcError *err);
 void		svc_free(const SvcEnv *env, void *ptr);
 bool		svc_interrupted(const SvcEnv *env, SvcError *err);
+
+/*
+ * Grow *ptr, an array of *cap elements of elem bytes (NULL when *cap is
+ * 0), to hold at least need: to twice its capacity, at least need and at
+ * least SVC_GROW_MIN.  Contents are kept; *ptr and *cap change only on
+ * success.  On failure *ptr is still valid and still owned by the caller
+ * (SVC_ERR_NOMEM, or SVC_ERR_LIMIT when the size overflows).
+ */
+#define SVC_GROW_MIN 16
+SvcStatus	svc_grow(const SvcEnv *env, void **ptr, int64_t *cap, int64_t need,
+					 size_t elem, SvcError *err);
 
 /* Multiply two sizes, failing instead of wrapping around. */
 bool		svc_size_mul(size_t a, size_t b, size_t *result);

@@ -199,36 +199,23 @@ svc_eqlist_free(const SvcEnv *env, SvcEqList *l)
 	l->n = l->cap = 0;
 }
 
-/* Append an equilibrium, doubling the arrays when full. */
+/* Append an equilibrium, growing the arrays when full. */
 SvcStatus
 svc_eqlist_push(const SvcEnv *env, SvcEqList *l, const double *x, double lambda,
-			SvcError *err)
+				SvcError *err)
 {
 	size_t		d = (size_t) l->dims;
+	int64_t		cap_x = l->cap,
+				cap_l = l->cap;
+	SvcStatus	st;
 
-	if (l->n == l->cap)
-	{
-		int32_t		cap = l->cap < 16 ? 16 : (l->cap > INT32_MAX / 2 ? INT32_MAX : l->cap * 2);
-		double	   *nx = svc_alloc(env, sizeof(double) * d * (size_t) cap, err);
-		double	   *nl = svc_alloc(env, sizeof(double) * (size_t) cap, err);
-
-		if (!nx || !nl)
-		{
-			svc_free(env, nx);
-			svc_free(env, nl);
-			return SVC_ERR_NOMEM;
-		}
-		if (l->n > 0)
-		{
-			memcpy(nx, l->x, sizeof(double) * d * (size_t) l->n);
-			memcpy(nl, l->lambda, sizeof(double) * (size_t) l->n);
-		}
-		svc_free(env, l->x);
-		svc_free(env, l->lambda);
-		l->x = nx;
-		l->lambda = nl;
-		l->cap = cap;
-	}
+	/* a failed grow keeps every array valid at the old capacity */
+	st = svc_grow(env, (void **) &l->x, &cap_x, l->n + 1, sizeof(double) * d, err);
+	if (st == SVC_OK)
+		st = svc_grow(env, (void **) &l->lambda, &cap_l, l->n + 1, sizeof(double), err);
+	if (st != SVC_OK)
+		return st;
+	l->cap = cap_x;
 	memcpy(l->x + d * (size_t) l->n, x, sizeof(double) * d);
 	l->lambda[l->n] = lambda;
 	l->n++;

@@ -32,8 +32,8 @@ typedef struct SvcTrajEnd
 typedef struct SvcEqList
 {
 	int32_t		n;
-	int32_t		cap;
 	int32_t		dims;
+	int64_t		cap;
 	double	   *x;				/* [cap * dims] */
 	double	   *lambda;			/* [cap] kernel sum at the equilibrium */
 } SvcEqList;

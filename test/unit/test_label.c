@@ -984,7 +984,7 @@ fail_everywhere(const Job *j, bool fail_alloc, bool relabel)
 	for (k = 0;; k++)
 	{
 		UnitBudget	b = {LONG_MAX, 0};
-		SvcEnv		env = {unit_counted_alloc, unit_counted_free, unit_stop_after, &b};
+		SvcEnv		env = {.alloc = unit_counted_alloc, .release = unit_counted_free, .interrupt = unit_stop_after, .realloc = unit_counted_realloc, .ctx = &b};
 		SvcModel	m;
 		SvcStatus	st;
 		uint64_t	before = 0;
@@ -993,6 +993,7 @@ fail_everywhere(const Job *j, bool fail_alloc, bool relabel)
 		if (fail_alloc)
 		{
 			env.alloc = unit_fail_after_alloc;
+			env.realloc = unit_fail_after_realloc;
 			env.interrupt = NULL;
 		}
 		job_model(j, &m);
@@ -1080,7 +1081,7 @@ test_interrupt_and_nomem(void)
 	{
 		/* The hook of the brief: always true. */
 		UnitBudget	b = {0, 0};
-		SvcEnv		env = {unit_counted_alloc, unit_counted_free, unit_stop_after, &b};
+		SvcEnv		env = {.alloc = unit_counted_alloc, .release = unit_counted_free, .interrupt = unit_stop_after, .realloc = unit_counted_realloc, .ctx = &b};
 		SvcModel	m;
 		SvcError	err;
 
