@@ -170,3 +170,32 @@ done:
 	svc_free(env, label_of);
 	return st;
 }
+
+int32_t
+svc_alg3_assign_row(const SvcModel *m, const double *xs, double f, SvcLabelWork *w)
+{
+	return svc_alg3_in_strip(f, m->epsilon) ? svc_label_predict(m, xs, w, NULL)
+		: SVC_ALG3_PENDING;
+}
+
+SvcStatus
+svc_alg3_assign_finish(const SvcEnv *env, const SvcModel *m, const double *xs,
+					   int64_t n, int32_t *code, SvcLabelWork *w, SvcError *err)
+{
+	int32_t		d = m->dims;
+	SvcStatus	st;
+
+	st = svc_label_fill_nearest(env, xs, n, d, code, SVC_ALG3_PENDING, NULL, err);
+	if (st != SVC_OK)
+		return st;
+	/* left pending only when B_eps is empty */
+	for (int64_t i = 0, q = 0; i < n; i++)
+	{
+		if (code[i] != SVC_ALG3_PENDING)
+			continue;
+		if (q++ % SVC_INTERRUPT_EVERY == 0 && svc_interrupted(env, err))
+			return SVC_ERR_INTERRUPTED;
+		code[i] = svc_label_predict(m, xs + (size_t) i * d, w, NULL);
+	}
+	return SVC_OK;
+}

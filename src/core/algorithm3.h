@@ -49,4 +49,28 @@ SvcStatus	svc_label_fill_nearest(const SvcEnv *env, const double *xs, int64_t n,
 								   int32_t d, int32_t *label, int32_t pending,
 								   int64_t *n_sources, SvcError *err);
 
+/*
+ * Algorithm 3 on new rows (svc_assign): each row's code is a cluster id
+ * (> 0), SVC_ALG3_PENDING for a row outside B_eps waiting for the fill,
+ * or SVC_ALG3_NO_ROW for a row without features, which is left alone.
+ */
+#define SVC_ALG3_PENDING	0
+#define SVC_ALG3_NO_ROW		(-1)
+
+/*
+ * The code of one scaled row xs with decision value f: its trajectory's
+ * cluster in B_eps (m->epsilon), else SVC_ALG3_PENDING.
+ */
+int32_t		svc_alg3_assign_row(const SvcModel *m, const double *xs, double f,
+								SvcLabelWork *w);
+
+/*
+ * Step 10 for n rows xs (scaled, row-major) and their codes: every
+ * pending row takes the cluster of its nearest B_eps row; with no row in
+ * B_eps, the pending rows run their own trajectories instead.
+ */
+SvcStatus	svc_alg3_assign_finish(const SvcEnv *env, const SvcModel *m,
+								   const double *xs, int64_t n, int32_t *code,
+								   SvcLabelWork *w, SvcError *err);
+
 #endif							/* SVC_ALGORITHM3_H */
