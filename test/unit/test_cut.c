@@ -109,6 +109,39 @@ test_rules(void)
 	expect_cut("{\"min_cluster_share\": 0.3}", 1, one, one_sizes);
 }
 
+/*
+ * A recut with the model's own options leaves it alone, even without a
+ * tree; other options cut it again; a failed one changes nothing.
+ */
+static void
+test_recut(void)
+{
+	SvcModel	m;
+	SvcOptions	opt;
+	SvcError	err;
+	int32_t    *ids;
+
+	make_tree(&m);
+	CHECK(svc_cut_apply(&svc_env_malloc, &m, &err) == SVC_OK && m.n_clusters == 3, "cut");
+	ids = m.eq_cluster;
+	opt = m.opt;
+	CHECK(svc_model_recut(&svc_env_malloc, &m, &opt, &err) == SVC_OK &&
+		  m.eq_cluster == ids && m.n_clusters == 3, "its own options leave the model alone");
+	CHECK(svc_options_parse_cut("{\"merge_ratio\": 0.15}", 21, &opt, &err) == SVC_OK, "parses");
+	CHECK(svc_model_recut(&svc_env_malloc, &m, &opt, &err) == SVC_OK &&
+		  m.n_clusters == 2 && m.opt.merge_ratio == 0.15, "other options cut again");
+	opt = m.opt;
+	m.opt.labeling = SVC_LABELING_PAPER;
+	opt.labeling = SVC_LABELING_PAPER;
+	CHECK(svc_model_recut(&svc_env_malloc, &m, &opt, &err) == SVC_OK,
+		  "a model without a tree and its own options is left alone");
+	opt.merge_ratio = 0.3;
+	CHECK(svc_model_recut(&svc_env_malloc, &m, &opt, &err) == SVC_ERR_INVALID_PARAMETER &&
+		  m.opt.merge_ratio == 0.15 && m.n_clusters == 2,
+		  "a failed recut leaves the model and its options as they were");
+	svc_model_free(&svc_env_malloc, &m);
+}
+
 static void
 expect_corrupt(SvcModel *m, const char *what)
 {
@@ -328,6 +361,7 @@ int
 main(void)
 {
 	test_rules();
+	test_recut();
 	test_check();
 	test_model_bytes();
 	return unit_summary("test_cut");
