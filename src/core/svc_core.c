@@ -105,6 +105,20 @@ svc_grow(const SvcEnv *env, void **ptr, int64_t *cap, int64_t need, size_t elem,
 	return SVC_OK;
 }
 
+char *
+svc_double_text(char *buf, double v)
+{
+	for (int prec = 15; prec < 17; prec++)
+	{
+		snprintf(buf, SVC_DOUBLE_TEXT_LEN, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return buf;
+	}
+	/* 17 significant digits always read back (NaN and infinities aside) */
+	snprintf(buf, SVC_DOUBLE_TEXT_LEN, "%.17g", v);
+	return buf;
+}
+
 bool
 svc_interrupted(const SvcEnv *env, SvcError *err)
 {

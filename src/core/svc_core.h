@@ -108,6 +108,14 @@ void		svc_error_clear(SvcError *err);
 /* Check that every value is finite; returns index of the first bad or -1. */
 int			svc_first_nonfinite(const double *x, size_t n);
 
+/*
+ * Write v as the shortest of %.15g, %.16g and %.17g that reads back (strtod)
+ * to v exactly: 0.4 as "0.4", not "0.40000000000000002".  buf holds
+ * SVC_DOUBLE_TEXT_LEN bytes; returns buf.
+ */
+#define SVC_DOUBLE_TEXT_LEN 32
+char	   *svc_double_text(char *buf, double v);
+
 /* qsort comparators: ascending doubles (NaN-free arrays) and int64s. */
 int			svc_cmp_double(const void *pa, const void *pb);
 int			svc_cmp_int64(const void *pa, const void *pb);
