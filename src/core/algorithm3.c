@@ -18,8 +18,8 @@ svc_alg3_in_strip(double f, double epsilon)
 
 /*
  * The auto epsilon: the 30% quantile of |f| over the rows, so that B_eps
- * holds 30% of them (FINDINGS.md section 2: wider was better, and an
- * absolute epsilon often leaves B_eps empty).  absf is sorted in place.
+ * holds 30% of them: an absolute epsilon often leaves B_eps empty
+ * (doc/design-notes.md).  absf is sorted in place.
  */
 double
 svc_alg3_auto_epsilon(double *absf, int64_t n)

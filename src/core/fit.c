@@ -44,7 +44,7 @@ set_scaling(SvcModel *m, const double *mean, const double *stddev,
 }
 
 /*
- * The threshold of f from the data (FINDINGS.md section 1): with the
+ * The threshold of f from the data: with the
  * paper's fixed threshold 1 the domain f >= 0 is empty at the widths that
  * separate clusters, so the offset is the nu-quantile of the kernel sums
  * over the training rows, which leaves a share nu of them outside, as in

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Saddle tree (FINDINGS.md section 9). */
+/* Saddle tree (the measurements behind these: doc/design-notes.md). */
 #define CANDIDATE_CHECK_EVERY 64	/* equilibria scanned between interrupt checks */
 #define TREE_KNN			3		/* straight segments: each one's 3 nearest */
 #define SADDLE_POINTS		32		/* evenly spaced, endpoints included */
@@ -24,11 +24,9 @@
  * segment, from SADDLE_POINTS evenly spaced points, then a few
  * golden-section steps in the bracket around the lowest of them; clamped
  * at 0 since negative alphas can push lambda below.  A chord across a
- * curved ridge under-estimates the pass.  Pushing each point uphill across
- * the segment (one or two mean-shift steps with the along-segment part
- * removed) was measured on the nine shared sets: +0.01 mean NMI at
- * gamma = 256/median (spiral, flame), -0.01 at the auto gamma, so it is
- * left out.
+ * curved ridge under-estimates the pass; the data edges make up for it
+ * (pushing the points uphill was measured and not adopted:
+ * doc/design-notes.md).
  */
 static double
 saddle_height(const SvcModel *m, const double *a, const double *b, double *pt)
@@ -131,13 +129,11 @@ typedef struct Neigh
 /*
  * Candidate edges for M equilibria: each one's TREE_KNN nearest, their
  * saddles from straight segments.  The data edges carry most of the tree
- * (FINDINGS.md section 9: a chord is only a lower bound on the pass, and
- * testing far pairs made results worse); these few keep it sound where
- * rows are too far apart for data edges (high dimension, where every
- * support vector can be its own equilibrium).  Measured on the nine shared
- * sets against all pairs up to 60 equilibria, else 12 nearest plus all
- * within 4 sigma: the same best-cut NMI (0.811 at budget 100, 0.903 at
- * 300) for about half the labelling time.  Returns the edge count in
+ * (a chord is only a lower bound on the pass, and testing far pairs made
+ * results worse); these few keep it sound where rows are too far apart
+ * for data edges (high dimension, where every support vector can be its
+ * own equilibrium).  Three nearest cut as well as many more pairs for
+ * half the time (doc/design-notes.md).  Returns the edge count in
  * *n_edges; *edges is allocated from env.
  */
 static SvcStatus
@@ -348,7 +344,7 @@ done:
 /*
  * Saddle estimates along the data.  A straight segment between two
  * equilibria under-estimates the pass along a curved ridge (rings,
- * spirals, moons: FINDINGS.md section 9), but the rows themselves lie on
+ * spirals, moons), but the rows themselves lie on
  * the ridge.  Two near rows that climb to different equilibria a and b
  * bound the pass between a and b from below by the lowest lambda on the
  * short segment between them, so each pair of neighbouring rows across a

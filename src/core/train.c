@@ -25,9 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Ridge added to the k x k kernel matrix of a projection (FINDINGS 7). */
+/* Ridge added to the k x k kernel matrix of a projection, for stability. */
 #define PROJECTION_RIDGE 1e-3
-/* |alpha| within this relative distance are tied for removal (FINDINGS 7). */
+/* |alpha| within this relative distance are tied for removal. */
 #define TIE_RELATIVE 1e-9
 /* Steps between exact recomputations of ||w||^2 (projection updates it
  * approximately in between; see bsgd_maintain). */
@@ -354,7 +354,7 @@ svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 
 	/*
 	 * The stopping rule fires at about t = ||w|| / tol whatever n is
-	 * (FINDINGS.md section 4): a few hundred steps, which leave most rows
+	 * (doc/design-notes.md): a few hundred steps, which leave most rows
 	 * unvisited and sparse regions without support vectors.  So the rule
 	 * is consulted only after one full pass over the rows.
 	 */

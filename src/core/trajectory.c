@@ -7,17 +7,16 @@
 #include <math.h>
 #include <string.h>
 
-/* Trajectories (FINDINGS.md section 7). */
+/* Trajectories. */
 #define CHECK_KERNEL_ROWS	1024	/* units per check for the smallest models */
 #define CHECK_KERNEL_TERMS	64		/* ... fewer by one per this many sv * dims */
 #define TRAJ_MAX_STEPS		300		/* fixed-point steps per trajectory */
 #define TRAJ_STOP_SIGMA		1e-3	/* converged when a step is this * sigma */
 #define SNAP_SIGMA			0.25	/* equilibria closer than this * sigma merge,
-									 * and trajectories stop this close to one:
-									 * 0.05 (FINDINGS 7) gave the same clusters
-									 * on the benchmark sets for 1.5x the work */
+									 * and trajectories stop this close to one
+									 * (smaller: same clusters, more work) */
 
-/* The tolerances for a model's width (FINDINGS.md section 7). */
+/* The tolerances for a model's width. */
 void
 svc_traj_tol(const SvcModel *m, SvcTrajTol *tt)
 {

@@ -393,7 +393,7 @@ test_tree_finds_three_blobs(void)
 /*
  * Rings and moons: curved clusters.  The tree never mixes them (purity),
  * but it can cut an arc off: a straight segment between two equilibria on
- * a curved ridge dips below the ridge (FINDINGS.md section 9), and with
+ * a curved ridge dips below the ridge, and with
  * sparse support vectors the ridge itself is a chain of bumps.  So this
  * asserts purity everywhere and two clusters only for most seeds with
  * support vectors on every row, and prints what was found.
