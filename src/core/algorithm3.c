@@ -67,7 +67,7 @@ svc_alg3_strip(const SvcEnv *env, const SvcModel *m, const double *xs, int64_t n
  */
 SvcStatus
 svc_alg3_components(const SvcEnv *env, const SvcModel *m, const SvcEqList *eqs,
-				 int32_t *comp, SvcError *err)
+					int32_t *comp, SvcError *err)
 {
 	int32_t		M = eqs->n;
 	int32_t		d = eqs->dims;

@@ -462,8 +462,8 @@ done:
  */
 SvcStatus
 svc_saddle_tree(const SvcEnv *env, const SvcModel *m, const SvcEqList *eqs,
-		   const double *xs, int64_t n_rows, const int32_t *roweq,
-		   const double *rowlam, SvcEdge *tree, SvcError *err)
+				const double *xs, int64_t n_rows, const int32_t *roweq,
+				const double *rowlam, SvcEdge *tree, SvcError *err)
 {
 	int32_t		M = eqs->n;
 	int32_t		d = eqs->dims;

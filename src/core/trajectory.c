@@ -117,8 +117,8 @@ nearest_eq(const double *eq, int32_t n_eq, int32_t d, const double *x,
  */
 void
 svc_traj_run(const SvcModel *m, const double *eq, int32_t n_eq,
-			   const double *x0, SvcLabelWork *w, const SvcTrajTol *tt,
-			   SvcTrajEnd *out)
+			 const double *x0, SvcLabelWork *w, const SvcTrajTol *tt,
+			 SvcTrajEnd *out)
 {
 	int32_t		d = m->dims;
 	double		bound = 0.0;	/* lower bound on distance to nearest eq */
@@ -224,7 +224,7 @@ svc_eqlist_push(const SvcEnv *env, SvcEqList *l, const double *x, double lambda,
 /* lambda at a + t (b - a); pt is scratch of dims doubles. */
 double
 svc_lambda_on_segment(const SvcModel *m, const double *a, const double *b,
-				  double t, double *pt)
+					  double t, double *pt)
 {
 	for (int32_t j = 0; j < m->dims; j++)
 		pt[j] = a[j] + t * (b[j] - a[j]);
