@@ -24,7 +24,7 @@ PG_CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-i
 # the clusters, so a model must cut the same on every machine.
 PG_CFLAGS += -ffp-contract=off
 
-# Flags for the kernel loops only (FINDINGS.md section 8): -ffast-math lets
+# Flags for the kernel loops only (doc/design-notes.md): -ffast-math lets
 # gcc call glibc's vector exp, and -march=native its AVX2/AVX-512 versions
 # (1.7x faster again).  Like pgvector, svclust builds for the host CPU on
 # x86-64; `make OPTFLAGS=` gives a portable build (for packages, or a

@@ -18,8 +18,6 @@
 
 #include "label.h"
 
-#include <math.h>
-
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -73,7 +71,7 @@ typedef struct PaperRows
 	int64	   *id;
 	double	   *x;				/* [cap * dims] scaled, or unused for NULL rows */
 	double	   *decision;
-	int32	   *cluster;		/* > 0 assigned, 0 pending, -1 NULL features */
+	int32	   *cluster;		/* codes of svc_alg3_assign_row */
 } PaperRows;
 
 static void
@@ -107,35 +105,25 @@ paper_push(PaperRows *pr, int64 id, const double *xs, double decision, int32 clu
 	pr->n++;
 }
 
-/*
- * Give every pending row the cluster of its nearest B_eps row, then emit
- * all rows in query order.  If B_eps is empty, pending rows run their own
- * trajectories instead.
- */
+/* Algorithm 3's step 10 on the held rows, then all rows in query order. */
 static void
 paper_finish(PaperRows *pr, const SvcModel *model, SvcLabelWork *work,
 			 ReturnSetInfo *rsinfo)
 {
 	SvcError	err;
 
-	/*
-	 * Pending rows are 0, the strip's are > 0, NULL rows -1 (left alone);
-	 * with an empty strip the pending rows stay 0 and run trajectories.
-	 */
-	if (svc_label_fill_nearest(&svc_pg_env, pr->x, pr->n, pr->dims, pr->cluster, 0,
-							   NULL, &err) != SVC_OK)
+	if (svc_alg3_assign_finish(&svc_pg_env, model, pr->x, pr->n, pr->cluster,
+							   work, &err) != SVC_OK)
 		svc_report(&err);
 	for (int64 i = 0; i < pr->n; i++)
 	{
 		Datum		values[4];
 		bool		nulls[4] = {false, false, false, false};
 
-		if ((i & 1023) == 0)
+		if (i % SVC_INTERRUPT_EVERY == 0)
 			CHECK_FOR_INTERRUPTS();
-		if (pr->cluster[i] == 0)
-			pr->cluster[i] = svc_label_predict(model, pr->x + i * pr->dims, work, NULL);
 		values[0] = Int64GetDatum(pr->id[i]);
-		if (pr->cluster[i] < 0)
+		if (pr->cluster[i] == SVC_ALG3_NO_ROW)
 			nulls[1] = nulls[2] = nulls[3] = true;
 		else
 		{
@@ -225,7 +213,7 @@ svc_assign(PG_FUNCTION_ARGS)
 				if (isnull)
 				{
 					MemoryContextSwitchTo(old);
-					paper_push(&pr, DatumGetInt64(values[0]), NULL, 0, -1);
+					paper_push(&pr, DatumGetInt64(values[0]), NULL, 0, SVC_ALG3_NO_ROW);
 					MemoryContextSwitchTo(batchctx);
 					continue;
 				}
@@ -235,8 +223,7 @@ svc_assign(PG_FUNCTION_ARGS)
 				decision = svc_model_decision_scaled(&model, scaled);
 				MemoryContextSwitchTo(old);
 				paper_push(&pr, DatumGetInt64(values[0]), scaled, decision,
-						   fabs(decision) <= model.epsilon ?
-						   svc_label_predict(&model, scaled, &work, NULL) : 0);
+						   svc_alg3_assign_row(&model, scaled, decision, &work));
 				MemoryContextSwitchTo(batchctx);
 				continue;
 			}

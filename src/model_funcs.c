@@ -8,6 +8,7 @@
 #include "svclust.h"
 
 #include "label.h"
+#include "model_report.h"
 
 #include "utils/builtins.h"
 

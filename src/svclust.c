@@ -5,6 +5,7 @@
 #include "svclust.h"
 
 #include "cut.h"
+#include "model_codec.h"
 
 #include <math.h>
 
@@ -43,7 +44,22 @@ pg_interrupt(void *ctx)
 	return false;
 }
 
-const SvcEnv svc_pg_env = {pg_alloc, pg_release, pg_interrupt, NULL};
+static void *
+pg_realloc(void *ctx, void *ptr, size_t old_size, size_t new_size)
+{
+	(void) ctx;
+	(void) old_size;
+	if (new_size > MaxAllocSize)
+		return repalloc_huge(ptr, new_size);
+	return repalloc(ptr, new_size);
+}
+
+const SvcEnv svc_pg_env = {
+	.alloc = pg_alloc,
+	.release = pg_release,
+	.interrupt = pg_interrupt,
+	.realloc = pg_realloc,
+};
 
 static int
 status_errcode(SvcStatus status)
@@ -171,31 +187,11 @@ void
 svc_cut_model(SvcModel *model, const SvcOptions *base, Jsonb *options)
 {
 	SvcOptions	opt = *base;
-	SvcOptions	before_opt;
-	uint8_t		current_wire[SVC_OPTIONS_WIRE_SIZE];
-	uint8_t		wanted_wire[SVC_OPTIONS_WIRE_SIZE];
 	SvcError	err;
 
 	svc_parse_options(options, true, &opt);
-
-	/*
-	 * Options that give the cut the model has ('{}', or its own values)
-	 * leave it as it is, whatever its labelling: only a real change needs
-	 * a tree to cut.
-	 */
-	svc_options_encode(&model->opt, current_wire);
-	svc_options_encode(&opt, wanted_wire);
-	if (memcmp(current_wire, wanted_wire, SVC_OPTIONS_WIRE_SIZE) == 0)
-		return;
-	/* a failed cut leaves the model as it was, options included: svc_recut
-	 * keeps its model across calls */
-	before_opt = model->opt;
-	model->opt = opt;
-	if (svc_cut_apply(&svc_pg_env, model, &err) != SVC_OK)
-	{
-		model->opt = before_opt;
+	if (svc_model_recut(&svc_pg_env, model, &opt, &err) != SVC_OK)
 		svc_report(&err);
-	}
 }
 
 SvcModelCache *

@@ -482,6 +482,27 @@ svc_cut_apply(const SvcEnv *env, SvcModel *m, SvcError *err)
 }
 
 SvcStatus
+svc_model_recut(const SvcEnv *env, SvcModel *m, const SvcOptions *wanted,
+				SvcError *err)
+{
+	uint8_t		current_wire[SVC_OPTIONS_WIRE_SIZE];
+	uint8_t		wanted_wire[SVC_OPTIONS_WIRE_SIZE];
+	SvcOptions	before = m->opt;
+	SvcStatus	st;
+
+	/* compared as the model stores them, so equal means the same cut */
+	svc_options_encode(&m->opt, current_wire);
+	svc_options_encode(wanted, wanted_wire);
+	if (memcmp(current_wire, wanted_wire, SVC_OPTIONS_WIRE_SIZE) == 0)
+		return SVC_OK;
+	m->opt = *wanted;
+	st = svc_cut_apply(env, m, err);
+	if (st != SVC_OK)
+		m->opt = before;
+	return st;
+}
+
+SvcStatus
 svc_cut_check(const SvcEnv *env, const SvcModel *m, SvcError *err)
 {
 	int32_t		M = m->n_eq;

@@ -51,6 +51,16 @@ const char *svc_cut_by_name(SvcCutBy by);
 SvcStatus	svc_cut_apply(const SvcEnv *env, SvcModel *m, SvcError *err);
 
 /*
+ * A recut: the model's clusters under the options wanted (its own with
+ * the cut options changed).  Options that give the cut the model has
+ * leave it alone, whatever its labelling (only a real change needs a tree
+ * to cut); otherwise they become the model's and the tree is cut again.
+ * On failure the model is unchanged, options included.
+ */
+SvcStatus	svc_model_recut(const SvcEnv *env, SvcModel *m, const SvcOptions *wanted,
+							SvcError *err);
+
+/*
  * Check a decoded model's tree: endpoints in range, a spanning tree,
  * heights not increasing, and a labelling equal to the cut its options
  * give.  SVC_ERR_CORRUPT otherwise.

@@ -4,6 +4,7 @@
 #include "fit.h"
 #include "label.h"
 #include "state.h"
+#include "solver.h"
 #include "train.h"
 #include "kernel.h"
 #include "kdtree.h"
@@ -11,6 +12,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Tags xored into the seed: each draw has its own stream ("GAMMA", "LABEL"). */
+#define SVC_SEED_TAG_GAMMA	UINT64_C(0x47414D4D41)
+#define SVC_SEED_TAG_LABEL	UINT64_C(0x4C4142454C)
 
 /* Scaling from the statistics of every row seen (not only the sample). */
 static void
@@ -39,7 +44,7 @@ set_scaling(SvcModel *m, const double *mean, const double *stddev,
 }
 
 /*
- * The threshold of f from the data (FINDINGS.md section 1): with the
+ * The threshold of f from the data: with the
  * paper's fixed threshold 1 the domain f >= 0 is empty at the widths that
  * separate clusters, so the offset is the nu-quantile of the kernel sums
  * over the training rows, which leaves a share nu of them outside, as in
@@ -166,6 +171,7 @@ done:
 static SvcStatus
 fit_scaled(const SvcEnv *env, double *rows, int64_t n, SvcModel *m, SvcError *err)
 {
+	const SvcSolverOps *solver;
 	SvcStatus	st;
 	double		gamma = m->opt.gamma;
 
@@ -190,12 +196,14 @@ fit_scaled(const SvcEnv *env, double *rows, int64_t n, SvcModel *m, SvcError *er
 		SvcRng		rng;
 
 		/* its own stream: the SGD draws must not depend on it */
-		svc_rng_seed(&rng, m->opt.seed ^ UINT64_C(0x47414D4D41));
+		svc_rng_seed(&rng, m->opt.seed ^ SVC_SEED_TAG_GAMMA);
 		gamma = svc_gamma_auto(rows, n, m->dims, &rng);
 	}
-	m->solver = SVC_SOLVER_BSGD;
-	m->boundary = SVC_BOUNDARY_HYPERPLANE;
-	st = svc_train_bsgd(env, rows, n, m->dims, &m->opt, gamma, m, err);
+	solver = svc_solver_find(m->solver);
+	if (solver == NULL)
+		return svc_fail(err, SVC_ERR_INTERNAL, "solver %d is not available", (int) m->solver);
+	m->boundary = solver->boundary;
+	st = solver->fit(env, rows, n, m->dims, &m->opt, gamma, m, err);
 	if (st != SVC_OK)
 		return st;
 	if (m->opt.bandwidth_k > 0)
@@ -237,7 +245,7 @@ fit_scaled(const SvcEnv *env, double *rows, int64_t n, SvcModel *m, SvcError *er
 			svc_free(env, sub);
 			return SVC_ERR_NOMEM;
 		}
-		svc_rng_seed(&rng, m->opt.seed ^ UINT64_C(0x4C4142454C));
+		svc_rng_seed(&rng, m->opt.seed ^ SVC_SEED_TAG_LABEL);
 		for (int64_t i = 0; i < n; i++)
 			pick[i] = i;
 		svc_rng_sample(&rng, pick, n, SVC_LABEL_ROWS);
@@ -260,6 +268,7 @@ model_start(const SvcEnv *env, SvcModel *m, int32_t dims, const SvcOptions *opt,
 	memset(m, 0, sizeof(*m));
 	m->dims = dims;
 	m->opt = *opt;
+	m->solver = SVC_SOLVER_DEFAULT;
 	m->shift = svc_alloc(env, sizeof(double) * (size_t) dims, err);
 	m->mul = svc_alloc(env, sizeof(double) * (size_t) dims, err);
 	return (m->shift && m->mul) ? SVC_OK : SVC_ERR_NOMEM;

@@ -1,9 +1,10 @@
 /*
  * kdtree.h - exact nearest neighbour search in a k-d tree
  *
- * Used where Algorithm 3 gives a row the cluster of its nearest row of the
- * boundary strip: O(n log n) to build, about O(log n) per query in low
- * dimension, and never worse than a linear scan.
+ * Used for Algorithm 3's fill (a row takes the cluster of its nearest
+ * row of the boundary strip) and for the saddle tree's data edges (each
+ * row's nearest rows): O(n log n) to build, about O(log n) per query in
+ * low dimension, and never worse than a linear scan.
  */
 #ifndef SVC_KDTREE_H
 #define SVC_KDTREE_H

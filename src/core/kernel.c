@@ -4,7 +4,7 @@
  * The distance loops vectorise at -O2; the exp calls vectorise (glibc's
  * libmvec) only under the fast-math flags the Makefile gives this file
  * alone.  Results are then reproducible per build, not bit-identical
- * across builds, which FINDINGS.md section 8 measured to be worth it.
+ * across builds, a trade measured to be worth it (doc/design-notes.md).
  */
 #include "kernel.h"
 

@@ -1,5 +1,5 @@
 /*
- * model.h - the trained model in memory, and its versioned bytes
+ * model.h - the trained model in memory (its bytes: model_codec.h; its report: model_report.h)
  *
  * Every solver produces the same decision function shape,
  *     f(x) = sum_i alpha_i exp(-gamma_i ||x - s_i||^2) - offset,
@@ -68,7 +68,7 @@ typedef struct SvcModel
 	/*
 	 * The saddle tree (tree labelling; none with the paper's): n_eq - 1
 	 * edges joining equilibria edge_a[i], edge_b[i] through a pass at
-	 * height edge_f[i] (in f), by decreasing height.  Its cut (svc_cut.h)
+	 * height edge_f[i] (in f), by decreasing height.  Its cut (cut.h)
 	 * gives eq_cluster, n_clusters and cluster_size.
 	 */
 	int32_t		n_edges;
@@ -94,21 +94,6 @@ void		svc_model_free_labelling(const SvcEnv *env, SvcModel *m);
 /* SVC_ERR_CORRUPT "invalid svclust model" with what as the detail. */
 SvcStatus	svc_model_corrupt(SvcError *err, const char *what);
 
-/* Size of the encoded model in bytes; 0 if it is beyond the format's limits. */
-size_t		svc_model_encoded_size(const SvcModel *m);
-
-/* Encode into out (of svc_model_encoded_size bytes). */
-void		svc_model_encode(const SvcModel *m, uint8_t *out);
-
-/*
- * Decode and validate: magic, version, lengths, counts, finite numbers,
- * cluster ids, the tree (a spanning tree by decreasing height whose cut
- * matches the stored cluster sizes), checksum.  Never reads outside [data, data+len).  On
- * failure returns SVC_ERR_CORRUPT with a message saying what is wrong.
- */
-SvcStatus	svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
-							 SvcModel *m, SvcError *err);
-
 /* Scale one input row into out (dims values). */
 void		svc_model_scale_row(const SvcModel *m, const double *x, double *out);
 
@@ -117,13 +102,5 @@ int			svc_model_format_version(const SvcModel *m);
 
 /* f(x) for a row already scaled. */
 double		svc_model_decision_scaled(const SvcModel *m, const double *xs);
-
-/*
- * The model's description as a JSON object (NUL-terminated, allocated
- * from env).  Keys: format_version, dims, budget, n_support_vectors,
- * gamma, c, strategy, scale, n_clusters, rows_seen, rows_used,
- * iterations, and more.
- */
-char	   *svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err);
 
 #endif							/* SVC_MODEL_H */

@@ -23,7 +23,19 @@ malloc_release(void *ctx, void *ptr)
 	free(ptr);
 }
 
-const SvcEnv svc_env_malloc = {malloc_alloc, malloc_release, NULL, NULL};
+static void *
+malloc_realloc(void *ctx, void *ptr, size_t old_size, size_t new_size)
+{
+	(void) ctx;
+	(void) old_size;
+	return realloc(ptr, new_size);
+}
+
+const SvcEnv svc_env_malloc = {
+	.alloc = malloc_alloc,
+	.release = malloc_release,
+	.realloc = malloc_realloc,
+};
 
 void *
 svc_alloc(const SvcEnv *env, size_t size, SvcError *err)
@@ -50,6 +62,61 @@ svc_free(const SvcEnv *env, void *ptr)
 {
 	if (ptr != NULL && env->release != NULL)
 		env->release(env->ctx, ptr);
+}
+
+SvcStatus
+svc_grow(const SvcEnv *env, void **ptr, int64_t *cap, int64_t need, size_t elem,
+		 SvcError *err)
+{
+	int64_t		ncap;
+	size_t		old_size,
+				new_size;
+	void	   *p;
+
+	if (need <= *cap)
+		return SVC_OK;
+	ncap = *cap > INT64_MAX / 2 ? INT64_MAX : *cap * 2;
+	if (ncap < need)
+		ncap = need;
+	if (ncap < SVC_GROW_MIN)
+		ncap = SVC_GROW_MIN;
+	if ((uint64_t) ncap > SIZE_MAX || !svc_size_mul((size_t) ncap, elem, &new_size) ||
+		!svc_size_mul((size_t) *cap, elem, &old_size))
+		return svc_fail(err, SVC_ERR_LIMIT, "array of %lld elements is too large",
+						(long long) ncap);
+	if (*ptr == NULL || *cap == 0 || env->realloc == NULL)
+	{
+		p = svc_alloc(env, new_size, err);
+		if (p == NULL)
+			return SVC_ERR_NOMEM;
+		if (*ptr != NULL && old_size > 0)
+			memcpy(p, *ptr, old_size);
+		svc_free(env, *ptr);
+	}
+	else
+	{
+		p = env->realloc(env->ctx, *ptr, old_size, new_size);
+		if (p == NULL)
+			return svc_fail(err, SVC_ERR_NOMEM, "out of memory allocating %zu bytes",
+							new_size);
+	}
+	*ptr = p;
+	*cap = ncap;
+	return SVC_OK;
+}
+
+char *
+svc_double_text(char *buf, double v)
+{
+	for (int prec = 15; prec < 17; prec++)
+	{
+		snprintf(buf, SVC_DOUBLE_TEXT_LEN, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return buf;
+	}
+	/* 17 significant digits always read back (NaN and infinities aside) */
+	snprintf(buf, SVC_DOUBLE_TEXT_LEN, "%.17g", v);
+	return buf;
 }
 
 bool

@@ -52,6 +52,8 @@ typedef struct SvcEnv
 	void		(*release) (void *ctx, void *ptr);
 	bool		(*interrupt) (void *ctx);
 	void	   *ctx;
+	/* may be NULL (then alloc, copy, release); NULL on failure, ptr intact */
+	void	   *(*realloc) (void *ctx, void *ptr, size_t old_size, size_t new_size);
 } SvcEnv;
 
 /* The environment of plain C programs: malloc/free, never interrupted. */
@@ -61,6 +63,17 @@ void	   *svc_alloc(const SvcEnv *env, size_t size, SvcError *err);
 void	   *svc_alloc0(const SvcEnv *env, size_t size, SvcError *err);
 void		svc_free(const SvcEnv *env, void *ptr);
 bool		svc_interrupted(const SvcEnv *env, SvcError *err);
+
+/*
+ * Grow *ptr, an array of *cap elements of elem bytes (NULL when *cap is
+ * 0), to hold at least need: to twice its capacity, at least need and at
+ * least SVC_GROW_MIN.  Contents are kept; *ptr and *cap change only on
+ * success.  On failure *ptr is still valid and still owned by the caller
+ * (SVC_ERR_NOMEM, or SVC_ERR_LIMIT when the size overflows).
+ */
+#define SVC_GROW_MIN 16
+SvcStatus	svc_grow(const SvcEnv *env, void **ptr, int64_t *cap, int64_t need,
+					 size_t elem, SvcError *err);
 
 /* Multiply two sizes, failing instead of wrapping around. */
 bool		svc_size_mul(size_t a, size_t b, size_t *result);
@@ -89,8 +102,19 @@ void		svc_error_clear(SvcError *err);
 /* Most rows a state can count as seen: merging two can never overflow. */
 #define SVC_MAX_SEEN		(INT64_C(1) << 62)
 
+/* Cheap per-row loops call the interrupt hook once per this many rows. */
+#define SVC_INTERRUPT_EVERY	1024
+
 /* Check that every value is finite; returns index of the first bad or -1. */
 int			svc_first_nonfinite(const double *x, size_t n);
+
+/*
+ * Write v as the shortest of %.15g, %.16g and %.17g that reads back (strtod)
+ * to v exactly: 0.4 as "0.4", not "0.40000000000000002".  buf holds
+ * SVC_DOUBLE_TEXT_LEN bytes; returns buf.
+ */
+#define SVC_DOUBLE_TEXT_LEN 32
+char	   *svc_double_text(char *buf, double v);
 
 /* qsort comparators: ascending doubles (NaN-free arrays) and int64s. */
 int			svc_cmp_double(const void *pa, const void *pb);

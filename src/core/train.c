@@ -25,9 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Ridge added to the k x k kernel matrix of a projection (FINDINGS 7). */
+/* Ridge added to the k x k kernel matrix of a projection, for stability. */
 #define PROJECTION_RIDGE 1e-3
-/* |alpha| within this relative distance are tied for removal (FINDINGS 7). */
+/* |alpha| within this relative distance are tied for removal. */
 #define TIE_RELATIVE 1e-9
 /* Steps between exact recomputations of ||w||^2 (projection updates it
  * approximately in between; see bsgd_maintain). */
@@ -55,58 +55,36 @@ typedef struct Bsgd
 	double	   *rhs;			/* [k] */
 } Bsgd;
 
+/*
+ * Room for need support vectors.  A failed grow leaves every array valid
+ * at the old capacity (some larger), for bsgd_free.
+ */
 static SvcStatus
 bsgd_grow(Bsgd *g, int32_t need, SvcError *err)
 {
-	int32_t		cap = g->cap;
-	double	   *sv,
-			   *a,
-			   *kbuf;
-	int64_t    *row,
-			   *stamp;
-	int32_t    *idx;
+	int64_t		c[6];
+	SvcStatus	st = SVC_OK;
 
-	if (need <= cap)
+	if (need <= g->cap)
 		return SVC_OK;
-	while (cap < need)
-		cap = cap < 64 ? 64 : cap * 2;
-	sv = svc_alloc(g->env, sizeof(double) * (size_t) cap * g->d, err);
-	a = svc_alloc(g->env, sizeof(double) * (size_t) cap, err);
-	kbuf = svc_alloc(g->env, sizeof(double) * (size_t) cap, err);
-	row = svc_alloc(g->env, sizeof(int64_t) * (size_t) cap, err);
-	stamp = svc_alloc(g->env, sizeof(int64_t) * (size_t) cap, err);
-	idx = svc_alloc(g->env, sizeof(int32_t) * (size_t) cap, err);
-	if (!sv || !a || !kbuf || !row || !stamp || !idx)
-	{
-		/* the old arrays stay in g, for bsgd_free */
-		svc_free(g->env, sv);
-		svc_free(g->env, a);
-		svc_free(g->env, kbuf);
-		svc_free(g->env, row);
-		svc_free(g->env, stamp);
-		svc_free(g->env, idx);
-		return SVC_ERR_NOMEM;
-	}
-	if (g->b > 0)
-	{
-		memcpy(sv, g->sv, sizeof(double) * (size_t) g->b * g->d);
-		memcpy(a, g->a, sizeof(double) * (size_t) g->b);
-		memcpy(row, g->row, sizeof(int64_t) * (size_t) g->b);
-		memcpy(stamp, g->stamp, sizeof(int64_t) * (size_t) g->b);
-	}
-	svc_free(g->env, g->sv);
-	svc_free(g->env, g->a);
-	svc_free(g->env, g->kbuf);
-	svc_free(g->env, g->row);
-	svc_free(g->env, g->stamp);
-	svc_free(g->env, g->idx);
-	g->sv = sv;
-	g->a = a;
-	g->kbuf = kbuf;
-	g->row = row;
-	g->stamp = stamp;
-	g->idx = idx;
-	g->cap = cap;
+	for (int i = 0; i < 6; i++)
+		c[i] = g->cap;
+	st = svc_grow(g->env, (void **) &g->sv, &c[0], need, sizeof(double) * (size_t) g->d, err);
+	if (st == SVC_OK)
+		st = svc_grow(g->env, (void **) &g->a, &c[1], need, sizeof(double), err);
+	if (st == SVC_OK)
+		st = svc_grow(g->env, (void **) &g->kbuf, &c[2], need, sizeof(double), err);
+	if (st == SVC_OK)
+		st = svc_grow(g->env, (void **) &g->row, &c[3], need, sizeof(int64_t), err);
+	if (st == SVC_OK)
+		st = svc_grow(g->env, (void **) &g->stamp, &c[4], need, sizeof(int64_t), err);
+	if (st == SVC_OK)
+		st = svc_grow(g->env, (void **) &g->idx, &c[5], need, sizeof(int32_t), err);
+	if (st != SVC_OK)
+		return st;
+	if (c[0] > INT32_MAX)
+		return svc_fail(err, SVC_ERR_LIMIT, "too many support vectors: %lld", (long long) c[0]);
+	g->cap = (int32_t) c[0];
 	return SVC_OK;
 }
 
@@ -376,7 +354,7 @@ svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 
 	/*
 	 * The stopping rule fires at about t = ||w|| / tol whatever n is
-	 * (FINDINGS.md section 4): a few hundred steps, which leave most rows
+	 * (doc/design-notes.md): a few hundred steps, which leave most rows
 	 * unvisited and sparse regions without support vectors.  So the rule
 	 * is consulted only after one full pass over the rows.
 	 */
@@ -423,7 +401,7 @@ svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		xr = x + (size_t) r * d;
 		o = g.b > 0 ? bsgd_dot(&g, xr) : 0.0;
 		violated = o < 1.0;
-		if ((t & 1023) == 0 && svc_interrupted(env, err))
+		if (t % SVC_INTERRUPT_EVERY == 0 && svc_interrupted(env, err))
 		{
 			st = SVC_ERR_INTERRUPTED;
 			break;

@@ -14,7 +14,8 @@
 
 /*
  * Train on n rows x (row-major, n * d, already scaled) with width gamma.
- * Fills m->n_sv, m->sv, m->alpha (allocated from env), m->iterations,
+ * The solver "bsgd" (solver.h).  Fills m->n_sv, m->sv, m->alpha (allocated
+ * from env), m->iterations,
  * m->converged, m->offset = 1, m->gamma = gamma.  The other fields of m
  * are left alone.
  */

@@ -25,6 +25,8 @@
 #include "bytes.h"
 #include "label.h"
 #include "model.h"
+#include "model_codec.h"
+#include "model_report.h"
 
 /* Offsets of the bytes the decoder reads but ignores (see model.c). */
 #define MODEL_OPTIONS_OFFSET 16

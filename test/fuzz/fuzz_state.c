@@ -24,6 +24,7 @@
 #include "fit.h"
 #include "model.h"
 #include "state.h"
+#include "model_codec.h"
 
 #define STATE_OPTIONS_OFFSET 72		/* see the layout in state.h */
 #define FIT_MAX_KEPT 256

@@ -18,6 +18,7 @@
 #include "model.h"
 #include "options.h"
 #include "state.h"
+#include "model_codec.h"
 
 static const SvcEnv *env = &svc_env_malloc;
 

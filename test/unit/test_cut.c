@@ -12,8 +12,11 @@
  */
 #include "bytes.h"
 #include "cut.h"
+#include "model_codec.h"
+#include "model_report.h"
 #include "unit.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +109,92 @@ test_rules(void)
 	/* a large minimum size leaves one cluster */
 	expect_cut("{\"min_cluster_size\": 50}", 1, one, one_sizes);
 	expect_cut("{\"min_cluster_share\": 0.3}", 1, one, one_sizes);
+}
+
+/*
+ * A recut with the model's own options leaves it alone, even without a
+ * tree; other options cut it again; a failed one changes nothing.
+ */
+static void
+test_recut(void)
+{
+	SvcModel	m;
+	SvcOptions	opt;
+	SvcError	err;
+	int32_t    *ids;
+
+	make_tree(&m);
+	CHECK(svc_cut_apply(&svc_env_malloc, &m, &err) == SVC_OK && m.n_clusters == 3, "cut");
+	ids = m.eq_cluster;
+	opt = m.opt;
+	CHECK(svc_model_recut(&svc_env_malloc, &m, &opt, &err) == SVC_OK &&
+		  m.eq_cluster == ids && m.n_clusters == 3, "its own options leave the model alone");
+	CHECK(svc_options_parse_cut("{\"merge_ratio\": 0.15}", 21, &opt, &err) == SVC_OK, "parses");
+	CHECK(svc_model_recut(&svc_env_malloc, &m, &opt, &err) == SVC_OK &&
+		  m.n_clusters == 2 && m.opt.merge_ratio == 0.15, "other options cut again");
+	opt = m.opt;
+	m.opt.labeling = SVC_LABELING_PAPER;
+	opt.labeling = SVC_LABELING_PAPER;
+	CHECK(svc_model_recut(&svc_env_malloc, &m, &opt, &err) == SVC_OK,
+		  "a model without a tree and its own options is left alone");
+	opt.merge_ratio = 0.3;
+	CHECK(svc_model_recut(&svc_env_malloc, &m, &opt, &err) == SVC_ERR_INVALID_PARAMETER &&
+		  m.opt.merge_ratio == 0.15 && m.n_clusters == 2,
+		  "a failed recut leaves the model and its options as they were");
+	svc_model_free(&svc_env_malloc, &m);
+}
+
+/* Shortest exact text of a double, and a report that grows as it needs. */
+static void
+test_report_numbers(void)
+{
+	const double vals[] = {0.4, 1.0 / 3.0, 1e-300, 5e-324, DBL_MAX, -0.1, 100, 0};
+	char		buf[SVC_DOUBLE_TEXT_LEN];
+	SvcModel	m;
+	SvcError	err;
+	char	   *json;
+	char		tail[64];
+	const int32_t K = 5000;
+
+	CHECK(strcmp(svc_double_text(buf, 0.4), "0.4") == 0, "0.4 prints %s", buf);
+	CHECK(strcmp(svc_double_text(buf, 100), "100") == 0, "100 prints %s", buf);
+	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
+		CHECK(strtod(svc_double_text(buf, vals[i]), NULL) == vals[i] && strlen(buf) <= 24,
+			  "%.17g reads back from %s", vals[i], buf);
+	CHECK(strcmp(svc_double_text(buf, 1.0 / 3.0), "0.3333333333333333") == 0,
+		  "1/3 prints 16 digits: %s", buf);
+
+	/* more clusters of longer sizes than a fixed buffer would hold */
+	memset(&m, 0, sizeof(m));
+	svc_options_default(&m.opt);
+	m.opt.labeling = SVC_LABELING_PAPER;
+	m.opt.c = 0.4;
+	CHECK(svc_model_alloc(&svc_env_malloc, &m, 1, 1, K, K, 0, &err) == SVC_OK, "alloc");
+	m.gamma = 1.0 / 3.0;
+	m.offset = DBL_MAX;
+	m.solver = SVC_SOLVER_BSGD;
+	m.boundary = SVC_BOUNDARY_HYPERPLANE;
+	for (int32_t i = 0; i < K; i++)
+	{
+		m.eq_cluster[i] = i + 1;
+		m.cluster_size[i] = INT64_C(1000000000000000000) + i;
+	}
+	json = svc_model_info_json(&svc_env_malloc, &m, &err);
+	CHECK(json != NULL, "the report is made");
+	if (json)
+	{
+		size_t		len = strlen(json);
+
+		snprintf(tail, sizeof(tail), "%lld], \"stability\": null",
+				 (long long) INT64_C(1000000000000000000) + K - 1);
+		CHECK(len > 21 * (size_t) K && strstr(json, tail) != NULL &&
+			  json[len - 1] == '}', "the report of %d clusters is whole (%zu bytes)", K, len);
+		CHECK(strstr(json, "\"c\": 0.4,") != NULL && strstr(json, "\"gamma\": 0.3333333333333333,") != NULL &&
+			  strstr(json, "\"offset\": 1.7976931348623157e+308,") != NULL,
+			  "the report's numbers are the shortest exact ones");
+		free(json);
+	}
+	svc_model_free(&svc_env_malloc, &m);
 }
 
 static void
@@ -327,6 +416,8 @@ int
 main(void)
 {
 	test_rules();
+	test_recut();
+	test_report_numbers();
 	test_check();
 	test_model_bytes();
 	return unit_summary("test_cut");

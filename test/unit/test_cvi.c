@@ -62,7 +62,7 @@ counting_interrupt(void *ctx)
 static SvcEnv
 counting_env(CountingAlloc *c)
 {
-	SvcEnv		env = {counting_alloc, counting_release, counting_interrupt, c};
+	SvcEnv		env = {.alloc = counting_alloc, .release = counting_release, .interrupt = counting_interrupt, .ctx = c};
 
 	return env;
 }

@@ -9,6 +9,7 @@
 #include "unit.h"
 #include "label.h"
 #include "kernel.h"
+#include "model_codec.h"
 
 #include <limits.h>
 #include <math.h>
@@ -392,7 +393,7 @@ test_tree_finds_three_blobs(void)
 /*
  * Rings and moons: curved clusters.  The tree never mixes them (purity),
  * but it can cut an arc off: a straight segment between two equilibria on
- * a curved ridge dips below the ridge (FINDINGS.md section 9), and with
+ * a curved ridge dips below the ridge, and with
  * sparse support vectors the ridge itself is a chain of bumps.  So this
  * asserts purity everywhere and two clusters only for most seeds with
  * support vectors on every row, and prints what was found.
@@ -983,7 +984,7 @@ fail_everywhere(const Job *j, bool fail_alloc, bool relabel)
 	for (k = 0;; k++)
 	{
 		UnitBudget	b = {LONG_MAX, 0};
-		SvcEnv		env = {unit_counted_alloc, unit_counted_free, unit_stop_after, &b};
+		SvcEnv		env = {.alloc = unit_counted_alloc, .release = unit_counted_free, .interrupt = unit_stop_after, .realloc = unit_counted_realloc, .ctx = &b};
 		SvcModel	m;
 		SvcStatus	st;
 		uint64_t	before = 0;
@@ -992,6 +993,7 @@ fail_everywhere(const Job *j, bool fail_alloc, bool relabel)
 		if (fail_alloc)
 		{
 			env.alloc = unit_fail_after_alloc;
+			env.realloc = unit_fail_after_realloc;
 			env.interrupt = NULL;
 		}
 		job_model(j, &m);
@@ -1079,7 +1081,7 @@ test_interrupt_and_nomem(void)
 	{
 		/* The hook of the brief: always true. */
 		UnitBudget	b = {0, 0};
-		SvcEnv		env = {unit_counted_alloc, unit_counted_free, unit_stop_after, &b};
+		SvcEnv		env = {.alloc = unit_counted_alloc, .release = unit_counted_free, .interrupt = unit_stop_after, .realloc = unit_counted_realloc, .ctx = &b};
 		SvcModel	m;
 		SvcError	err;
 

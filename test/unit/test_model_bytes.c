@@ -16,6 +16,7 @@
  */
 #include "fit.h"
 #include "model.h"
+#include "model_codec.h"
 #include "options.h"
 #include "state.h"
 #include "unit.h"

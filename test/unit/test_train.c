@@ -4,9 +4,12 @@
 #include "fit.h"
 #include "kernel.h"
 #include "model.h"
+#include "solver.h"
 #include "train.h"
+#include "model_codec.h"
 #include "unit.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,8 +261,8 @@ fit_under_budget(const double *x, int64_t n, int32_t bandwidth_k, bool interrupt
 	for (k = 0;; k++)
 	{
 		UnitBudget b = {k, 0};
-		SvcEnv		fail_alloc = {unit_fail_after_alloc, unit_counted_free, NULL, &b};
-		SvcEnv		stop = {unit_counted_alloc, unit_counted_free, unit_stop_after, &b};
+		SvcEnv		fail_alloc = {.alloc = unit_fail_after_alloc, .release = unit_counted_free, .realloc = unit_fail_after_realloc, .ctx = &b};
+		SvcEnv		stop = {.alloc = unit_counted_alloc, .release = unit_counted_free, .interrupt = unit_stop_after, .realloc = unit_counted_realloc, .ctx = &b};
 		const SvcEnv *env = interrupts ? &stop : &fail_alloc;
 		SvcStatus	expected = interrupts ? SVC_ERR_INTERRUPTED : SVC_ERR_NOMEM;
 		SvcOptions	opt;
@@ -628,9 +631,66 @@ test_gamma_auto_dimension(void)
 	free(x2);
 }
 
+/* The fit finds its solver in the table; ids without one are refused. */
+static void
+test_solver_table(void)
+{
+	const SvcSolverOps *bsgd = svc_solver_find(SVC_SOLVER_BSGD);
+
+	CHECK(bsgd != NULL && bsgd->fit == svc_train_bsgd &&
+		  bsgd->boundary == SVC_BOUNDARY_HYPERPLANE, "bsgd is in the solver table");
+	CHECK(svc_solver_find(SVC_SOLVER_DEFAULT) == bsgd, "the default solver is bsgd");
+	CHECK(svc_solver_find(SVC_SOLVER_SMO) == NULL && svc_solver_find((SvcSolver) 0) == NULL,
+		  "ids without a solver are not found");
+	CHECK(strcmp(svc_solver_name(SVC_SOLVER_BSGD), "bsgd") == 0 &&
+		  strcmp(svc_solver_name(SVC_SOLVER_AID), "aid") == 0 &&
+		  strcmp(svc_solver_name((SvcSolver) 9), "unknown") == 0, "solver names");
+}
+
+/*
+ * svc_grow keeps the contents, through the realloc hook or without one,
+ * and a failed grow leaves the array, its capacity and the count of live
+ * blocks as they were.
+ */
+static void
+test_grow(void)
+{
+	for (int hook = 0; hook < 2; hook++)
+	{
+		UnitBudget	b = {LONG_MAX, 0};
+		SvcEnv		env = {.alloc = unit_fail_after_alloc, .release = unit_counted_free,
+						   .realloc = hook ? unit_fail_after_realloc : NULL, .ctx = &b};
+		SvcError	err;
+		int32_t    *a = NULL;
+		int64_t		cap = 0;
+		bool		kept = true;
+
+		for (int32_t i = 0; i < 1000; i++)
+		{
+			if (svc_grow(&env, (void **) &a, &cap, i + 1, sizeof(int32_t), &err) != SVC_OK)
+				break;
+			a[i] = i;
+		}
+		CHECK(cap >= 1000 && cap < 2000 && b.live == 1, "grown to %lld, %ld live", (long long) cap, b.live);
+		b.left = 0;
+		CHECK(svc_grow(&env, (void **) &a, &cap, cap + 1, sizeof(int32_t), &err) == SVC_ERR_NOMEM &&
+			  err.status == SVC_ERR_NOMEM, "a failed grow fails with NOMEM");
+		for (int32_t i = 0; i < 1000; i++)
+			kept = kept && a[i] == i;
+		CHECK(kept && cap >= 1000 && cap < 2000 && b.live == 1,
+			  "a failed grow (hook %d) keeps the array, its capacity and the count", hook);
+		CHECK(svc_grow(&env, (void **) &a, &cap, INT64_MAX, sizeof(int32_t), &err) == SVC_ERR_LIMIT,
+			  "an overflowing grow fails with LIMIT");
+		unit_counted_free(&b, a);
+		CHECK(b.live == 0, "no block left");
+	}
+}
+
 int
 main(void)
 {
+	test_grow();
+	test_solver_table();
 	test_strategies_keep_budget();
 	test_paper_threshold();
 	test_seed_reproduces_bytes();

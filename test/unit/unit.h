@@ -58,6 +58,26 @@ unit_fail_after_alloc(void *ctx, size_t size)
 	return malloc(size);
 }
 
+/* a failed grow leaves the old block as it was: live and counted */
+static inline void *
+unit_fail_after_realloc(void *ctx, void *ptr, size_t old_size, size_t new_size)
+{
+	UnitBudget *b = ctx;
+
+	(void) old_size;
+	if (b->left-- <= 0)
+		return NULL;
+	return realloc(ptr, new_size);
+}
+
+static inline void *
+unit_counted_realloc(void *ctx, void *ptr, size_t old_size, size_t new_size)
+{
+	(void) ctx;
+	(void) old_size;
+	return realloc(ptr, new_size);
+}
+
 /* counts without failing */
 static inline void *
 unit_counted_alloc(void *ctx, size_t size)

@@ -1,0 +1,293 @@
+/*
+ * model_codec.c - the model's versioned, self-checking bytes
+ *
+ * Layout (all little-endian, see README "Model format"):
+ *   "SVCM" u16 version u16 flags u32 dims u8 solver u8 boundary u16 0
+ *   options (SVC_OPTIONS_WIRE_SIZE bytes)
+ *   f64 gamma epsilon offset; u64 rows_seen rows_used iterations
+ *   u32 converged u32 n_sv u32 n_eq u32 n_clusters u32 n_edges u32 0
+ *   f64 shift[dims] mul[dims]
+ *   f64 sv[n_sv*dims] alpha[n_sv]
+ *   f64 sv_gamma[n_sv]               (version 3 only)
+ *   f64 eq[n_eq*dims]; u32 eq_cluster[n_eq]; f64 eq_f[n_eq]; u64 eq_rows[n_eq]
+ *   u64 cluster_size[n_clusters]
+ *   u32 edge_a[n_edges] edge_b[n_edges]; f64 edge_f[n_edges]
+ *   u32 crc32c of everything before it
+ */
+#include "model_codec.h"
+#include "bytes.h"
+#include "cut.h"
+
+#include <math.h>
+#include <string.h>
+
+#define MODEL_FIXED_SIZE (4 + 2 + 2 + 4 + 4 + SVC_OPTIONS_WIRE_SIZE + 3 * 8 + 3 * 8 + 6 * 4)
+#define MODEL_MAX_SV SVC_MAX_SAMPLE	/* unbudgeted: one per kept row */
+#define MODEL_MAX_EQ 10000000
+
+/* Encoded size, or 0 if it would overflow size_t. */
+static size_t
+encoded_size(uint64_t dims, uint64_t n_sv, bool widths, uint64_t n_eq,
+			 uint64_t n_clusters, uint64_t n_edges)
+{
+	uint64_t	total;
+
+	if (dims > SVC_MAX_DIMS || n_sv > MODEL_MAX_SV || n_eq > MODEL_MAX_EQ ||
+		n_clusters > MODEL_MAX_EQ || n_edges > MODEL_MAX_EQ)
+		return 0;
+	total = MODEL_FIXED_SIZE;
+	total += 8 * 2 * dims;
+	total += 8 * n_sv * (dims + (widths ? 2 : 1));
+	total += n_eq * (8 * dims + 4 + 8 + 8);
+	total += 8 * n_clusters;
+	total += n_edges * (4 + 4 + 8);
+	total += 4;
+	if (total > SIZE_MAX)
+		return 0;
+	return (size_t) total;
+}
+
+size_t
+svc_model_encoded_size(const SvcModel *m)
+{
+	return encoded_size((uint64_t) m->dims, (uint64_t) m->n_sv,
+						m->sv_gamma != NULL, (uint64_t) m->n_eq, (uint64_t) m->n_clusters,
+						(uint64_t) m->n_edges);
+}
+
+void
+svc_model_encode(const SvcModel *m, uint8_t *out)
+{
+	size_t		len = svc_model_encoded_size(m);
+	size_t		d = (size_t) m->dims;
+	uint8_t		optbuf[SVC_OPTIONS_WIRE_SIZE];
+	SvcWriter	w;
+
+	if (len < 4)
+		return;					/* callers check the size first */
+
+	svc_writer_init(&w, out, len);
+	svc_put_raw(&w, SVC_MODEL_MAGIC, 4);
+	svc_put_u16(&w, (uint16_t) svc_model_format_version(m));
+	svc_put_u16(&w, 0);
+	svc_put_u32(&w, (uint32_t) m->dims);
+	svc_put_u8(&w, (uint8_t) m->solver);
+	svc_put_u8(&w, (uint8_t) m->boundary);
+	svc_put_u16(&w, 0);
+	svc_options_encode(&m->opt, optbuf);
+	svc_put_raw(&w, optbuf, sizeof(optbuf));
+	svc_put_f64(&w, m->gamma);
+	svc_put_f64(&w, m->epsilon);
+	svc_put_f64(&w, m->offset);
+	svc_put_u64(&w, (uint64_t) m->rows_seen);
+	svc_put_u64(&w, (uint64_t) m->rows_used);
+	svc_put_u64(&w, (uint64_t) m->iterations);
+	svc_put_u32(&w, m->converged ? 1 : 0);
+	svc_put_u32(&w, (uint32_t) m->n_sv);
+	svc_put_u32(&w, (uint32_t) m->n_eq);
+	svc_put_u32(&w, (uint32_t) m->n_clusters);
+	svc_put_u32(&w, (uint32_t) m->n_edges);
+	svc_put_u32(&w, 0);
+	for (size_t j = 0; j < d; j++)
+		svc_put_f64(&w, m->shift[j]);
+	for (size_t j = 0; j < d; j++)
+		svc_put_f64(&w, m->mul[j]);
+	for (size_t i = 0; i < (size_t) m->n_sv * d; i++)
+		svc_put_f64(&w, m->sv[i]);
+	for (int32_t i = 0; i < m->n_sv; i++)
+		svc_put_f64(&w, m->alpha[i]);
+	if (m->sv_gamma)
+		for (int32_t i = 0; i < m->n_sv; i++)
+			svc_put_f64(&w, m->sv_gamma[i]);
+	for (size_t i = 0; i < (size_t) m->n_eq * d; i++)
+		svc_put_f64(&w, m->eq[i]);
+	for (int32_t i = 0; i < m->n_eq; i++)
+		svc_put_u32(&w, (uint32_t) m->eq_cluster[i]);
+	for (int32_t i = 0; i < m->n_eq; i++)
+		svc_put_f64(&w, m->eq_f[i]);
+	for (int32_t i = 0; i < m->n_eq; i++)
+		svc_put_u64(&w, (uint64_t) m->eq_rows[i]);
+	for (int32_t i = 0; i < m->n_clusters; i++)
+		svc_put_u64(&w, (uint64_t) m->cluster_size[i]);
+	for (int32_t i = 0; i < m->n_edges; i++)
+		svc_put_u32(&w, (uint32_t) m->edge_a[i]);
+	for (int32_t i = 0; i < m->n_edges; i++)
+		svc_put_u32(&w, (uint32_t) m->edge_b[i]);
+	for (int32_t i = 0; i < m->n_edges; i++)
+		svc_put_f64(&w, m->edge_f[i]);
+	svc_put_u32(&w, svc_crc32c(out, len - 4));
+}
+
+/* Read n doubles, all finite; false on short input or a non-finite one. */
+static bool
+get_finite(SvcReader *r, double *out, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+	{
+		out[i] = svc_get_f64(r);
+		if (!isfinite(out[i]))
+			return false;
+	}
+	return !r->failed;
+}
+
+SvcStatus
+svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
+				 SvcModel *m, SvcError *err)
+{
+	SvcReader	r;
+	const uint8_t *magic;
+	uint32_t	dims,
+				n_sv,
+				n_eq,
+				n_clusters,
+				n_edges,
+				pad,
+				converged;
+	uint16_t	version;
+	uint8_t		solver,
+				boundary;
+	const uint8_t *optbuf;
+	uint64_t	eq_total = 0;
+	size_t		expect;
+	size_t		d;
+	SvcStatus	st;
+
+	memset(m, 0, sizeof(*m));
+	if (len < MODEL_FIXED_SIZE + 4)
+		return svc_model_corrupt(err, "The value is too short to be a model.");
+	svc_reader_init(&r, data, len);
+	magic = svc_get_raw(&r, 4);
+	if (memcmp(magic, SVC_MODEL_MAGIC, 4) != 0)
+		return svc_model_corrupt(err, "The value does not start with the svclust model signature.");
+	version = svc_get_u16(&r);
+	if (version != SVC_MODEL_FORMAT_VERSION && version != SVC_MODEL_FORMAT_ONE_WIDTH)
+	{
+		svc_fail(err, SVC_ERR_CORRUPT, "unsupported svclust model format version %u", version);
+		svc_error_detail(err, "This build of svclust reads model format versions %d and %d.",
+						 SVC_MODEL_FORMAT_ONE_WIDTH, SVC_MODEL_FORMAT_VERSION);
+		svc_error_hint(err, "Train the model again with this version of svclust.");
+		return SVC_ERR_CORRUPT;
+	}
+	(void) svc_get_u16(&r);
+	dims = svc_get_u32(&r);
+	solver = svc_get_u8(&r);
+	boundary = svc_get_u8(&r);
+	(void) svc_get_u16(&r);
+	optbuf = svc_get_raw(&r, SVC_OPTIONS_WIRE_SIZE);
+	if (r.failed)
+		return svc_model_corrupt(err, "The value is truncated.");
+	if (svc_options_decode(optbuf, &m->opt, err) != SVC_OK)
+		return svc_model_corrupt(err, "The stored options are invalid.");
+	m->gamma = svc_get_f64(&r);
+	m->epsilon = svc_get_f64(&r);
+	m->offset = svc_get_f64(&r);
+	m->rows_seen = (int64_t) svc_get_u64(&r);
+	m->rows_used = (int64_t) svc_get_u64(&r);
+	m->iterations = (int64_t) svc_get_u64(&r);
+	converged = svc_get_u32(&r);
+	n_sv = svc_get_u32(&r);
+	n_eq = svc_get_u32(&r);
+	n_clusters = svc_get_u32(&r);
+	n_edges = svc_get_u32(&r);
+	pad = svc_get_u32(&r);
+	if (r.failed)
+		return svc_model_corrupt(err, "The value is truncated.");
+
+	if (dims < 1 || dims > SVC_MAX_DIMS)
+		return svc_model_corrupt(err, "The dimension is out of range.");
+	if (solver < SVC_SOLVER_BSGD || solver > SVC_SOLVER_AID ||
+		boundary < SVC_BOUNDARY_HYPERPLANE || boundary > SVC_BOUNDARY_SPHERE)
+		return svc_model_corrupt(err, "The solver or boundary kind is unknown.");
+	if (!(isfinite(m->gamma) && m->gamma > 0) ||
+		!(isfinite(m->epsilon) && m->epsilon >= 0) || !isfinite(m->offset))
+		return svc_model_corrupt(err, "The kernel parameters are invalid.");
+	if (m->rows_seen < 0 || m->rows_used < 0 || m->rows_used > m->rows_seen ||
+		m->iterations < 0 || converged > 1)
+		return svc_model_corrupt(err, "The training counts are invalid.");
+	if (n_sv < 1 || n_eq < 1 || n_clusters < 1 || n_clusters > n_eq || pad != 0)
+		return svc_model_corrupt(err, "The numbers of support vectors, equilibria or clusters are invalid.");
+	if (m->opt.labeling == SVC_LABELING_TREE ? n_edges != n_eq - 1 : n_edges != 0)
+		return svc_model_corrupt(err, "The number of tree edges does not match the equilibria.");
+	if ((version == SVC_MODEL_FORMAT_VERSION) != (m->opt.bandwidth_k > 0))
+		return svc_model_corrupt(err, "The format version does not match the bandwidth_k option.");
+	expect = encoded_size(dims, n_sv, m->opt.bandwidth_k > 0, n_eq, n_clusters, n_edges);
+	if (expect == 0 || expect != len)
+		return svc_model_corrupt(err, "The length does not match the counts in the header.");
+	if (svc_crc32c(data, len - 4) != svc_load_u32(data + len - 4))
+		return svc_model_corrupt(err, "The checksum does not match: the value was changed or truncated.");
+
+	m->solver = (SvcSolver) solver;
+	m->boundary = (SvcBoundary) boundary;
+	m->converged = converged == 1;
+	st = svc_model_alloc(env, m, (int32_t) dims, (int32_t) n_sv, (int32_t) n_eq,
+						 (int32_t) n_clusters, (int32_t) n_edges, err);
+	if (st != SVC_OK)
+		return st;
+	d = dims;
+	if (!get_finite(&r, m->shift, d) || !get_finite(&r, m->mul, d))
+		return svc_model_corrupt(err, "The scaling is not finite.");
+	for (size_t j = 0; j < d; j++)
+		if (!(m->mul[j] > 0))
+			return svc_model_corrupt(err, "A scaling factor is not positive.");
+	if (!get_finite(&r, m->sv, d * n_sv) || !get_finite(&r, m->alpha, n_sv))
+		return svc_model_corrupt(err, "A support vector or coefficient is not finite.");
+	if (m->opt.bandwidth_k > 0)
+	{
+		m->sv_gamma = svc_alloc(env, sizeof(double) * n_sv, err);
+		if (m->sv_gamma == NULL)
+			return SVC_ERR_NOMEM;
+		/* widen only: the trajectories' tolerances come from gamma */
+		for (uint32_t i = 0; i < n_sv; i++)
+		{
+			m->sv_gamma[i] = svc_get_f64(&r);
+			if (!(m->sv_gamma[i] > 0 && m->sv_gamma[i] <= m->gamma))
+				return svc_model_corrupt(err, "A support vector's width is not in (0, gamma].");
+		}
+	}
+	if (!get_finite(&r, m->eq, d * n_eq))
+		return svc_model_corrupt(err, "An equilibrium is not finite.");
+	for (uint32_t i = 0; i < n_eq; i++)
+	{
+		uint32_t	c = svc_get_u32(&r);
+
+		if (c < 1 || c > n_clusters)
+			return svc_model_corrupt(err, "An equilibrium has a cluster id out of range.");
+		m->eq_cluster[i] = (int32_t) c;
+	}
+	if (!get_finite(&r, m->eq_f, n_eq))
+		return svc_model_corrupt(err, "An equilibrium's decision value is not finite.");
+	/* their sum too: the cut adds them up, and they are labelled rows */
+	for (uint32_t i = 0; i < n_eq; i++)
+	{
+		uint64_t	s = svc_get_u64(&r);
+
+		if (s > (uint64_t) m->rows_used - eq_total)
+			return svc_model_corrupt(err, "The equilibria's row counts add up to more than the rows used.");
+		eq_total += s;
+		m->eq_rows[i] = (int64_t) s;
+	}
+	for (uint32_t i = 0; i < n_clusters; i++)
+	{
+		uint64_t	s = svc_get_u64(&r);
+
+		if (s > (uint64_t) m->rows_used)
+			return svc_model_corrupt(err, "A cluster size is out of range.");
+		m->cluster_size[i] = (int64_t) s;
+	}
+	for (uint32_t i = 0; i < n_edges; i++)
+		m->edge_a[i] = (int32_t) svc_get_u32(&r);
+	for (uint32_t i = 0; i < n_edges; i++)
+		m->edge_b[i] = (int32_t) svc_get_u32(&r);
+	if (!get_finite(&r, m->edge_f, n_edges))
+		return svc_model_corrupt(err, "A saddle height is not finite.");
+	if (r.failed || r.left != 4)
+		return svc_model_corrupt(err, "The value is truncated.");
+	if (m->opt.labeling == SVC_LABELING_TREE)
+	{
+		st = svc_cut_check(env, m, err);
+		if (st != SVC_OK)
+			return st;
+	}
+	return SVC_OK;
+}

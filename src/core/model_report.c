@@ -1,0 +1,147 @@
+/* model_report.c - the model's description as a JSON object (svc_model_info) */
+#include "model_report.h"
+#include "cut.h"
+#include "solver.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+/* Text that grows as it is appended to; a failed grow stops it. */
+typedef struct TextBuf
+{
+	const SvcEnv *env;
+	SvcError   *err;
+	SvcStatus	status;
+	char	   *buf;
+	int64_t		cap;
+	size_t		pos;
+	char		num[8][SVC_DOUBLE_TEXT_LEN];	/* the last doubles formatted */
+	int			next_num;
+} TextBuf;
+
+static void
+emit(TextBuf *t, const char *fmt,...)
+__attribute__((format(printf, 2, 3)));
+
+static void
+emit(TextBuf *t, const char *fmt,...)
+{
+	va_list		ap;
+	int			n;
+
+	if (t->status != SVC_OK)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+	{
+		t->status = svc_fail(t->err, SVC_ERR_INTERNAL, "cannot format the model report");
+		return;
+	}
+	t->status = svc_grow(t->env, (void **) &t->buf, &t->cap,
+						 (int64_t) t->pos + n + 1, 1, t->err);
+	if (t->status != SVC_OK)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(t->buf + t->pos, (size_t) (t->cap - (int64_t) t->pos), fmt, ap);
+	va_end(ap);
+	t->pos += (size_t) n;
+}
+
+/* A double as its shortest exact text, valid until eight more are made. */
+static const char *
+num(TextBuf *t, double v)
+{
+	char	   *s = t->num[t->next_num++ % 8];
+
+	svc_double_text(s, v);
+	return s;
+}
+
+/* The cut in effect: what svc_cut_apply does with these options. */
+static const char *
+cut_rule_name(const SvcModel *m)
+{
+	if (m->opt.labeling != SVC_LABELING_TREE)
+		return "paper";
+	return svc_cut_by_name(svc_cut_by(&m->opt));
+}
+
+char *
+svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
+{
+	TextBuf		t;
+	double	   *stability = NULL;
+	double		cut_level = 0.0;
+	bool		has_cut_level = false;
+
+	if (m->n_edges > 0)
+	{
+		/* stability[K], then K doubles of scratch for the peaks */
+		stability = svc_alloc(env, sizeof(double) * 2 * (size_t) m->n_clusters, err);
+		if (stability == NULL)
+			return NULL;
+		has_cut_level = svc_cut_summary(m, &cut_level, stability,
+										stability + m->n_clusters);
+	}
+	t.env = env;
+	t.err = err;
+	t.status = SVC_OK;
+	t.buf = NULL;
+	t.cap = 0;
+	t.pos = 0;
+	t.next_num = 0;
+	emit(&t, "{\"format_version\": %d, \"solver\": \"%s\", \"boundary\": \"%s\", ",
+		 svc_model_format_version(m), svc_solver_name(m->solver),
+		 m->boundary == SVC_BOUNDARY_SPHERE ? "sphere" : "hyperplane");
+	emit(&t, "\"dims\": %d, \"budget\": %d, \"strategy\": \"%s\", \"k\": %d, ",
+		 m->dims, m->opt.budget, svc_strategy_name(m->opt.strategy), m->opt.k);
+	emit(&t, "\"n_support_vectors\": %d, \"gamma\": %s, \"gamma_auto\": %s, ",
+		 m->n_sv, num(&t, m->gamma), m->opt.gamma == 0 ? "true" : "false");
+	emit(&t, "\"c\": %s, \"epsilon\": %s, \"tol\": %s, \"max_iter\": %lld, ",
+		 num(&t, m->opt.c), num(&t, m->epsilon), num(&t, m->opt.tol), (long long) m->opt.max_iter);
+	emit(&t, "\"seed\": %llu, \"scale\": \"%s\", \"sample\": %lld, \"labeling\": \"%s\", ",
+		 (unsigned long long) m->opt.seed, svc_scale_name(m->opt.scale),
+		 (long long) m->opt.sample, svc_labeling_name(m->opt.labeling));
+	emit(&t, "\"outlier_fraction\": %s, \"offset\": %s, \"bandwidth_k\": %d, ",
+		 num(&t, m->opt.nu), num(&t, m->offset), m->opt.bandwidth_k);
+	emit(&t, "\"cut\": \"%s\", \"merge_ratio\": %s, \"min_cluster_share\": %s, "
+		 "\"min_cluster_size\": %lld, ",
+		 cut_rule_name(m), num(&t, m->opt.merge_ratio), num(&t, m->opt.min_cluster_share),
+		 (long long) m->opt.min_cluster_size);
+	if (m->opt.has_level)
+		emit(&t, "\"level\": %s, ", num(&t, m->opt.level));
+	else
+		emit(&t, "\"level\": null, ");
+	emit(&t, "\"n_clusters\": %d, \"n_equilibria\": %d, \"n_tree_edges\": %d, ",
+		 m->n_clusters, m->n_eq, m->n_edges);
+	if (has_cut_level)
+		emit(&t, "\"cut_level\": %s, ", num(&t, cut_level));
+	else
+		emit(&t, "\"cut_level\": null, ");
+	emit(&t, "\"cluster_sizes\": [");
+	for (int32_t i = 0; i < m->n_clusters; i++)
+		emit(&t, "%s%lld", i ? ", " : "", (long long) m->cluster_size[i]);
+	emit(&t, "], \"stability\": ");
+	if (stability)
+	{
+		emit(&t, "[");
+		for (int32_t i = 0; i < m->n_clusters; i++)
+			emit(&t, "%s%.6g", i ? ", " : "", stability[i]);
+		emit(&t, "], ");
+	}
+	else
+		emit(&t, "null, ");
+	emit(&t, "\"rows_seen\": %lld, \"rows_used\": %lld, \"iterations\": %lld, "
+		 "\"converged\": %s}",
+		 (long long) m->rows_seen, (long long) m->rows_used,
+		 (long long) m->iterations, m->converged ? "true" : "false");
+	svc_free(env, stability);
+	if (t.status != SVC_OK)
+	{
+		svc_free(env, t.buf);
+		return NULL;
+	}
+	return t.buf;
+}

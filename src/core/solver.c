@@ -1,0 +1,36 @@
+/* solver.c - the table of solvers the fit can run, looked up by id */
+#include "solver.h"
+#include "train.h"
+
+static const SvcSolverOps solvers[] = {
+	{SVC_SOLVER_BSGD, "bsgd", SVC_BOUNDARY_HYPERPLANE, svc_train_bsgd},
+};
+
+const SvcSolverOps *
+svc_solver_find(SvcSolver id)
+{
+	for (size_t i = 0; i < sizeof(solvers) / sizeof(solvers[0]); i++)
+		if (solvers[i].id == id)
+			return &solvers[i];
+	return NULL;
+}
+
+const char *
+svc_solver_name(SvcSolver id)
+{
+	const SvcSolverOps *ops = svc_solver_find(id);
+
+	if (ops)
+		return ops->name;
+	/* models may name solvers this build does not train */
+	switch (id)
+	{
+		case SVC_SOLVER_BSGD:
+			return "bsgd";
+		case SVC_SOLVER_SMO:
+			return "smo";
+		case SVC_SOLVER_AID:
+			return "aid";
+	}
+	return "unknown";
+}
