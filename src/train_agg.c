@@ -298,14 +298,20 @@ svc_train_transfn(PG_FUNCTION_ARGS)
 	opts = get_options(fcinfo);
 	arr = PG_GETARG_ARRAYTYPE_P(1);
 	values = svc_check_features(arr, 0, &dims, "features");
-	for (int j = 0; j < dims; j++)
-		if (!(fabs(values[j]) <= SVC_MAX_FEATURE_ABS))
-			ereport(ERROR,
-					errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					errmsg("features must be between %g and %g to train on",
-						   -SVC_MAX_FEATURE_ABS, SVC_MAX_FEATURE_ABS),
-					errdetail("Element %d is %g.", j + 1, values[j]),
-					errhint("Scale the values down: the squares of larger values overflow double precision."));
+	/*
+	 * Any finite value trains with standard or minmax scaling (the state's
+	 * statistics follow each column's magnitude); unscaled, the distances
+	 * between rows beyond SVC_MAX_FEATURE_ABS overflow.
+	 */
+	if (opts->opt.scale == SVC_SCALE_NONE)
+		for (int j = 0; j < dims; j++)
+			if (!(fabs(values[j]) <= SVC_MAX_FEATURE_ABS))
+				ereport(ERROR,
+						errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+						errmsg("features must be between %g and %g to train with scale \"none\"",
+							   -SVC_MAX_FEATURE_ABS, SVC_MAX_FEATURE_ABS),
+						errdetail("Element %d is %g.", j + 1, values[j]),
+						errhint("Use scale \"standard\" or \"minmax\": the squared distances between larger values overflow double precision."));
 
 	if (state == NULL)
 	{
