@@ -19,8 +19,17 @@
 #define OFF_OPTIONS		72
 #define OFF_STATS		(OFF_OPTIONS + SVC_OPTIONS_WIRE_SIZE)
 
-/* The sample size inside the encoded options (see svc_options_encode). */
-#define OFF_SAMPLE		(OFF_OPTIONS + 60)
+/*
+ * The sample size inside the encoded options: svc_state_add reads it
+ * without decoding them.  test_state checks that svc_options_encode puts
+ * it there.
+ */
+#define OFF_SAMPLE		(OFF_OPTIONS + SVC_OPTIONS_WIRE_SAMPLE)
+
+_Static_assert(OFF_STATS == SVC_STATE_HEADER_SIZE, "the header size matches its offsets");
+_Static_assert(SVC_OPTIONS_WIRE_SAMPLE + 8 <= SVC_OPTIONS_WIRE_SIZE,
+			   "the sample lies within the encoded options");
+_Static_assert(OFF_OPTIONS == OFF_RNG + 4 * 8, "the options follow the random state");
 
 #define STAT_MEAN	0
 #define STAT_M2		1

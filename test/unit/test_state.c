@@ -176,6 +176,20 @@ test_extreme_magnitudes(void)
 	}
 }
 
+/* The state reads the sample size at SVC_OPTIONS_WIRE_SAMPLE unencoded. */
+static void
+test_sample_offset(void)
+{
+	SvcOptions	opt;
+	uint8_t		wire[SVC_OPTIONS_WIRE_SIZE];
+
+	svc_options_default(&opt);
+	opt.sample = INT64_C(0x0102030405);
+	svc_options_encode(&opt, wire);
+	CHECK(svc_load_u64(wire + SVC_OPTIONS_WIRE_SAMPLE) == (uint64_t) opt.sample,
+		  "the encoded options hold the sample at SVC_OPTIONS_WIRE_SAMPLE");
+}
+
 static void
 test_fill_and_stats(void)
 {
@@ -481,6 +495,7 @@ test_check_names_each_damage(void)
 int
 main(void)
 {
+	test_sample_offset();
 	test_fill_and_stats();
 	test_extreme_magnitudes();
 	test_reservoir_bounded_and_uniform();
