@@ -337,13 +337,7 @@ svc_train_transfn(PG_FUNCTION_ARGS)
 	{
 		int32		state_dims = svc_state_dims(STATE_DATA(state));
 
-		if (dims != state_dims)
-			ereport(ERROR,
-					errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-					errmsg_plural("features has %d element but earlier rows had %d",
-								  "features has %d elements but earlier rows had %d",
-								  dims, dims, state_dims),
-					errhint("Every row of one model must have the same number of features."));
+		svc_check_dims(state_dims, dims);
 		if (!svc_state_options_equal(STATE_DATA(state), opts->wire))
 			ereport(ERROR,
 					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -391,12 +385,7 @@ svc_train_combinefn(PG_FUNCTION_ARGS)
 		PG_RETURN_POINTER(copy);
 	}
 	a = (bytea *) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
-	if (svc_state_dims(STATE_DATA(a)) != svc_state_dims(STATE_DATA(b)))
-		ereport(ERROR,
-				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				errmsg("cannot combine svc_train states of %d and %d features",
-					   svc_state_dims(STATE_DATA(a)), svc_state_dims(STATE_DATA(b))),
-				errhint("Every row of one model must have the same number of features."));
+	svc_check_dims(svc_state_dims(STATE_DATA(a)), svc_state_dims(STATE_DATA(b)));
 	need = svc_state_merged_kept(STATE_DATA(a), STATE_DATA(b));
 	if (need > svc_state_capacity(STATE_DATA(a)))
 	{

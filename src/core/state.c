@@ -254,11 +254,37 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 		 */
 		if (!(fabs(mean) <= 0x1p402) || !(m2 >= 0 && m2 <= 0x1p804 * (double) seen))
 			return bad_state(err, "The scaling statistics are not finite or out of range.");
+
+		/*
+		 * The statistics must fit the range, or scaling would send rows
+		 * far out (where distances overflow): the mean lies within it
+		 * (half the range of slack for rounding), and m2 is at least
+		 * (hi - lo)^2 / 2, the two extremes alone, so that standard
+		 * scores stay within 2 sqrt(seen) (half of it allowed, for
+		 * rounding), and at most seen (hi - lo)^2 / 4 (allowed 4 times).
+		 */
+		if (seen > 0)
+		{
+			double		lo_s = ldexp(lo, (int) -e),
+						hi_s = ldexp(hi, (int) -e),
+						range = hi_s - lo_s;
+
+			if (!(mean >= lo_s - range / 2 && mean <= hi_s + range / 2) ||
+				!(m2 >= range * range / 4 && m2 <= range * range * (double) seen))
+				return bad_state(err, "The scaling statistics do not fit the minimum and maximum.");
+		}
 	}
 	for (int64_t i = 0; i < kept; i++)
 		for (int32_t j = 0; j < dims; j++)
-			if (!isfinite(svc_load_f64(row_cptr(buf, dims, i) + 8 * j)))
-				return bad_state(err, "A sampled row is not finite.");
+		{
+			double		v = svc_load_f64(row_cptr(buf, dims, i) + 8 * j);
+			double		lo = svc_load_f64(stat_cptr(buf, dims, STAT_MIN) + 8 * j);
+			double		hi = svc_load_f64(stat_cptr(buf, dims, STAT_MAX) + 8 * j);
+
+			/* every row seen lies within its columns' minimum and maximum */
+			if (!(v >= lo && v <= hi))
+				return bad_state(err, "A sampled row is not finite or lies outside the minimum and maximum.");
+		}
 	return SVC_OK;
 }
 
@@ -428,11 +454,9 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 
 	if (svc_state_dims(b) != dims)
 	{
-		svc_fail(err, SVC_ERR_DIMENSION,
-				 "feature arrays have different lengths: %d and %d",
-				 dims, svc_state_dims(b));
-		svc_error_hint(err, "Every row of one model must have the same number of features.");
-		return SVC_ERR_DIMENSION;
+		/* the glue's wording for a row of the wrong length */
+		return svc_fail(err, SVC_ERR_DIMENSION, "expected %d dimensions, not %d",
+						dims, svc_state_dims(b));
 	}
 	svc_state_options(a, &opt_a);
 	svc_state_options(b, &opt_b);
