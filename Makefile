@@ -1,7 +1,7 @@
 # svclust: PGXS build.  `make && make install`, then `make installcheck`
 # against a running server; `make unit` runs the core's unit tests.
 EXTENSION = svclust
-EXTVERSION = 0.1.0
+EXTVERSION = 0.2.0
 MODULE_big = svclust
 
 CORE_SRCS = $(sort $(wildcard src/core/*.c))
@@ -9,7 +9,9 @@ GLUE_SRCS = $(sort $(wildcard src/*.c))
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 HEADERS = $(wildcard src/core/*.h src/*.h)
 
-DATA = sql/$(EXTENSION)--$(EXTVERSION).sql
+# the 0.1.0 script as released and the upgrade scripts from it: CREATE
+# EXTENSION installs 0.1.0 and applies the upgrades
+DATA = $(wildcard sql/$(EXTENSION)--*.sql)
 
 # pg_regress tests: every sql/*.sql but the extension script.
 REGRESS = $(patsubst sql/%.sql,%,$(filter-out sql/$(EXTENSION)--%,$(sort $(wildcard sql/*.sql))))

@@ -187,9 +187,11 @@ SELECT count(*) = 240 AS server_alive FROM hz_points;
 
 -- (c) Extreme but finite numbers.  A row very far from the model (its
 -- squared distances overflow) still gets a cluster in 1..K, from
--- svc_predict and from both svc_assign paths; training refuses values
--- whose squares overflow, with a clear error, instead of returning a
--- model that nothing can read; a spread of subnormal distances trains.
+-- svc_predict and from both svc_assign paths; any finite value trains
+-- with scaling (1e300 rows included), and with scale "none" values whose
+-- squared distances overflow are refused with a clear error instead of
+-- making a model that nothing can read; a spread of subnormal distances
+-- trains.
 SELECT svc_predict(m, ARRAY[1e200, -1e200]) BETWEEN 1 AND (svc_model_info(m)->>'n_clusters')::int AS far_predict,
        svc_predict(m, ARRAY[1.7e308, 1e-300]) BETWEEN 1 AND (svc_model_info(m)->>'n_clusters')::int AS farthest_predict,
        svc_decision(m, ARRAY[1e200, -1e200]) < 0 AS far_is_outlier
@@ -216,6 +218,30 @@ SELECT svc_train_state(f)::text::svc_state IS NOT NULL AS largest_values_state_r
 FROM (VALUES (ARRAY[1e100, -1e100]), (ARRAY[-1e100, 1e100]), (ARRAY[0, 1])) v(f);
 SELECT (svc_model_info(svc_train(f, '{"scale": "none"}'))->>'n_clusters')::int >= 1 AS subnormal_spread_trains
 FROM (VALUES (ARRAY[0]), (ARRAY[1e-160]), (ARRAY[2e-160])) v(f);
+-- any finite value trains with scaling: three blobs at magnitude 1, 1e300
+-- and 1e-300 cluster alike, and the models score their own rows
+CREATE TABLE hz_mag AS
+SELECT i AS id, m.mag,
+       ARRAY[((ARRAY[0, 6, 3])[(i % 3) + 1] + 0.6 * cos(i * 2.399)) * m.mag,
+             ((ARRAY[0, 0, 5])[(i % 3) + 1] + 0.6 * sin(i * 2.399)) * m.mag]::float8[] AS f
+FROM generate_series(1, 150) i, (VALUES (1::float8), (1e300), (1e-300)) m(mag);
+CREATE TABLE hz_mag_model AS
+SELECT mag, svc_train(f, '{"seed": 3}') AS model FROM hz_mag GROUP BY mag;
+SELECT m.mag, (svc_model_info(m.model)->>'n_clusters')::int AS n_clusters,
+       bool_and(svc_predict(m.model, p.f) = svc_predict(one.model, q.f)) AS same_clusters,
+       bool_and(svc_decision(m.model, p.f) BETWEEN -1e6 AND 1e6) AS decision_finite
+FROM hz_mag_model m JOIN hz_mag p ON p.mag = m.mag
+JOIN hz_mag q ON q.mag = 1 AND q.id = p.id, hz_mag_model one
+WHERE one.mag = 1
+GROUP BY m.mag, m.model ORDER BY m.mag;
+SELECT count(*) FILTER (WHERE a.cluster = svc_predict(one.model, q.f)) AS assign_agrees, count(*) AS rows
+FROM hz_mag_model m, hz_mag_model one,
+     svc_assign(m.model, $q$SELECT id::bigint, f FROM hz_mag WHERE mag = 1e300$q$) a
+JOIN hz_mag q ON q.mag = 1 AND q.id = a.id
+WHERE m.mag = 1e300 AND one.mag = 1;
+SELECT svc_train_state(f)::text::svc_state IS NOT NULL AS extreme_state_round_trip
+FROM hz_mag WHERE mag <> 1;
+DROP TABLE hz_mag, hz_mag_model;
 
 -- (d) Cancellation.  A training run (SGD in the core, over a stored
 -- state), the same from a scan, and an svc_assign over ten million rows

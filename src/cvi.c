@@ -111,13 +111,8 @@ cvi_rows_add(CviRows *rows, const double *x, int dims, bool cluster_null,
 		return;
 	if (rows->dims == 0)
 		rows->dims = dims;
-	else if (dims != rows->dims)
-		ereport(ERROR,
-				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				errmsg_plural("features has %d element but earlier rows have %d",
-							  "features has %d elements but earlier rows have %d",
-							  dims, dims, rows->dims),
-				errdetail("Every row must have the same number of features."));
+	else
+		svc_check_dims(rows->dims, dims);
 	if (cluster_null)
 	{
 		rows->n_unassigned++;

@@ -101,6 +101,15 @@ svc_report(const SvcError *err)
 	pg_unreachable();
 }
 
+void
+svc_check_dims(int expected_dims, int dims)
+{
+	if (dims != expected_dims)
+		ereport(ERROR,
+				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				errmsg("expected %d dimensions, not %d", expected_dims, dims));
+}
+
 const double *
 svc_check_features(ArrayType *arr, int expected_dims, int *dims, const char *what)
 {
@@ -131,12 +140,8 @@ svc_check_features(ArrayType *arr, int expected_dims, int *dims, const char *wha
 				errmsg("%s has too many elements", what),
 				errdetail("The array has %d elements; at most %d are supported.",
 						  n, SVC_MAX_DIMS));
-	if (expected_dims > 0 && n != expected_dims)
-		ereport(ERROR,
-				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				errmsg_plural("%s has %d element but the model expects %d",
-							  "%s has %d elements but the model expects %d",
-							  n, what, n, expected_dims));
+	if (expected_dims > 0)
+		svc_check_dims(expected_dims, n);
 	values = (const double *) ARR_DATA_PTR(arr);
 	{
 		int			bad = svc_first_nonfinite(values, (size_t) n);

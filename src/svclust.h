@@ -37,6 +37,12 @@ pg_attribute_noreturn() void svc_report(const SvcError *err);
  * finite, and (when expected_dims > 0) of that length.  Returns a pointer
  * to its values and sets *dims.  what names the argument in messages.
  */
+/*
+ * The one error for a row of the wrong length (the model's, a group's
+ * earlier rows' or another state's): "expected %d dimensions, not %d".
+ */
+void		svc_check_dims(int expected_dims, int dims);
+
 const double *svc_check_features(ArrayType *arr, int expected_dims, int *dims,
 								 const char *what);
 

@@ -298,14 +298,20 @@ svc_train_transfn(PG_FUNCTION_ARGS)
 	opts = get_options(fcinfo);
 	arr = PG_GETARG_ARRAYTYPE_P(1);
 	values = svc_check_features(arr, 0, &dims, "features");
-	for (int j = 0; j < dims; j++)
-		if (!(fabs(values[j]) <= SVC_MAX_FEATURE_ABS))
-			ereport(ERROR,
-					errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					errmsg("features must be between %g and %g to train on",
-						   -SVC_MAX_FEATURE_ABS, SVC_MAX_FEATURE_ABS),
-					errdetail("Element %d is %g.", j + 1, values[j]),
-					errhint("Scale the values down: the squares of larger values overflow double precision."));
+	/*
+	 * Any finite value trains with standard or minmax scaling (the state's
+	 * statistics follow each column's magnitude); unscaled, the distances
+	 * between rows beyond SVC_MAX_FEATURE_ABS overflow.
+	 */
+	if (opts->opt.scale == SVC_SCALE_NONE)
+		for (int j = 0; j < dims; j++)
+			if (!(fabs(values[j]) <= SVC_MAX_FEATURE_ABS))
+				ereport(ERROR,
+						errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+						errmsg("features must be between %g and %g to train with scale \"none\"",
+							   -SVC_MAX_FEATURE_ABS, SVC_MAX_FEATURE_ABS),
+						errdetail("Element %d is %g.", j + 1, values[j]),
+						errhint("Use scale \"standard\" or \"minmax\": the squared distances between larger values overflow double precision."));
 
 	if (state == NULL)
 	{
@@ -331,13 +337,7 @@ svc_train_transfn(PG_FUNCTION_ARGS)
 	{
 		int32		state_dims = svc_state_dims(STATE_DATA(state));
 
-		if (dims != state_dims)
-			ereport(ERROR,
-					errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-					errmsg_plural("features has %d element but earlier rows had %d",
-								  "features has %d elements but earlier rows had %d",
-								  dims, dims, state_dims),
-					errhint("Every row of one model must have the same number of features."));
+		svc_check_dims(state_dims, dims);
 		if (!svc_state_options_equal(STATE_DATA(state), opts->wire))
 			ereport(ERROR,
 					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -385,12 +385,7 @@ svc_train_combinefn(PG_FUNCTION_ARGS)
 		PG_RETURN_POINTER(copy);
 	}
 	a = (bytea *) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
-	if (svc_state_dims(STATE_DATA(a)) != svc_state_dims(STATE_DATA(b)))
-		ereport(ERROR,
-				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				errmsg("cannot combine svc_train states of %d and %d features",
-					   svc_state_dims(STATE_DATA(a)), svc_state_dims(STATE_DATA(b))),
-				errhint("Every row of one model must have the same number of features."));
+	svc_check_dims(svc_state_dims(STATE_DATA(a)), svc_state_dims(STATE_DATA(b)));
 	need = svc_state_merged_kept(STATE_DATA(a), STATE_DATA(b));
 	if (need > svc_state_capacity(STATE_DATA(a)))
 	{

@@ -174,6 +174,7 @@ const char *svc_cut_name(SvcCutRule c);
 
 /* Fixed-size little-endian encoding, shared by the model and the state. */
 #define SVC_OPTIONS_WIRE_SIZE 128
+#define SVC_OPTIONS_WIRE_SAMPLE 60	/* offset of the u64 sample in it */
 void		svc_options_encode(const SvcOptions *opt, uint8_t *out);
 SvcStatus	svc_options_decode(const uint8_t *in, SvcOptions *opt, SvcError *err);
 

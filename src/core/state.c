@@ -19,13 +19,24 @@
 #define OFF_OPTIONS		72
 #define OFF_STATS		(OFF_OPTIONS + SVC_OPTIONS_WIRE_SIZE)
 
-/* The sample size inside the encoded options (see svc_options_encode). */
-#define OFF_SAMPLE		(OFF_OPTIONS + 60)
+/*
+ * The sample size inside the encoded options: svc_state_add reads it
+ * without decoding them.  test_state checks that svc_options_encode puts
+ * it there.
+ */
+#define OFF_SAMPLE		(OFF_OPTIONS + SVC_OPTIONS_WIRE_SAMPLE)
+
+_Static_assert(OFF_STATS == SVC_STATE_HEADER_SIZE, "the header size matches its offsets");
+_Static_assert(SVC_OPTIONS_WIRE_SAMPLE + 8 <= SVC_OPTIONS_WIRE_SIZE,
+			   "the sample lies within the encoded options");
+_Static_assert(OFF_OPTIONS == OFF_RNG + 4 * 8, "the options follow the random state");
 
 #define STAT_MEAN	0
 #define STAT_M2		1
 #define STAT_MIN	2
 #define STAT_MAX	3
+#define STAT_EXP	4			/* i64 per column: statistics are of x * 2^-exp */
+#define N_STATS		5
 
 size_t
 svc_state_size(int32_t dims, int64_t capacity)
@@ -35,10 +46,39 @@ svc_state_size(int32_t dims, int64_t capacity)
 
 	if (dims < 1 || dims > SVC_MAX_DIMS || capacity < 0 || capacity > SVC_MAX_SAMPLE)
 		return 0;
-	total = SVC_STATE_HEADER_SIZE + 8 * 4 * d + 8 * d * (uint64_t) capacity;
+	total = SVC_STATE_HEADER_SIZE + 8 * N_STATS * d + 8 * d * (uint64_t) capacity;
 	if (total > SIZE_MAX)
 		return 0;
 	return (size_t) total;
+}
+
+int
+svc_scale_exponent(double maxabs)
+{
+	/*
+	 * 0 over a wide range, so that ordinary data is not scaled at all;
+	 * outside it the exponent that brings the largest magnitude into
+	 * [0.5, 1).  It never decreases as maxabs grows, so a column's
+	 * exponent only ever rises.  Squares of values up to 2^400 and sums
+	 * of 2^62 of them stay finite; squares of values down to 2^-400 stay
+	 * normal.
+	 */
+	if (maxabs > 0x1p400 || (maxabs > 0 && maxabs < 0x1p-400))
+		return ilogb(maxabs) + 1;
+	return 0;
+}
+
+static int
+stat_exp(const uint8_t *buf, int32_t dims, int32_t j)
+{
+	return (int) (int64_t) svc_load_u64(buf + OFF_STATS + (size_t) 8 * dims * STAT_EXP + 8 * (size_t) j);
+}
+
+static void
+set_stat_exp(uint8_t *buf, int32_t dims, int32_t j, int e)
+{
+	svc_store_u64(buf + OFF_STATS + (size_t) 8 * dims * STAT_EXP + 8 * (size_t) j,
+				  (uint64_t) (int64_t) e);
 }
 
 int32_t
@@ -95,13 +135,13 @@ stat_cptr(const uint8_t *buf, int32_t dims, int which)
 static uint8_t *
 row_ptr(uint8_t *buf, int32_t dims, int64_t i)
 {
-	return buf + OFF_STATS + (size_t) 8 * dims * 4 + (size_t) 8 * dims * (size_t) i;
+	return buf + OFF_STATS + (size_t) 8 * dims * N_STATS + (size_t) 8 * dims * (size_t) i;
 }
 
 static const uint8_t *
 row_cptr(const uint8_t *buf, int32_t dims, int64_t i)
 {
-	return buf + OFF_STATS + (size_t) 8 * dims * 4 + (size_t) 8 * dims * (size_t) i;
+	return buf + OFF_STATS + (size_t) 8 * dims * N_STATS + (size_t) 8 * dims * (size_t) i;
 }
 
 static void
@@ -123,7 +163,7 @@ svc_state_init(uint8_t *buf, int32_t dims, int64_t capacity, const SvcOptions *o
 {
 	SvcRng		rng;
 
-	memset(buf, 0, SVC_STATE_HEADER_SIZE + (size_t) 8 * 4 * dims);
+	memset(buf, 0, SVC_STATE_HEADER_SIZE + (size_t) 8 * N_STATS * dims);
 	memcpy(buf + OFF_MAGIC, SVC_STATE_MAGIC, 4);
 	buf[OFF_VERSION] = SVC_STATE_VERSION;
 	svc_store_u32(buf + OFF_DIMS, (uint32_t) dims);
@@ -195,33 +235,80 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 		double		m2 = svc_load_f64(stat_cptr(buf, dims, STAT_M2) + 8 * j);
 		double		lo = svc_load_f64(stat_cptr(buf, dims, STAT_MIN) + 8 * j);
 		double		hi = svc_load_f64(stat_cptr(buf, dims, STAT_MAX) + 8 * j);
+		int64_t		e = (int64_t) svc_load_u64(stat_cptr(buf, dims, STAT_EXP) + 8 * j);
 
-		/*
-		 * Training takes values up to SVC_MAX_FEATURE_ABS (their running
-		 * mean may round a little past it), so m2 is at most seen times
-		 * (2 SVC_MAX_FEATURE_ABS)^2; the bound allows 1e10 SVC_MAX_FEATURE_ABS^2
-		 * per row, far above that and far below overflow.  Bounds
-		 * proportional to seen stay valid when rows are added or states
-		 * merged.
-		 */
-		if (!(fabs(mean) <= 2 * SVC_MAX_FEATURE_ABS) ||
-			!(m2 >= 0 && m2 <= 1e10 * SVC_MAX_FEATURE_ABS * SVC_MAX_FEATURE_ABS * (double) seen))
-			return bad_state(err, "The scaling statistics are not finite or out of range.");
-		if (seen > 0 && !(fabs(lo) <= SVC_MAX_FEATURE_ABS &&
-						  fabs(hi) <= SVC_MAX_FEATURE_ABS && lo <= hi))
+		if (seen > 0 && !(isfinite(lo) && isfinite(hi) && lo <= hi))
 			return bad_state(err, "The minimum and maximum are inconsistent.");
 		/* an empty state has the statistics svc_state_init gave it */
-		if (seen == 0 && !(mean == 0 && m2 == 0 && lo == HUGE_VAL && hi == -HUGE_VAL))
+		if (seen == 0 && !(mean == 0 && m2 == 0 && lo == HUGE_VAL && hi == -HUGE_VAL && e == 0))
 			return bad_state(err, "The statistics of an empty state are not empty.");
+		if (seen > 0 && e != svc_scale_exponent(fmax(fabs(lo), fabs(hi))))
+			return bad_state(err, "The scale of the statistics does not match the largest value.");
+
+		/*
+		 * The statistics are of values scaled to at most 2^400 (see
+		 * svc_scale_exponent): their mean is within 2^401 even rounded,
+		 * and m2 at most seen times 2^802; the bounds allow 4 times that.
+		 * Bounds proportional to seen stay valid when rows are added or
+		 * states merged.
+		 */
+		if (!(fabs(mean) <= 0x1p402) || !(m2 >= 0 && m2 <= 0x1p804 * (double) seen))
+			return bad_state(err, "The scaling statistics are not finite or out of range.");
+
+		/*
+		 * The statistics must fit the range, or scaling would send rows
+		 * far out (where distances overflow): the mean lies within it
+		 * (half the range of slack for rounding), and m2 is at least
+		 * (hi - lo)^2 / 2, the two extremes alone, so that standard
+		 * scores stay within 2 sqrt(seen) (half of it allowed, for
+		 * rounding), and at most seen (hi - lo)^2 / 4 (allowed 4 times).
+		 */
+		if (seen > 0)
+		{
+			double		lo_s = ldexp(lo, (int) -e),
+						hi_s = ldexp(hi, (int) -e),
+						range = hi_s - lo_s;
+
+			if (!(mean >= lo_s - range / 2 && mean <= hi_s + range / 2) ||
+				!(m2 >= range * range / 4 && m2 <= range * range * (double) seen))
+				return bad_state(err, "The scaling statistics do not fit the minimum and maximum.");
+		}
 	}
 	for (int64_t i = 0; i < kept; i++)
 		for (int32_t j = 0; j < dims; j++)
-			if (!(fabs(svc_load_f64(row_cptr(buf, dims, i) + 8 * j)) <= SVC_MAX_FEATURE_ABS))
-				return bad_state(err, "A sampled row is not finite or out of range.");
+		{
+			double		v = svc_load_f64(row_cptr(buf, dims, i) + 8 * j);
+			double		lo = svc_load_f64(stat_cptr(buf, dims, STAT_MIN) + 8 * j);
+			double		hi = svc_load_f64(stat_cptr(buf, dims, STAT_MAX) + 8 * j);
+
+			/* every row seen lies within its columns' minimum and maximum */
+			if (!(v >= lo && v <= hi))
+				return bad_state(err, "A sampled row is not finite or lies outside the minimum and maximum.");
+		}
 	return SVC_OK;
 }
 
-/* Welford's update of the running mean and sum of squared deviations. */
+/*
+ * Rescale column j's running mean and m2 from scale exponent from to to:
+ * exact (powers of two) but for values that fall below the normal range,
+ * which are negligible beside the column's new largest value.
+ */
+static void
+rescale_stats(double *mean, double *m2, int from, int to)
+{
+	if (from != to)
+	{
+		*mean = ldexp(*mean, from - to);
+		*m2 = ldexp(*m2, 2 * (from - to));
+	}
+}
+
+/*
+ * Welford's update of the running mean and sum of squared deviations, of
+ * the values scaled by 2^-exp where exp follows the column's largest
+ * magnitude (svc_scale_exponent), so that no square overflows; for
+ * ordinary data exp stays 0 and nothing is scaled.
+ */
 static void
 update_stats(uint8_t *buf, int32_t dims, int64_t n, const double *row)
 {
@@ -234,15 +321,29 @@ update_stats(uint8_t *buf, int32_t dims, int64_t n, const double *row)
 	for (int32_t j = 0; j < dims; j++)
 	{
 		double		mean = svc_load_f64(pmean + 8 * j);
-		double		delta = row[j] - mean;
+		double		m2 = svc_load_f64(pm2 + 8 * j);
+		double		lo = svc_load_f64(pmin + 8 * j);
+		double		hi = svc_load_f64(pmax + 8 * j);
+		int			e = stat_exp(buf, dims, j);
+		int			e_new;
+		double		v,
+					delta;
 
+		if (row[j] < lo)
+			lo = row[j];
+		if (row[j] > hi)
+			hi = row[j];
+		e_new = svc_scale_exponent(fmax(fabs(lo), fabs(hi)));
+		rescale_stats(&mean, &m2, e, e_new);
+		v = ldexp(row[j], -e_new);
+		delta = v - mean;
 		mean += delta * inv;
+		m2 += delta * (v - mean);
 		svc_store_f64(pmean + 8 * j, mean);
-		svc_store_f64(pm2 + 8 * j, svc_load_f64(pm2 + 8 * j) + delta * (row[j] - mean));
-		if (row[j] < svc_load_f64(pmin + 8 * j))
-			svc_store_f64(pmin + 8 * j, row[j]);
-		if (row[j] > svc_load_f64(pmax + 8 * j))
-			svc_store_f64(pmax + 8 * j, row[j]);
+		svc_store_f64(pm2 + 8 * j, m2);
+		svc_store_f64(pmin + 8 * j, lo);
+		svc_store_f64(pmax + 8 * j, hi);
+		set_stat_exp(buf, dims, j, e_new);
 	}
 }
 
@@ -353,11 +454,9 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 
 	if (svc_state_dims(b) != dims)
 	{
-		svc_fail(err, SVC_ERR_DIMENSION,
-				 "feature arrays have different lengths: %d and %d",
-				 dims, svc_state_dims(b));
-		svc_error_hint(err, "Every row of one model must have the same number of features.");
-		return SVC_ERR_DIMENSION;
+		/* the glue's wording for a row of the wrong length */
+		return svc_fail(err, SVC_ERR_DIMENSION, "expected %d dimensions, not %d",
+						dims, svc_state_dims(b));
 	}
 	svc_state_options(a, &opt_a);
 	svc_state_options(b, &opt_b);
@@ -431,7 +530,10 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 	}
 	store_rng(a, &rng);
 
-	/* Chan et al.'s exact merge of means and squared deviations */
+	/*
+	 * Chan et al.'s exact merge of means and squared deviations, both
+	 * sides first brought to the scale of the merged largest magnitude.
+	 */
 	for (int32_t j = 0; j < dims && seen_b > 0; j++)
 	{
 		double		n_a = (double) seen_a,
@@ -439,18 +541,27 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 					n = n_a + n_b;
 		double		mean_a = svc_load_f64(stat_ptr(a, dims, STAT_MEAN) + 8 * j);
 		double		mean_b = svc_load_f64(stat_cptr(b, dims, STAT_MEAN) + 8 * j);
-		double		delta = mean_b - mean_a;
-		double		m2 = svc_load_f64(stat_ptr(a, dims, STAT_M2) + 8 * j) +
-			svc_load_f64(stat_cptr(b, dims, STAT_M2) + 8 * j) + delta * delta * n_a * n_b / n;
+		double		m2_a = svc_load_f64(stat_ptr(a, dims, STAT_M2) + 8 * j);
+		double		m2_b = svc_load_f64(stat_cptr(b, dims, STAT_M2) + 8 * j);
 		double		lo_a = svc_load_f64(stat_ptr(a, dims, STAT_MIN) + 8 * j);
 		double		lo_b = svc_load_f64(stat_cptr(b, dims, STAT_MIN) + 8 * j);
 		double		hi_a = svc_load_f64(stat_ptr(a, dims, STAT_MAX) + 8 * j);
 		double		hi_b = svc_load_f64(stat_cptr(b, dims, STAT_MAX) + 8 * j);
+		double		lo = lo_b < lo_a ? lo_b : lo_a;
+		double		hi = hi_b > hi_a ? hi_b : hi_a;
+		int			e = svc_scale_exponent(fmax(fabs(lo), fabs(hi)));
+		double		delta,
+					m2;
 
+		rescale_stats(&mean_a, &m2_a, stat_exp(a, dims, j), e);
+		rescale_stats(&mean_b, &m2_b, stat_exp(b, dims, j), e);
+		delta = mean_b - mean_a;
+		m2 = m2_a + m2_b + delta * delta * n_a * n_b / n;
 		svc_store_f64(stat_ptr(a, dims, STAT_MEAN) + 8 * j, mean_a + delta * n_b / n);
 		svc_store_f64(stat_ptr(a, dims, STAT_M2) + 8 * j, m2);
-		svc_store_f64(stat_ptr(a, dims, STAT_MIN) + 8 * j, lo_b < lo_a ? lo_b : lo_a);
-		svc_store_f64(stat_ptr(a, dims, STAT_MAX) + 8 * j, hi_b > hi_a ? hi_b : hi_a);
+		svc_store_f64(stat_ptr(a, dims, STAT_MIN) + 8 * j, lo);
+		svc_store_f64(stat_ptr(a, dims, STAT_MAX) + 8 * j, hi);
+		set_stat_exp(a, dims, j, e);
 	}
 	svc_store_u64(a + OFF_KEPT, (uint64_t) (take_a + take_b));
 	svc_store_u64(a + OFF_SEEN, (uint64_t) (seen_a + seen_b));
@@ -541,10 +652,11 @@ svc_state_extract(const uint8_t *buf, double *rows, double *mean,
 						lo = HUGE_VAL,
 						hi = -HUGE_VAL,
 						m;
+			int			e = stat_exp(buf, dims, j);
 
 			for (int64_t i = 0; i < kept; i++)
 			{
-				double		v = rows[(size_t) i * dims + j];
+				double		v = ldexp(rows[(size_t) i * dims + j], -e);
 
 				s += v;
 				lo = v < lo ? v : lo;
@@ -553,14 +665,14 @@ svc_state_extract(const uint8_t *buf, double *rows, double *mean,
 			m = s / (double) kept;
 			for (int64_t i = 0; i < kept; i++)
 			{
-				double		t = rows[(size_t) i * dims + j] - m;
+				double		t = ldexp(rows[(size_t) i * dims + j], -e) - m;
 
 				ss += t * t;
 			}
-			mean[j] = m;
-			stddev[j] = sqrt(ss / (double) kept);
-			min[j] = lo;
-			max[j] = hi;
+			mean[j] = ldexp(m, e);
+			stddev[j] = ldexp(sqrt(ss / (double) kept), e);
+			min[j] = ldexp(lo, e);
+			max[j] = ldexp(hi, e);
 		}
 		return;
 	}
@@ -568,8 +680,10 @@ svc_state_extract(const uint8_t *buf, double *rows, double *mean,
 	{
 		double		m2 = svc_load_f64(stat_cptr(buf, dims, STAT_M2) + 8 * j);
 
-		mean[j] = svc_load_f64(stat_cptr(buf, dims, STAT_MEAN) + 8 * j);
-		stddev[j] = seen > 0 ? sqrt(m2 / (double) seen) : 0.0;
+		int			e = stat_exp(buf, dims, j);
+
+		mean[j] = ldexp(svc_load_f64(stat_cptr(buf, dims, STAT_MEAN) + 8 * j), e);
+		stddev[j] = seen > 0 ? ldexp(sqrt(m2 / (double) seen), e) : 0.0;
 		min[j] = svc_load_f64(stat_cptr(buf, dims, STAT_MIN) + 8 * j);
 		max[j] = svc_load_f64(stat_cptr(buf, dims, STAT_MAX) + 8 * j);
 	}

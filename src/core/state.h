@@ -7,13 +7,16 @@
  * it back from text.  It holds the options, the exact running scaling
  * statistics of every row seen, and a reservoir of at most opt.sample
  * rows; its size is bounded by the options, never by the row count.
+ * The running mean and m2 of a column are of its values times 2^-exp,
+ * exp = svc_scale_exponent(largest magnitude seen), so that any finite
+ * value trains; for ordinary data exp is 0 and nothing is scaled.
  *
  * Layout:
  *   "SVCS" u16 version u16 0 u32 dims u32 0
  *   u64 capacity u64 kept u64 seen
  *   u64 rng[4]
  *   options (SVC_OPTIONS_WIRE_SIZE bytes)
- *   f64 mean[dims] m2[dims] min[dims] max[dims]
+ *   f64 mean[dims] m2[dims] min[dims] max[dims] i64 exp[dims]
  *   f64 rows[capacity * dims]
  */
 #ifndef SVC_STATE_H
@@ -23,11 +26,18 @@
 #include "options.h"
 
 #define SVC_STATE_MAGIC "SVCS"
-#define SVC_STATE_VERSION 2	/* 2: options grew to 128 bytes (the cut) */
+#define SVC_STATE_VERSION 3	/* 3: per-column scale exponents */
 #define SVC_STATE_HEADER_SIZE (4 + 2 + 2 + 4 + 4 + 3 * 8 + 4 * 8 + SVC_OPTIONS_WIRE_SIZE)
 
 /* Bytes of a state of dims columns and room for capacity rows; 0 on overflow. */
 size_t		svc_state_size(int32_t dims, int64_t capacity);
+
+/*
+ * The power of two the statistics of a column whose largest magnitude is
+ * maxabs are scaled by: 0 for maxabs in [2^-400, 2^400] (or 0), else the
+ * exponent bringing maxabs into [0.5, 1).
+ */
+int			svc_scale_exponent(double maxabs);
 
 /* Initialise an empty state in buf (of svc_state_size bytes). */
 void		svc_state_init(uint8_t *buf, int32_t dims, int64_t capacity,

@@ -94,9 +94,10 @@ void		svc_error_clear(SvcError *err);
 #define SVC_MAX_ITER		100000000
 #define SVC_MAX_K			64
 /*
- * Largest magnitude of a feature value that training takes: the squares
- * and sums of larger values (scaling statistics, distances between rows)
- * overflow double precision, which made unusable models.
+ * Largest magnitude of a row as the kernel sees it (after scaling): the
+ * squared distances between larger values overflow double precision.
+ * Standard and minmax scaling bring any finite data within it; with scale
+ * "none" training refuses values beyond it.
  */
 #define SVC_MAX_FEATURE_ABS	1e100
 /* Most rows a state can count as seen: merging two can never overflow. */

@@ -525,8 +525,8 @@ test_failures(void)
 		for (k = 0; k < 100000; k++)
 		{
 			UnitBudget	b = {k, 0};
-			SvcEnv		fail_alloc = {unit_fail_after_alloc, unit_counted_free, NULL, &b};
-			SvcEnv		stop = {unit_counted_alloc, unit_counted_free, unit_stop_after, &b};
+			SvcEnv		fail_alloc = {.alloc = unit_fail_after_alloc, .release = unit_counted_free, .realloc = unit_fail_after_realloc, .ctx = &b};
+			SvcEnv		stop = {.alloc = unit_counted_alloc, .release = unit_counted_free, .interrupt = unit_stop_after, .realloc = unit_counted_realloc, .ctx = &b};
 			const SvcEnv *env = interrupts ? &stop : &fail_alloc;
 			SvcStatus	expected = interrupts ? SVC_ERR_INTERRUPTED : SVC_ERR_NOMEM;
 			/* a tight eps makes many thousand iterations, many interrupt calls */

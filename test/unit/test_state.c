@@ -41,6 +41,155 @@ state_with_rows(int64_t sample, int64_t first, int64_t last, size_t *len)
 	return buf;
 }
 
+/* A state of 2 columns fed rows[n][2] one by one (room for all). */
+static uint8_t *
+state_of(const double *rows, int n, int64_t sample)
+{
+	SvcOptions	opt;
+	uint8_t    *buf;
+
+	svc_options_default(&opt);
+	opt.sample = sample;
+	buf = malloc(svc_state_size(2, sample));
+	svc_state_init(buf, 2, sample, &opt);
+	for (int i = 0; i < n; i++)
+		svc_state_add(buf, rows + 2 * i);
+	return buf;
+}
+
+/*
+ * Rows at magnitude 1e300 and 1e-300 (their squares overflow and
+ * underflow): the state takes them, checks, and its statistics are the
+ * statistics of the same rows at magnitude 1 times the magnitude; merged
+ * from parts of different scales they are the same.
+ */
+static void
+test_extreme_magnitudes(void)
+{
+	static const double mags[] = {1e300, 1e-300, 0x1p1000, 0x1p-1000};
+	double		base[40];
+	SvcError	err;
+
+	for (int i = 0; i < 20; i++)
+	{
+		base[2 * i] = (double) (i % 5) - 1.5;
+		base[2 * i + 1] = 0.5 + (double) (i % 3);
+	}
+	for (size_t k = 0; k < sizeof(mags) / sizeof(mags[0]); k++)
+	{
+		double		x[40],
+					rows[80],
+					st[8],
+					ref[8];
+		uint8_t    *s,
+				   *a,
+				   *b,
+				   *one;
+
+		for (int i = 0; i < 40; i++)
+			x[i] = base[i] * mags[k];
+		/* sample 10 < 20 rows: the running statistics are what is returned */
+		s = state_of(x, 20, 10);
+		one = state_of(base, 20, 10);
+		CHECK(svc_state_check(s, svc_state_size(2, 10), &err) == SVC_OK,
+			  "state of rows at %g checks: %s", mags[k], err.detail);
+		svc_state_extract(s, rows, st, st + 2, st + 4, st + 6);
+		svc_state_extract(one, rows, ref, ref + 2, ref + 4, ref + 6);
+		for (int j = 0; j < 8; j++)
+			CHECK(isfinite(st[j]) && st[j] != 0 && fabs(st[j] / mags[k] - ref[j]) <= 1e-12 * fabs(ref[j]),
+				  "statistic %d at %g is the one at 1 scaled (%g vs %g)", j, mags[k], st[j] / mags[k], ref[j]);
+
+		/* a direct computation in long double */
+		{
+			long double sum = 0, ss = 0, m;
+
+			for (int i = 0; i < 20; i++)
+				sum += (long double) base[2 * i];
+			m = sum / 20;
+			for (int i = 0; i < 20; i++)
+				ss += ((long double) base[2 * i] - m) * ((long double) base[2 * i] - m);
+			CHECK(fabs(st[2] / mags[k] - (double) sqrtl(ss / 20)) <= 1e-12,
+				  "stddev at %g equals a direct computation", mags[k]);
+		}
+
+		/* merge: a has rows at magnitude 1, b the extreme rows */
+		/* sample 10 of 20: the merged running statistics are returned */
+		a = malloc(svc_state_size(2, 10));
+		{
+			SvcOptions	opt;
+
+			svc_options_default(&opt);
+			opt.sample = 10;
+			svc_state_init(a, 2, 10, &opt);
+			for (int i = 0; i < 10; i++)
+				svc_state_add(a, base + 2 * i);
+			b = state_of(x + 20, 10, 10);
+			svc_state_set_stream(b, 1);
+			CHECK(svc_state_merge(a, b, &err) == SVC_OK, "merge of states of different scales");
+			CHECK(svc_state_check(a, svc_state_size(2, 10), &err) == SVC_OK,
+				  "merged state of different scales checks: %s", err.detail);
+			/* and the reverse order gives the same statistics */
+			{
+				uint8_t    *c = state_of(x + 20, 10, 10);
+				uint8_t    *d = state_of(base, 10, 10);
+				double		s1[8],
+							s2[8],
+							direct[8];
+
+				CHECK(svc_state_merge(c, d, &err) == SVC_OK, "reverse merge");
+				/* compare the running statistics: make both look sampled */
+				for (int j = 0; j < 2; j++)
+				{
+					long double sum = 0, ss = 0, m;
+
+					for (int i = 0; i < 20; i++)
+					{
+						double		v = i < 10 ? base[2 * i + j] : x[2 * i + j];
+
+						sum += v;
+					}
+					m = sum / 20;
+					for (int i = 0; i < 20; i++)
+					{
+						double		v = i < 10 ? base[2 * i + j] : x[2 * i + j];
+
+						ss += ((long double) v - m) * ((long double) v - m);
+					}
+					direct[j] = (double) m;
+					direct[2 + j] = (double) sqrtl(ss / 20);
+				}
+				svc_state_extract(a, rows, s1, s1 + 2, s1 + 4, s1 + 6);
+				svc_state_extract(c, rows, s2, s2 + 2, s2 + 4, s2 + 6);
+				for (int j = 0; j < 4; j++)
+					CHECK(fabs(s1[j] - direct[j]) <= 1e-12 * fabs(direct[j]) + 1e-300 &&
+						  fabs(s2[j] - direct[j]) <= 1e-12 * fabs(direct[j]) + 1e-300,
+						  "merged statistic %d at %g equals a direct computation (%g, %g vs %g)",
+						  j, mags[k], s1[j], s2[j], direct[j]);
+				free(c);
+				free(d);
+			}
+		}
+		free(a);
+		free(b);
+		free(s);
+		free(one);
+	}
+}
+
+/* The state reads the sample size at SVC_OPTIONS_WIRE_SAMPLE unencoded. */
+static void
+test_sample_offset(void)
+{
+	SvcOptions	opt;
+	uint8_t		wire[SVC_OPTIONS_WIRE_SIZE];
+
+	svc_options_default(&opt);
+	opt.sample = INT64_C(0x0102030405);
+	svc_options_encode(&opt, wire);
+	CHECK(svc_load_u64(wire + SVC_OPTIONS_WIRE_SAMPLE) == (uint64_t) opt.sample,
+		  "the encoded options hold the sample at SVC_OPTIONS_WIRE_SAMPLE");
+}
+
 static void
 test_fill_and_stats(void)
 {
@@ -256,7 +405,7 @@ typedef enum StateField
 {
 	SF_VERSION, SF_DIMS, SF_BUDGET, SF_SEEN_LOW, SF_SEEN_HIGH, SF_CAPACITY,
 	SF_LENGTH, SF_MEAN_NAN, SF_M2_NEGATIVE, SF_M2_HUGE, SF_MIN_ABOVE_MAX, SF_EMPTY_MEAN,
-	SF_ROW_NAN
+	SF_ROW_NAN, SF_EXP
 } StateField;
 
 static void
@@ -266,7 +415,7 @@ expect_state_rejected(StateField field, const char *detail)
 	uint8_t    *s = state_with_rows(100, 1, field == SF_EMPTY_MEAN ? 0 : 20, &len);
 	uint8_t    *copy = calloc(1, len + 8);
 	size_t		copy_len = len;
-	size_t		stats = SVC_STATE_HEADER_SIZE;	/* mean, m2, min, max of 2 dims */
+	size_t		stats = SVC_STATE_HEADER_SIZE;	/* mean, m2, min, max, exp of 2 dims */
 	SvcError	err;
 
 	memcpy(copy, s, len);
@@ -309,8 +458,11 @@ expect_state_rejected(StateField field, const char *detail)
 		case SF_EMPTY_MEAN:
 			svc_store_f64(copy + stats, 1.0);
 			break;
+		case SF_EXP:
+			svc_store_u64(copy + stats + 64, 5);	/* column 0's exponent */
+			break;
 		case SF_ROW_NAN:
-			svc_store_f64(copy + stats + 64 + 8 * 2 * 7 + 8, NAN);
+			svc_store_f64(copy + stats + 80 + 8 * 2 * 7 + 8, NAN);
 			break;
 	}
 	memset(&err, 0, sizeof(err));
@@ -337,12 +489,15 @@ test_check_names_each_damage(void)
 	expect_state_rejected(SF_MIN_ABOVE_MAX, "minimum and maximum are inconsistent");
 	expect_state_rejected(SF_EMPTY_MEAN, "empty state are not empty");
 	expect_state_rejected(SF_ROW_NAN, "sampled row is not finite");
+	expect_state_rejected(SF_EXP, "scale of the statistics does not match");
 }
 
 int
 main(void)
 {
+	test_sample_offset();
 	test_fill_and_stats();
+	test_extreme_magnitudes();
 	test_reservoir_bounded_and_uniform();
 	test_merge();
 	test_check_rejects_damage();
