@@ -162,6 +162,27 @@ FROM (SELECT features, cluster FROM cvi_grid
 SELECT svc_cvi_agg(ARRAY[x, 'Infinity'], cluster) FROM cvi_line;
 SELECT svc_cvi_agg(ARRAY[x, NULL], cluster) FROM cvi_line;
 
+-- The state is an ordinary value: it prints as \x and hex, reads back
+-- checked, and a damaged one is refused.
+CREATE TEMP TABLE cvi_states AS
+SELECT svc_cvi_agg_state(f, c) AS s
+FROM (VALUES (ARRAY[1, 2]::float8[], 3), (ARRAY[4, 5], NULL)) v (f, c);
+SELECT left(s::text, 10) AS signature, length(s::text) AS text_length FROM cvi_states;
+SELECT s::text::svc_cvi_state::text = s::text AS text_round_trip FROM cvi_states;
+-- the final function of the stored state is the aggregate's answer
+SELECT svc_cvi_agg_final(s) = (SELECT svc_cvi_agg(features, cluster) FROM cvi_grid) AS in_steps
+FROM (SELECT svc_cvi_agg_state(features, cluster) AS s FROM cvi_grid) t;
+SELECT svc_cvi_agg_final_class(s) = (SELECT svc_cvi_agg(features, cluster, class) FROM cvi_grid) AS in_steps
+FROM (SELECT svc_cvi_agg_state(features, cluster, class) AS s FROM cvi_grid) t;
+SELECT svc_cvi_agg_final(s) FROM cvi_states;
+SELECT '\x00'::svc_cvi_state;
+SELECT 'abc'::svc_cvi_state;
+SELECT overlay(s::text placing 'ff' from 3)::svc_cvi_state FROM cvi_states;
+SELECT (left(s::text, length(s::text) - 2))::svc_cvi_state FROM cvi_states;
+-- a value that is not finite, smuggled into a row
+SELECT overlay(s::text placing '000000000000f07f' from 3 + 2 * 48)::svc_cvi_state FROM cvi_states;
+DROP TABLE cvi_states;
+
 -- A long computation stops at statement_timeout (the core's loops check
 -- for interrupts).
 SET statement_timeout = '200ms';

@@ -45,3 +45,34 @@ WHERE pp.id % 10 = 0;
 SET max_parallel_workers_per_gather = 2;
 SELECT g, (svc_model_info(svc_train(f))->>'rows_seen')::int AS rows_seen
 FROM pp GROUP BY g ORDER BY g;
+
+-- svc_cvi_agg combines its workers' states and gives the serial answer,
+-- bit for bit, also past its exact limit of 20000 rows (where silhouette
+-- and compactness are estimated on a sample that must not depend on how
+-- the rows were split)
+CREATE TABLE pp_cvi AS
+SELECT f, svc_predict(ser.model, f) AS cluster, g FROM pp, ser
+UNION ALL SELECT f, NULL, g FROM pp WHERE id % 50 = 0
+UNION ALL SELECT ARRAY[f[2], f[1]], 1, NULL FROM pp WHERE id % 7 = 0;
+ANALYZE pp_cvi;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_leader_participation = off;
+EXPLAIN (COSTS OFF) SELECT svc_cvi_agg(f, cluster, g) FROM pp_cvi;
+CREATE TABLE cvi_par AS
+SELECT svc_cvi_agg(f, cluster, g) AS with_class, svc_cvi_agg(f, cluster) AS without
+FROM pp_cvi;
+RESET parallel_leader_participation;
+SET max_parallel_workers_per_gather = 0;
+CREATE TABLE cvi_ser AS
+SELECT svc_cvi_agg(f, cluster, g) AS with_class, svc_cvi_agg(f, cluster) AS without
+FROM pp_cvi;
+SELECT cvi_par.with_class = cvi_ser.with_class AS with_class_equal,
+       cvi_par.without = cvi_ser.without AS without_equal,
+       (cvi_ser.with_class->>'n_rows')::int AS n_rows,
+       (cvi_ser.with_class->>'silhouette')::float8 > 0.5 AS silhouette_high
+FROM cvi_par, cvi_ser;
+-- and svc_cvi, which reads the same rows through a query, agrees with both
+SELECT bool_and(c.value IS NOT DISTINCT FROM (s.with_class->>c.cvi)::float8) AS svc_cvi_equal
+FROM svc_cvi('SELECT f, cluster, g FROM pp_cvi') c, cvi_ser s;
+RESET max_parallel_workers_per_gather;
+DROP TABLE pp_cvi, cvi_par, cvi_ser;

@@ -1,5 +1,5 @@
--- Extension versions: 0.2.0 is 0.1.0 plus the upgrade script, every
--- object of the extension has a comment, and 0.1.0 updates to 0.2.0.
+-- Extension versions: 0.3.0 is 0.1.0 plus the upgrade scripts, every
+-- object of the extension has a comment, and 0.1.0 updates to 0.3.0.
 SELECT extversion FROM pg_extension WHERE extname = 'svclust';
 
 -- functions, aggregates and types of the extension without a comment
@@ -24,8 +24,9 @@ JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'svclust'
 WHERE d.deptype = 'e' AND p.pronargs > 0
   AND (p.proargnames IS NULL OR '' = ANY (p.proargnames))
   AND p.proname NOT IN ('svc_state_in', 'svc_state_out', 'svc_state_recv', 'svc_state_send',
+                        'svc_cvi_state_in', 'svc_cvi_state_out', 'svc_cvi_state_recv',
+                        'svc_cvi_state_send', 'svc_cvi_agg_combinefn',
                         'svc_train_combinefn')
-  AND p.proname NOT LIKE 'svc_cvi_agg_%'
 ORDER BY 1;
 
 -- from 0.1.0 by the upgrade script, in a database of its own (other

@@ -1,17 +1,22 @@
 /*
- * cvi.c - clustering validity indices in SQL: svc_cvi and svc_cvi_agg
+ * cvi.c - clustering validity indices in SQL: svc_cvi, svc_cvi_agg and its
+ * state type svc_cvi_state
  *
- * svc_cvi(query) reads (features, cluster [, class]) rows through a
- * read-only cursor in batches and keeps only what the indices need: the
+ * Both keep only what the indices need, in the state of cvi_state.h: the
  * features and cluster of each row that has a cluster (Davies-Bouldin,
  * compactness and silhouette need the rows themselves), and the (cluster,
- * class) pair of each row that has both.  svc_cvi_agg keeps the same for
- * each group.  The indices are computed by the core (src/core/cvi.c);
- * doc/cvi.md defines them and every NULL rule.
+ * class) pair of each row that has both.  svc_cvi(query) fills one state
+ * through a read-only cursor in batches; svc_cvi_agg fills one per group,
+ * in place, and merges the states of parallel workers or Citus nodes with
+ * its combine function.  The indices are computed by the core
+ * (src/core/cvi.c) on the rows in a canonical order, so the answer does
+ * not depend on how the rows arrived; doc/cvi.md defines them and every
+ * NULL rule.
  */
 #include "svclust.h"
 
 #include "cvi.h"
+#include "cvi_state.h"
 
 #include <math.h>
 
@@ -26,29 +31,17 @@
 #include "utils/memutils.h"
 
 PG_FUNCTION_INFO_V1(svc_cvi);
+PG_FUNCTION_INFO_V1(svc_cvi_state_in);
+PG_FUNCTION_INFO_V1(svc_cvi_state_out);
+PG_FUNCTION_INFO_V1(svc_cvi_state_recv);
+PG_FUNCTION_INFO_V1(svc_cvi_state_send);
 PG_FUNCTION_INFO_V1(svc_cvi_agg_transfn);
+PG_FUNCTION_INFO_V1(svc_cvi_agg_combinefn);
 PG_FUNCTION_INFO_V1(svc_cvi_agg_final);
 PG_FUNCTION_INFO_V1(svc_cvi_agg_final_class);
 
 /* Rows fetched from the cursor at a time. */
 #define CVI_BATCH 1000
-
-/* The rows kept for the indices; every array lives in cxt. */
-typedef struct CviRows
-{
-	MemoryContext cxt;
-	bool		has_class;
-	int32		dims;			/* 0 until the first row with features */
-	int64		n;				/* rows with a cluster */
-	int64		cap;
-	double	   *x;				/* [cap * dims] */
-	int32	   *cluster;		/* [cap] */
-	int64		n_unassigned;	/* rows with features but no cluster */
-	int64		n_lab;			/* rows with a cluster and a class */
-	int64		cap_lab;
-	int32	   *lab_cluster;	/* [cap_lab] */
-	int32	   *lab_class;		/* [cap_lab] */
-} CviRows;
 
 /* The column types of an svc_cvi query, checked once. */
 typedef struct CviColumns
@@ -64,105 +57,107 @@ typedef struct CviProgress
 	int64		row;
 } CviProgress;
 
-/* Start an empty set of rows whose arrays will live in cxt. */
+#define CVI_STATE_DATA(s)	((uint8_t *) VARDATA(s))
+#define CVI_STATE_LEN(s)	(VARSIZE(s) - VARHDRSZ)
+
+/* The most bytes a state holds: one varlena value. */
+#define CVI_STATE_MAX_BYTES (MaxAllocSize - VARHDRSZ)
+
+/* Raise an error unless a state from outside is well formed. */
 static void
-cvi_rows_init(CviRows *rows, MemoryContext cxt, bool has_class)
+cvi_state_check(const bytea *s)
 {
-	memset(rows, 0, sizeof(*rows));
-	rows->cxt = cxt;
-	rows->has_class = has_class;
+	SvcError	err;
+
+	if (svc_cvi_state_check((const uint8_t *) VARDATA(s), CVI_STATE_LEN(s), &err) != SVC_OK)
+		svc_report(&err);
 }
 
-/* Grow an array of elem-byte elements to hold at least need of them. */
-static void *
-cvi_grow(MemoryContext cxt, void *ptr, int64 need, Size elem)
+/* An empty state (no rows, no dims) in cxt. */
+static bytea *
+cvi_state_new(MemoryContext cxt, bool has_class)
 {
-	if ((Size) need > MaxAllocHugeSize / elem)
-		ereport(ERROR,
-				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				errmsg("too many rows for the clustering validity indices"));
-	if (ptr == NULL)
-		return MemoryContextAllocHuge(cxt, (Size) need * elem);
-	return repalloc_huge(ptr, (Size) need * elem);
-}
+	bytea	   *s = MemoryContextAlloc(cxt, VARHDRSZ + SVC_CVI_STATE_HEADER_SIZE);
 
-/* The next capacity for cap, at least need: doubling, from 1024. */
-static int64
-cvi_next_cap(int64 cap, int64 need)
-{
-	int64		next = cap > 0 ? cap : 1024;
-
-	while (next < need)
-		next *= 2;
-	return next;
+	SET_VARSIZE(s, VARHDRSZ + SVC_CVI_STATE_HEADER_SIZE);
+	svc_cvi_state_init(CVI_STATE_DATA(s), has_class);
+	return s;
 }
 
 /*
- * Keep one row.  x (dims values, already checked finite) may be NULL for a
- * row whose features are NULL: it is skipped.  A row without a cluster
- * only counts as unassigned; a row without a class is left out of the
- * class-based indices.
+ * A copy of s in cxt with room for need rows of dims features (s's own
+ * dims, or the first row's when s has none).  The rows must fit in one
+ * value: past 1 GB the error says how to get the indices anyway.
  */
-static void
-cvi_rows_add(CviRows *rows, const double *x, int dims, bool cluster_null,
-			 int32 cluster, bool class_null, int32 klass)
+static bytea *
+cvi_state_grow(MemoryContext cxt, const bytea *s, int32 dims, int64 need)
 {
-	if (x == NULL)
-		return;
-	if (rows->dims == 0)
-		rows->dims = dims;
-	else
-		svc_check_dims(rows->dims, dims);
-	if (cluster_null)
-	{
-		rows->n_unassigned++;
-		return;
-	}
-	if (rows->n == rows->cap)
-	{
-		int64		cap = cvi_next_cap(rows->cap, rows->n + 1);
+	const uint8_t *data = (const uint8_t *) VARDATA(s);
+	bool		has_class = svc_cvi_state_has_class(data);
+	int64		capacity = svc_cvi_state_next_capacity(svc_cvi_state_capacity(data), need);
+	size_t		len = svc_cvi_state_size(dims, capacity, has_class, CVI_STATE_MAX_BYTES);
+	bytea	   *grown;
 
-		rows->x = cvi_grow(rows->cxt, rows->x, cap, sizeof(double) * rows->dims);
-		rows->cluster = cvi_grow(rows->cxt, rows->cluster, cap, sizeof(int32));
-		rows->cap = cap;
-	}
-	memcpy(rows->x + rows->n * rows->dims, x, sizeof(double) * rows->dims);
-	rows->cluster[rows->n++] = cluster;
-
-	if (!rows->has_class || class_null)
-		return;
-	if (rows->n_lab == rows->cap_lab)
+	/* near the bound, take just what is needed rather than double */
+	if (len == 0)
 	{
-		int64		cap = cvi_next_cap(rows->cap_lab, rows->n_lab + 1);
-
-		rows->lab_cluster = cvi_grow(rows->cxt, rows->lab_cluster, cap, sizeof(int32));
-		rows->lab_class = cvi_grow(rows->cxt, rows->lab_class, cap, sizeof(int32));
-		rows->cap_lab = cap;
+		capacity = need;
+		len = svc_cvi_state_size(dims, capacity, has_class, CVI_STATE_MAX_BYTES);
 	}
-	rows->lab_cluster[rows->n_lab] = cluster;
-	rows->lab_class[rows->n_lab++] = klass;
+	if (len == 0)
+		ereport(ERROR,
+				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				errmsg("too many rows for the clustering validity indices"),
+				errdetail("%lld rows of %d features do not fit in 1 GB.",
+						  (long long) need, dims),
+				errhint("Compute the indices on a sample of the rows, for example with TABLESAMPLE."));
+	grown = MemoryContextAlloc(cxt, VARHDRSZ + len);
+	SET_VARSIZE(grown, VARHDRSZ + len);
+	svc_cvi_state_copy(data, CVI_STATE_DATA(grown), dims, capacity);
+	return grown;
 }
 
-/* Compute the indices of the kept rows, in CurrentMemoryContext. */
+/*
+ * Add one row to the state s and return it, or a grown copy made in cxt
+ * (the caller frees s if it owns it).  x (dims values, already checked
+ * finite) may be NULL for a row whose features are NULL: it is skipped.
+ * A row without a cluster only counts as unassigned; a row without a
+ * class is left out of the class-based indices.
+ */
+static bytea *
+cvi_state_add(MemoryContext cxt, bytea *s, const double *x, int dims,
+			  bool cluster_null, int32 cluster, bool class_null, int32 klass)
+{
+	int32		state_dims = svc_cvi_state_dims(CVI_STATE_DATA(s));
+
+	if (x == NULL)
+		return s;
+	if (state_dims > 0)
+		svc_check_dims(state_dims, dims);
+	if (!svc_cvi_state_add(CVI_STATE_DATA(s), x, dims, !cluster_null, cluster,
+						   !class_null, klass))
+	{
+		s = cvi_state_grow(cxt, s, dims, svc_cvi_state_rows(CVI_STATE_DATA(s)) + 1);
+		if (!svc_cvi_state_add(CVI_STATE_DATA(s), x, dims, !cluster_null, cluster,
+							   !class_null, klass))
+			elog(ERROR, "svc_cvi_state has no room after growing");
+	}
+	return s;
+}
+
+/* Compute the indices of a state, in CurrentMemoryContext. */
 static void
-cvi_rows_compute(const CviRows *rows, SvcCviResult *result)
+cvi_state_compute(const bytea *s, SvcCviResult *result)
 {
 	SvcCviInput in;
 	SvcError	err;
 
-	memset(&in, 0, sizeof(in));
-	in.n = rows->n;
-	in.dims = rows->dims;
-	in.x = rows->x;
-	in.cluster = rows->cluster;
-	in.n_unassigned = rows->n_unassigned;
-	in.has_class = rows->has_class;
-	in.n_labelled = rows->n_lab;
-	in.lab_cluster = rows->lab_cluster;
-	in.lab_class = rows->lab_class;
+	if (svc_cvi_state_input(&svc_pg_env, (const uint8_t *) VARDATA(s), &in, &err) != SVC_OK)
+		svc_report(&err);
 	in.limit = SVC_CVI_EXACT_LIMIT;
 	if (svc_cvi_compute(&svc_pg_env, &in, result, &err) != SVC_OK)
 		svc_report(&err);
+	svc_cvi_state_input_free(&svc_pg_env, &in);
 }
 
 /* Check the query's columns: (numeric array, integer [, integer]). */
@@ -198,10 +193,10 @@ cvi_id(Datum d, Oid type, const char *what)
 	return (int32) v;
 }
 
-/* Add one row of the svc_cvi query to rows. */
+/* Add one row of the svc_cvi query to the state *s, made in cxt. */
 static void
-cvi_add_tuple(CviRows *rows, const CviColumns *cols, HeapTuple tuple,
-			  TupleDesc desc)
+cvi_add_tuple(MemoryContext cxt, bytea **s, const CviColumns *cols,
+			  HeapTuple tuple, TupleDesc desc)
 {
 	bool		fnull,
 				cnull,
@@ -211,14 +206,21 @@ cvi_add_tuple(CviRows *rows, const CviColumns *cols, HeapTuple tuple,
 	Datum		kd = 0;
 	const double *x = NULL;
 	int			dims = 0;
+	bytea	   *added;
 
 	if (cols->natts == 3)
 		kd = SPI_getbinval(tuple, desc, 3, &knull);
 	if (!fnull)
 		x = svc_check_features(svc_to_float8_array(DatumGetArrayTypeP(fd)), 0,
 							   &dims, "features");
-	cvi_rows_add(rows, x, dims, cnull, cnull ? 0 : cvi_id(cd, cols->cluster_type, "cluster"),
-				 knull, knull ? 0 : cvi_id(kd, cols->class_type, "class"));
+	added = cvi_state_add(cxt, *s, x, dims,
+						  cnull, cnull ? 0 : cvi_id(cd, cols->cluster_type, "cluster"),
+						  knull, knull ? 0 : cvi_id(kd, cols->class_type, "class"));
+	if (added != *s)
+	{
+		pfree(*s);
+		*s = added;
+	}
 }
 
 /* CONTEXT line of an error raised while svc_cvi reads its query. */
@@ -230,9 +232,9 @@ cvi_error_context(void *arg)
 	errcontext("svc_cvi reading row %lld of its query", (long long) p->row);
 }
 
-/* Run the query and keep its rows in rows (whose context outlives SPI). */
-static void
-cvi_read_query(const char *sql, CviRows *rows)
+/* Run the query and return the state of its rows, made in cxt. */
+static bytea *
+cvi_read_query(const char *sql, MemoryContext cxt)
 {
 	MemoryContext batchctx = AllocSetContextCreate(CurrentMemoryContext,
 												   "svc_cvi batch",
@@ -241,12 +243,13 @@ cvi_read_query(const char *sql, CviRows *rows)
 	CviProgress progress = {0};
 	CviColumns	cols;
 	Portal		portal;
+	bytea	   *s;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	portal = svc_open_query(sql, "svc_cvi", "(features, cluster [, class])");
 	cvi_check_columns(portal->tupDesc, &cols);
-	rows->has_class = cols.natts == 3;
+	s = cvi_state_new(cxt, cols.natts == 3);
 
 	errctx.callback = cvi_error_context;
 	errctx.arg = &progress;
@@ -267,7 +270,7 @@ cvi_read_query(const char *sql, CviRows *rows)
 		for (uint64 i = 0; i < SPI_processed; i++)
 		{
 			progress.row++;
-			cvi_add_tuple(rows, &cols, tt->vals[i], tt->tupdesc);
+			cvi_add_tuple(cxt, &s, &cols, tt->vals[i], tt->tupdesc);
 		}
 		MemoryContextSwitchTo(old);
 		error_context_stack = errctx.previous;
@@ -277,6 +280,7 @@ cvi_read_query(const char *sql, CviRows *rows)
 	SPI_cursor_close(portal);
 	SPI_finish();
 	MemoryContextDelete(batchctx);
+	return s;
 }
 
 /*
@@ -291,20 +295,21 @@ svc_cvi(PG_FUNCTION_ARGS)
 	char	   *sql = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	MemoryContext rowsctx;
 	MemoryContext old;
-	CviRows		rows;
+	bytea	   *s;
+	bool		has_class;
 	SvcCviResult result;
 
 	InitMaterializedSRF(fcinfo, 0);
 	rowsctx = AllocSetContextCreate(CurrentMemoryContext, "svc_cvi rows",
 									ALLOCSET_DEFAULT_SIZES);
-	cvi_rows_init(&rows, rowsctx, false);
-	cvi_read_query(sql, &rows);
+	s = cvi_read_query(sql, rowsctx);
+	has_class = svc_cvi_state_has_class(CVI_STATE_DATA(s));
 
 	old = MemoryContextSwitchTo(rowsctx);
-	cvi_rows_compute(&rows, &result);
+	cvi_state_compute(s, &result);
 	MemoryContextSwitchTo(old);
 
-	for (int i = 0; i < svc_cvi_count(rows.has_class); i++)
+	for (int i = 0; i < svc_cvi_count(has_class); i++)
 	{
 		Datum		values[2];
 		bool		nulls[2] = {false, !result.defined[i]};
@@ -317,26 +322,55 @@ svc_cvi(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+Datum
+svc_cvi_state_in(PG_FUNCTION_ARGS)
+{
+	bytea	   *s = svc_varlena_from_hex(PG_GETARG_CSTRING(0), "svc_cvi_state");
+
+	cvi_state_check(s);
+	PG_RETURN_POINTER(s);
+}
+
+Datum
+svc_cvi_state_out(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_CSTRING(svc_varlena_to_hex(PG_GETARG_BYTEA_PP(0)));
+}
+
+Datum
+svc_cvi_state_recv(PG_FUNCTION_ARGS)
+{
+	bytea	   *s = svc_varlena_recv((StringInfo) PG_GETARG_POINTER(0));
+
+	cvi_state_check(s);
+	PG_RETURN_POINTER(s);
+}
+
+Datum
+svc_cvi_state_send(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BYTEA_P(svc_varlena_send(PG_GETARG_BYTEA_PP(0)));
+}
+
 /*
- * Transition function of svc_cvi_agg(features, cluster [, class]): keeps
- * the row in the group's state.  Not strict: NULLs have meanings.
+ * Transition function of svc_cvi_agg(features, cluster [, class]): adds the
+ * row to the group's state in place (a grown state is made in the calling
+ * context, and the executor copies it into the aggregate's).  Not strict:
+ * NULLs have meanings.
  */
 Datum
 svc_cvi_agg_transfn(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggcxt;
-	CviRows    *rows;
+	bytea	   *s;
 	bool		has_class = PG_NARGS() > 3;
 
 	if (!AggCheckCallContext(fcinfo, &aggcxt))
 		elog(ERROR, "svc_cvi_agg_transfn called in non-aggregate context");
 	if (PG_ARGISNULL(0))
-	{
-		rows = MemoryContextAlloc(aggcxt, sizeof(CviRows));
-		cvi_rows_init(rows, aggcxt, has_class);
-	}
+		s = cvi_state_new(CurrentMemoryContext, has_class);
 	else
-		rows = (CviRows *) PG_GETARG_POINTER(0);
+		s = (bytea *) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
 
 	if (!PG_ARGISNULL(1))
 	{
@@ -345,11 +379,58 @@ svc_cvi_agg_transfn(PG_FUNCTION_ARGS)
 											 "features");
 		bool		knull = !has_class || PG_ARGISNULL(3);
 
-		cvi_rows_add(rows, x, dims, PG_ARGISNULL(2),
-					 PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2),
-					 knull, knull ? 0 : PG_GETARG_INT32(3));
+		s = cvi_state_add(CurrentMemoryContext, s, x, dims, PG_ARGISNULL(2),
+						  PG_ARGISNULL(2) ? 0 : PG_GETARG_INT32(2),
+						  knull, knull ? 0 : PG_GETARG_INT32(3));
 	}
-	PG_RETURN_POINTER(rows);
+	PG_RETURN_POINTER(s);
+}
+
+/*
+ * Combine function of svc_cvi_agg: appends the second state's rows to the
+ * first.  Rows are only appended, never dropped, so the merged state of
+ * any split of the rows holds the same rows as the serial one, and the
+ * final function sorts them.
+ */
+Datum
+svc_cvi_agg_combinefn(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcxt;
+	bytea	   *a;
+	bytea	   *b;
+	int32		dims_a,
+				dims_b;
+	int64		need;
+	SvcError	err;
+
+	if (!AggCheckCallContext(fcinfo, &aggcxt))
+		elog(ERROR, "svc_cvi_agg_combinefn called in non-aggregate context");
+	if (PG_ARGISNULL(1))
+	{
+		if (PG_ARGISNULL(0))
+			PG_RETURN_NULL();
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+	}
+	b = (bytea *) PG_DETOAST_DATUM(PG_GETARG_DATUM(1));
+	cvi_state_check(b);
+	if (PG_ARGISNULL(0))
+	{
+		bytea	   *copy = palloc(VARSIZE(b));
+
+		memcpy(copy, b, VARSIZE(b));
+		PG_RETURN_POINTER(copy);
+	}
+	a = (bytea *) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
+	dims_a = svc_cvi_state_dims(CVI_STATE_DATA(a));
+	dims_b = svc_cvi_state_dims(CVI_STATE_DATA(b));
+	if (dims_a > 0 && dims_b > 0)
+		svc_check_dims(dims_a, dims_b);
+	need = svc_cvi_state_rows(CVI_STATE_DATA(a)) + svc_cvi_state_rows(CVI_STATE_DATA(b));
+	if (need > svc_cvi_state_capacity(CVI_STATE_DATA(a)))
+		a = cvi_state_grow(CurrentMemoryContext, a, dims_a > 0 ? dims_a : dims_b, need);
+	if (svc_cvi_state_merge(CVI_STATE_DATA(a), CVI_STATE_DATA(b), &err) != SVC_OK)
+		svc_report(&err);
+	PG_RETURN_POINTER(a);
 }
 
 /* Append "key": value to a JSON object under construction. */
@@ -377,19 +458,19 @@ cvi_json_value(StringInfo buf, const char *key, bool defined, double v,
 static Datum
 cvi_agg_result(FunctionCallInfo fcinfo, bool has_class)
 {
-	CviRows		empty;
-	CviRows    *rows;
+	bytea	   *s;
 	SvcCviResult result;
 	StringInfoData buf;
 
+	/* read only: the state may go on to take more rows (a window) */
 	if (PG_ARGISNULL(0))
-	{
-		cvi_rows_init(&empty, CurrentMemoryContext, has_class);
-		rows = &empty;
-	}
+		s = cvi_state_new(CurrentMemoryContext, has_class);
 	else
-		rows = (CviRows *) PG_GETARG_POINTER(0);
-	cvi_rows_compute(rows, &result);
+	{
+		s = (bytea *) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
+		cvi_state_check(s);
+	}
+	cvi_state_compute(s, &result);
 
 	initStringInfo(&buf);
 	appendStringInfoChar(&buf, '{');

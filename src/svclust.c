@@ -11,6 +11,7 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "libpq/pqformat.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "utils/plancache.h"
@@ -108,6 +109,66 @@ svc_check_dims(int expected_dims, int dims)
 		ereport(ERROR,
 				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
 				errmsg("expected %d dimensions, not %d", expected_dims, dims));
+}
+
+bytea *
+svc_varlena_from_hex(const char *str, const char *type_name)
+{
+	size_t		slen = strlen(str);
+	size_t		len;
+	bytea	   *s;
+
+	if (slen < 2 || str[0] != '\\' || str[1] != 'x' || (slen - 2) % 2 != 0)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				errmsg("invalid input syntax for type %s", type_name),
+				errdetail("A state is written as \\x followed by an even number of hex digits."));
+	len = (slen - 2) / 2;
+	if (len > MaxAllocSize - VARHDRSZ)
+		ereport(ERROR,
+				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				errmsg("%s value is too large", type_name));
+	s = (bytea *) palloc(len + VARHDRSZ);
+	SET_VARSIZE(s, len + VARHDRSZ);
+	if (hex_decode(str + 2, slen - 2, VARDATA(s)) != len)
+		ereport(ERROR,
+				errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				errmsg("invalid input syntax for type %s", type_name));
+	return s;
+}
+
+char *
+svc_varlena_to_hex(const bytea *value)
+{
+	size_t		len = VARSIZE_ANY_EXHDR(value);
+	char	   *out = palloc(2 + 2 * len + 1);
+
+	out[0] = '\\';
+	out[1] = 'x';
+	hex_encode(VARDATA_ANY(value), len, out + 2);
+	out[2 + 2 * len] = '\0';
+	return out;
+}
+
+bytea *
+svc_varlena_recv(StringInfo buf)
+{
+	int			len = buf->len - buf->cursor;
+	bytea	   *s = (bytea *) palloc(len + VARHDRSZ);
+
+	SET_VARSIZE(s, len + VARHDRSZ);
+	pq_copymsgbytes(buf, VARDATA(s), len);
+	return s;
+}
+
+bytea *
+svc_varlena_send(const bytea *value)
+{
+	StringInfoData buf;
+
+	pq_begintypsend(&buf);
+	pq_sendbytes(&buf, VARDATA_ANY(value), VARSIZE_ANY_EXHDR(value));
+	return pq_endtypsend(&buf);
 }
 
 const double *

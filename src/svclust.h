@@ -10,6 +10,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "lib/stringinfo.h"
 #include "utils/array.h"
 #include "utils/portal.h"
 
@@ -45,6 +46,17 @@ void		svc_check_dims(int expected_dims, int dims);
 
 const double *svc_check_features(ArrayType *arr, int expected_dims, int *dims,
 								 const char *what);
+
+/*
+ * The text and binary forms of svclust's state types (svc_state,
+ * svc_cvi_state), which are opaque byte strings: \x followed by hex, as
+ * bytea prints, and the bytes as they are.  The caller validates the
+ * bytes returned.  type_name goes into the syntax error.
+ */
+bytea	   *svc_varlena_from_hex(const char *str, const char *type_name);
+char	   *svc_varlena_to_hex(const bytea *value);
+bytea	   *svc_varlena_recv(StringInfo buf);
+bytea	   *svc_varlena_send(const bytea *value);
 
 /*
  * Feature arrays a query may return: double precision, real, numeric,

@@ -119,27 +119,8 @@ new_state(int32 dims, int64 capacity)
 Datum
 svc_state_in(PG_FUNCTION_ARGS)
 {
-	char	   *str = PG_GETARG_CSTRING(0);
-	size_t		slen = strlen(str);
-	bytea	   *s;
-	size_t		len;
+	bytea	   *s = svc_varlena_from_hex(PG_GETARG_CSTRING(0), "svc_state");
 
-	if (slen < 2 || str[0] != '\\' || str[1] != 'x' || (slen - 2) % 2 != 0)
-		ereport(ERROR,
-				errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-				errmsg("invalid input syntax for type svc_state"),
-				errdetail("A state is written as \\x followed by an even number of hex digits."));
-	len = (slen - 2) / 2;
-	if (len > MaxAllocSize - VARHDRSZ)
-		ereport(ERROR,
-				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				errmsg("svc_state value is too large"));
-	s = (bytea *) palloc(len + VARHDRSZ);
-	SET_VARSIZE(s, len + VARHDRSZ);
-	if (hex_decode(str + 2, slen - 2, VARDATA(s)) != len)
-		ereport(ERROR,
-				errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-				errmsg("invalid input syntax for type svc_state"));
 	check_state(s);
 	PG_RETURN_POINTER(s);
 }
@@ -147,26 +128,14 @@ svc_state_in(PG_FUNCTION_ARGS)
 Datum
 svc_state_out(PG_FUNCTION_ARGS)
 {
-	bytea	   *s = PG_GETARG_BYTEA_PP(0);
-	size_t		len = VARSIZE_ANY_EXHDR(s);
-	char	   *out = palloc(2 + 2 * len + 1);
-
-	out[0] = '\\';
-	out[1] = 'x';
-	hex_encode(VARDATA_ANY(s), len, out + 2);
-	out[2 + 2 * len] = '\0';
-	PG_RETURN_CSTRING(out);
+	PG_RETURN_CSTRING(svc_varlena_to_hex(PG_GETARG_BYTEA_PP(0)));
 }
 
 Datum
 svc_state_recv(PG_FUNCTION_ARGS)
 {
-	StringInfo	buf = (StringInfo) PG_GETARG_POINTER(0);
-	int			len = buf->len - buf->cursor;
-	bytea	   *s = (bytea *) palloc(len + VARHDRSZ);
+	bytea	   *s = svc_varlena_recv((StringInfo) PG_GETARG_POINTER(0));
 
-	SET_VARSIZE(s, len + VARHDRSZ);
-	pq_copymsgbytes(buf, VARDATA(s), len);
 	check_state(s);
 	PG_RETURN_POINTER(s);
 }
@@ -174,12 +143,7 @@ svc_state_recv(PG_FUNCTION_ARGS)
 Datum
 svc_state_send(PG_FUNCTION_ARGS)
 {
-	bytea	   *s = PG_GETARG_BYTEA_PP(0);
-	StringInfoData buf;
-
-	pq_begintypsend(&buf);
-	pq_sendbytes(&buf, VARDATA_ANY(s), VARSIZE_ANY_EXHDR(s));
-	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
+	PG_RETURN_BYTEA_P(svc_varlena_send(PG_GETARG_BYTEA_PP(0)));
 }
 
 static uint32
