@@ -5,6 +5,28 @@
 
 #include <string.h>
 
+SvcStatus
+svc_corrupt(SvcError *err, const char *what, const char *detail)
+{
+	svc_fail(err, SVC_ERR_CORRUPT, "invalid %s", what);
+	svc_error_detail(err, "%s", detail);
+	return SVC_ERR_CORRUPT;
+}
+
+SvcStatus
+svc_check_signature(const uint8_t *buf, size_t len, size_t header_size,
+					const char *magic, uint16_t version, const char *what,
+					SvcError *err)
+{
+	if (len < header_size || len < 6)
+		return svc_corrupt(err, what, "The value is too short.");
+	if (memcmp(buf, magic, 4) != 0)
+		return svc_corrupt(err, what, "The value does not start with the state signature.");
+	if (buf[4] != (uint8_t) version || buf[5] != (uint8_t) (version >> 8))
+		return svc_corrupt(err, what, "The state version is not supported.");
+	return SVC_OK;
+}
+
 void
 svc_reader_init(SvcReader *r, const uint8_t *data, size_t len)
 {

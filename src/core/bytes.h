@@ -107,6 +107,18 @@ svc_store_f64(uint8_t *p, double v)
 	svc_store_u64(p, bits);
 }
 
+/*
+ * The first checks of a stored state: at least header_size bytes, the
+ * 4-byte magic, then a u16 version.  On failure err is SVC_ERR_CORRUPT
+ * "invalid <what>" with a detail saying which check failed.
+ */
+SvcStatus	svc_check_signature(const uint8_t *buf, size_t len, size_t header_size,
+								const char *magic, uint16_t version,
+								const char *what, SvcError *err);
+
+/* SVC_ERR_CORRUPT "invalid <what>" with the detail. */
+SvcStatus	svc_corrupt(SvcError *err, const char *what, const char *detail);
+
 /* CRC-32C (Castagnoli) of a buffer, for the model's self-check. */
 uint32_t	svc_crc32c(const uint8_t *data, size_t len);
 

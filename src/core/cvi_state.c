@@ -106,9 +106,7 @@ svc_cvi_state_rows(const uint8_t *buf)
 static SvcStatus
 bad_state(SvcError *err, const char *detail)
 {
-	svc_fail(err, SVC_ERR_CORRUPT, "invalid svc_cvi_state value");
-	svc_error_detail(err, "%s", detail);
-	return SVC_ERR_CORRUPT;
+	return svc_corrupt(err, "svc_cvi_state value", detail);
 }
 
 SvcStatus
@@ -122,12 +120,9 @@ svc_cvi_state_check(const uint8_t *buf, size_t len, SvcError *err)
 	bool		has_class;
 	Layout		l;
 
-	if (len < SVC_CVI_STATE_HEADER_SIZE)
-		return bad_state(err, "The value is too short.");
-	if (memcmp(buf + OFF_MAGIC, SVC_CVI_STATE_MAGIC, 4) != 0)
-		return bad_state(err, "The value does not start with the state signature.");
-	if (buf[OFF_VERSION] != SVC_CVI_STATE_VERSION || buf[OFF_VERSION + 1] != 0)
-		return bad_state(err, "The state version is not supported.");
+	if (svc_check_signature(buf, len, SVC_CVI_STATE_HEADER_SIZE, SVC_CVI_STATE_MAGIC,
+							SVC_CVI_STATE_VERSION, "svc_cvi_state value", err) != SVC_OK)
+		return SVC_ERR_CORRUPT;
 	if ((buf[OFF_FLAGS] & ~FLAG_HAS_CLASS) != 0 || buf[OFF_FLAGS + 1] != 0 ||
 		svc_load_u32(buf + OFF_DIMS + 4) != 0)
 		return bad_state(err, "Reserved header bytes are not zero.");

@@ -194,9 +194,7 @@ svc_state_set_stream(uint8_t *buf, uint64_t stream)
 static SvcStatus
 bad_state(SvcError *err, const char *detail)
 {
-	svc_fail(err, SVC_ERR_CORRUPT, "invalid svclust training state");
-	svc_error_detail(err, "%s", detail);
-	return SVC_ERR_CORRUPT;
+	return svc_corrupt(err, "svclust training state", detail);
 }
 
 SvcStatus
@@ -209,12 +207,9 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 	SvcOptions	opt;
 	SvcError	opt_err;
 
-	if (len < SVC_STATE_HEADER_SIZE)
-		return bad_state(err, "The value is too short.");
-	if (memcmp(buf + OFF_MAGIC, SVC_STATE_MAGIC, 4) != 0)
-		return bad_state(err, "The value does not start with the state signature.");
-	if (buf[OFF_VERSION] != SVC_STATE_VERSION || buf[OFF_VERSION + 1] != 0)
-		return bad_state(err, "The state version is not supported.");
+	if (svc_check_signature(buf, len, SVC_STATE_HEADER_SIZE, SVC_STATE_MAGIC,
+							SVC_STATE_VERSION, "svclust training state", err) != SVC_OK)
+		return SVC_ERR_CORRUPT;
 	dims = (int32_t) svc_load_u32(buf + OFF_DIMS);
 	capacity = (int64_t) svc_load_u64(buf + OFF_CAPACITY);
 	kept = (int64_t) svc_load_u64(buf + OFF_KEPT);
