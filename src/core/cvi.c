@@ -513,10 +513,12 @@ svc_cvi_internal(const SvcEnv *env, int64_t n, int32_t dims, const double *x,
 				 SvcCviResult *r, SvcError *err)
 {
 	CviGroups	g;
-	size_t		cells;
+	size_t		cells = 0;
 	int64_t		rows;
 	double		v = 0.0;
 	bool		ok;
+	int			scale_exp;
+	double	   *scaled = NULL;
 
 	if (n < 0 || n_unassigned < 0 || limit < 0)
 		return svc_fail(err, SVC_ERR_INVALID_PARAMETER,
@@ -545,6 +547,28 @@ svc_cvi_internal(const SvcEnv *env, int64_t n, int32_t dims, const double *x,
 			return err->status;
 		}
 
+	/*
+	 * Distances between values past 2^400 would overflow (and below
+	 * 2^-400 underflow): compute on the rows divided by a power of two,
+	 * exactly, and scale compactness, the one index with a unit, back.
+	 */
+	{
+		double		maxabs = 0.0;
+
+		for (size_t i = 0; i < (size_t) n * (size_t) dims; i++)
+			maxabs = fmax(maxabs, fabs(x[i]));
+		scale_exp = svc_scale_exponent(maxabs);
+		if (scale_exp != 0)
+		{
+			scaled = svc_alloc(env, sizeof(double) * cells, err);
+			if (scaled == NULL)
+				return SVC_ERR_NOMEM;
+			for (size_t i = 0; i < cells; i++)
+				scaled[i] = ldexp(x[i], -scale_exp);
+			x = scaled;
+		}
+	}
+
 	rows = n + n_unassigned;
 	set_value(r, SVC_CVI_N_ROWS, (double) rows);
 	if (rows > 0)
@@ -554,12 +578,18 @@ svc_cvi_internal(const SvcEnv *env, int64_t n, int32_t dims, const double *x,
 		return SVC_OK;
 
 	if (groups_build(env, cluster, n, &g, err) != SVC_OK)
+	{
+		svc_free(env, scaled);
 		return err->status;
+	}
 	set_value(r, SVC_CVI_N_CLUSTERS, (double) g.k);
 
 	if (compactness(env, x, dims, n, &g, limit, &v, err) != SVC_OK)
 		goto fail;
-	set_value(r, SVC_CVI_COMPACTNESS, v);
+	/* undefined only if the true value is past the largest double */
+	v = ldexp(v, scale_exp);
+	if (isfinite(v))
+		set_value(r, SVC_CVI_COMPACTNESS, v);
 
 	if (g.k >= 2 && g.k <= n - 1)
 	{
@@ -574,10 +604,12 @@ svc_cvi_internal(const SvcEnv *env, int64_t n, int32_t dims, const double *x,
 		set_value(r, SVC_CVI_SILHOUETTE, v);
 
 	groups_free(env, &g);
+	svc_free(env, scaled);
 	return SVC_OK;
 
 fail:
 	groups_free(env, &g);
+	svc_free(env, scaled);
 	return err->status;
 }
 

@@ -160,7 +160,9 @@ svc_cvi_state_add(uint8_t *buf, const double *x, int32_t dims,
 		/* the dims a capacity-0 state takes cost no bytes */
 		if (svc_cvi_state_dims(buf) == 0)
 			svc_store_u32(buf + OFF_DIMS, (uint32_t) dims);
-		svc_store_u64(buf + OFF_UNASSIGNED, svc_load_u64(buf + OFF_UNASSIGNED) + 1);
+		/* 2^62 rows are out of reach; the bound keeps a state checkable */
+		if (svc_load_u64(buf + OFF_UNASSIGNED) < (uint64_t) SVC_MAX_SEEN)
+			svc_store_u64(buf + OFF_UNASSIGNED, svc_load_u64(buf + OFF_UNASSIGNED) + 1);
 		return true;
 	}
 	if (n >= svc_cvi_state_capacity(buf))
@@ -233,6 +235,8 @@ svc_cvi_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 						"cannot merge svc_cvi_state values with and without classes");
 	if (dims_a > 0 && dims_b > 0 && dims_a != dims_b)
 		return svc_fail(err, SVC_ERR_INTERNAL, "svc_cvi_state dimensions differ");
+	if (svc_load_u64(a + OFF_UNASSIGNED) + svc_load_u64(b + OFF_UNASSIGNED) > (uint64_t) SVC_MAX_SEEN)
+		return svc_fail(err, SVC_ERR_LIMIT, "too many rows for the clustering validity indices");
 	if (nb > 0 && (size_t) svc_cvi_state_capacity(a) - na < nb)
 		return svc_fail(err, SVC_ERR_INTERNAL, "svc_cvi_state has no room to merge");
 	if (nb > 0)

@@ -52,22 +52,6 @@ svc_state_size(int32_t dims, int64_t capacity)
 	return (size_t) total;
 }
 
-int
-svc_scale_exponent(double maxabs)
-{
-	/*
-	 * 0 over a wide range, so that ordinary data is not scaled at all;
-	 * outside it the exponent that brings the largest magnitude into
-	 * [0.5, 1).  It never decreases as maxabs grows, so a column's
-	 * exponent only ever rises.  Squares of values up to 2^400 and sums
-	 * of 2^62 of them stay finite; squares of values down to 2^-400 stay
-	 * normal.
-	 */
-	if (maxabs > 0x1p400 || (maxabs > 0 && maxabs < 0x1p-400))
-		return ilogb(maxabs) + 1;
-	return 0;
-}
-
 static int
 stat_exp(const uint8_t *buf, int32_t dims, int32_t j)
 {

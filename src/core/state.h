@@ -8,7 +8,7 @@
  * statistics of every row seen, and a reservoir of at most opt.sample
  * rows; its size is bounded by the options, never by the row count.
  * The running mean and m2 of a column are of its values times 2^-exp,
- * exp = svc_scale_exponent(largest magnitude seen), so that any finite
+ * exp = svc_scale_exponent(largest magnitude seen, svc_core.h), so that any finite
  * value trains; for ordinary data exp is 0 and nothing is scaled.
  *
  * Layout:
@@ -31,13 +31,6 @@
 
 /* Bytes of a state of dims columns and room for capacity rows; 0 on overflow. */
 size_t		svc_state_size(int32_t dims, int64_t capacity);
-
-/*
- * The power of two the statistics of a column whose largest magnitude is
- * maxabs are scaled by: 0 for maxabs in [2^-400, 2^400] (or 0), else the
- * exponent bringing maxabs into [0.5, 1).
- */
-int			svc_scale_exponent(double maxabs);
 
 /* Initialise an empty state in buf (of svc_state_size bytes). */
 void		svc_state_init(uint8_t *buf, int32_t dims, int64_t capacity,

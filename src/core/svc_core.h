@@ -110,6 +110,13 @@ void		svc_error_clear(SvcError *err);
 int			svc_first_nonfinite(const double *x, size_t n);
 
 /*
+ * The power of two by which values whose largest magnitude is maxabs are
+ * divided before their squares are summed: 0 for maxabs in [2^-400,
+ * 2^400] (or 0), else the exponent bringing maxabs into [0.5, 1).
+ */
+int			svc_scale_exponent(double maxabs);
+
+/*
  * Write v as the shortest of %.15g, %.16g and %.17g that reads back (strtod)
  * to v exactly: 0.4 as "0.4", not "0.40000000000000002".  buf holds
  * SVC_DOUBLE_TEXT_LEN bytes; returns buf.

@@ -18,6 +18,7 @@
 #include "model.h"
 #include "options.h"
 #include "state.h"
+#include "cvi_state.h"
 #include "model_codec.h"
 
 static const SvcEnv *env = &svc_env_malloc;
@@ -138,6 +139,49 @@ state_seed(const char *dir, const char *name, int64_t n, int32_t d,
 	free(x);
 }
 
+/* An svc_cvi_agg state of n rows of d features (every 7th without a
+ * cluster, every 5th without a class), grown as the transition function
+ * grows it. */
+static void
+cvi_state_seed(const char *dir, const char *name, int64_t n, int32_t d, bool has_class)
+{
+	double	   *x = blobs(n > 0 ? n : 1, d, 3, (uint64_t) n * 31 + (uint64_t) d);
+	size_t		len = SVC_CVI_STATE_HEADER_SIZE;
+	uint8_t    *s = malloc(len);
+	SvcError	err;
+
+	if (s == NULL)
+		die("out of memory", NULL);
+	svc_cvi_state_init(s, has_class);
+	for (int64_t i = 0; i < n; i++)
+	{
+		bool		has_cluster = i % 7 != 0;
+		int32_t		cluster = (int32_t) (i % 3) - 1;
+
+		if (!svc_cvi_state_add(s, x + i * d, d, has_cluster, cluster, i % 5 != 0, (int32_t) (i % 4)))
+		{
+			int64_t		cap = svc_cvi_state_next_capacity(svc_cvi_state_capacity(s),
+														  svc_cvi_state_rows(s) + 1);
+			uint8_t    *g;
+
+			len = svc_cvi_state_size(d, cap, has_class, SIZE_MAX);
+			g = malloc(len);
+			if (g == NULL)
+				die("out of memory", NULL);
+			svc_cvi_state_copy(s, g, d, cap);
+			free(s);
+			s = g;
+			if (!svc_cvi_state_add(s, x + i * d, d, has_cluster, cluster, i % 5 != 0, (int32_t) (i % 4)))
+				die("state did not grow", NULL);
+		}
+	}
+	if (svc_cvi_state_check(s, len, &err) != SVC_OK)
+		die(name, &err);
+	write_file(dir, "cvi_state", name, s, len);
+	free(s);
+	free(x);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -167,5 +211,9 @@ main(int argc, char **argv)
 	state_seed(dir, "one1d.bin", 1, 1, "{\"budget\": 3}");
 	state_seed(dir, "filling2d.bin", 20, 2, "{\"budget\": 10, \"max_iter\": 500}");
 	state_seed(dir, "full3d.bin", 40, 3, "{\"sample\": 8, \"budget\": 4, \"labeling\": \"paper\"}");
+	cvi_state_seed(dir, "empty.bin", 0, 2, true);
+	cvi_state_seed(dir, "class2d.bin", 40, 2, true);
+	cvi_state_seed(dir, "plain3d.bin", 20, 3, false);
+	cvi_state_seed(dir, "one1d.bin", 1, 1, true);
 	return 0;
 }

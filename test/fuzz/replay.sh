@@ -14,7 +14,7 @@ build=$here/build
 
 passed=0
 failed=0
-for t in model options state; do
+for t in model options state cvi_state; do
     if ! fuzz_build_target "$t" replay; then
         echo "replay_$t: build FAILED"
         failed=$((failed + 1))

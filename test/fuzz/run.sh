@@ -24,7 +24,7 @@ build=$here/build
 
 if [ "${1:-}" = "--seeds" ]; then
     fuzz_build_seeds || exit 1
-    mkdir -p "$here/corpus/model" "$here/corpus/state"
+    mkdir -p "$here/corpus/model" "$here/corpus/state" "$here/corpus/cvi_state"
     "$build/make_seeds" "$here/corpus"
     exit $?
 fi
@@ -32,13 +32,13 @@ fi
 secs=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(model options state)
+[ ${#targets[@]} -gt 0 ] || targets=(model options state cvi_state)
 
 fuzz_need_libfuzzer || exit 1
 
 # -max_len: a few models or states of a handful of rows and dimensions;
 # larger inputs only make each run slower, not the decoder's paths deeper.
-declare -A max_len=([model]=16384 [options]=1024 [state]=16384)
+declare -A max_len=([model]=16384 [options]=1024 [state]=16384 [cvi_state]=16384)
 
 status=0
 for t in "${targets[@]}"; do

@@ -490,9 +490,70 @@ test_names_follow_the_svc_cvi_order(void)
 	CHECK(svc_cvi_count(false) == 6 && svc_cvi_count(true) == 11, "counts");
 }
 
+/*
+ * Rows of any finite magnitude: the same rows times 2^600 (whose squared
+ * distances would overflow) and times 2^-600 (whose would underflow) give
+ * the same indices, compactness scaled by the same power of two, bit for
+ * bit (scaling by a power of two is exact).
+ */
+static void
+test_extreme_magnitudes_give_scaled_indices(void)
+{
+	enum
+	{
+		N = 60, D = 3
+	};
+	double		x[N * D],
+				big[N * D],
+				tiny[N * D];
+	int32_t		cl[N];
+	SvcCviInput in;
+	SvcCviResult r0,
+				rb,
+				rt;
+
+	for (int i = 0; i < N; i++)
+	{
+		cl[i] = i % 3;
+		for (int j = 0; j < D; j++)
+		{
+			x[i * D + j] = (i % 3) * 5.0 + sin(i * 1.7 + j) * (1 + j);
+			big[i * D + j] = ldexp(x[i * D + j], 600);
+			tiny[i * D + j] = ldexp(x[i * D + j], -600);
+		}
+	}
+	in = input(N, D, x, cl, NULL);
+	r0 = compute(&in);
+	in = input(N, D, big, cl, NULL);
+	rb = compute(&in);
+	in = input(N, D, tiny, cl, NULL);
+	rt = compute(&in);
+	for (int i = SVC_CVI_DAVIES_BOULDIN; i <= SVC_CVI_SILHOUETTE; i++)
+		CHECK(r0.defined[i] && rb.defined[i] && rt.defined[i] &&
+			  r0.value[i] == rb.value[i] && r0.value[i] == rt.value[i],
+			  "%s: %g, x 2^600 %g, x 2^-600 %g", svc_cvi_name(i), r0.value[i],
+			  rb.value[i], rt.value[i]);
+	CHECK(rb.defined[SVC_CVI_COMPACTNESS] &&
+		  rb.value[SVC_CVI_COMPACTNESS] == ldexp(r0.value[SVC_CVI_COMPACTNESS], 600) &&
+		  rt.value[SVC_CVI_COMPACTNESS] == ldexp(r0.value[SVC_CVI_COMPACTNESS], -600),
+		  "compactness scales with the rows: %g, %g, %g", r0.value[SVC_CVI_COMPACTNESS],
+		  rb.value[SVC_CVI_COMPACTNESS], rt.value[SVC_CVI_COMPACTNESS]);
+	/* rows near the largest double: compactness past it is undefined */
+	for (int i = 0; i < N * D; i++)
+		big[i] = x[i] > 0 ? 1.7e308 : -1.7e308;
+	in = input(N, D, big, cl, NULL);
+	rb = compute(&in);
+	CHECK(!rb.defined[SVC_CVI_COMPACTNESS] || isfinite(rb.value[SVC_CVI_COMPACTNESS]),
+		  "compactness is finite or undefined");
+	for (int i = 0; i < SVC_CVI_COUNT; i++)
+		CHECK(!rb.defined[i] || isfinite(rb.value[i]), "%s finite or undefined",
+			  svc_cvi_name(i));
+}
+
 int
 main(void)
 {
+	test_extreme_magnitudes_give_scaled_indices();
 	test_textbook_example_gives_known_purity_rand_ari_nmi();
 	test_line_example_gives_hand_computed_geometry();
 	test_sklearn_doc_examples_give_its_values();
