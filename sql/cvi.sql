@@ -162,6 +162,15 @@ FROM (SELECT features, cluster FROM cvi_grid
 SELECT svc_cvi_agg(ARRAY[x, 'Infinity'], cluster) FROM cvi_line;
 SELECT svc_cvi_agg(ARRAY[x, NULL], cluster) FROM cvi_line;
 
+-- Rows of any finite magnitude: times 2^1000 the indices are the same,
+-- compactness times 2^1000 (squared distances would overflow otherwise)
+SELECT a.cvi, a.value = CASE WHEN a.cvi = 'compactness' THEN b.value / power(2::float8, 1000)
+                             ELSE b.value END AS same
+FROM svc_cvi('SELECT features, cluster, class FROM cvi_grid') a
+JOIN svc_cvi($$SELECT ARRAY[features[1] * power(2::float8, 1000), features[2] * power(2::float8, 1000)],
+                      cluster, class FROM cvi_grid$$) b USING (cvi)
+WHERE a.cvi IN ('compactness', 'davies_bouldin', 'silhouette');
+
 -- The state is an ordinary value: it prints as \x and hex, reads back
 -- checked, and a damaged one is refused.
 CREATE TEMP TABLE cvi_states AS
