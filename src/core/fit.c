@@ -343,24 +343,28 @@ svc_fit_rows(const SvcEnv *env, const double *rows, int64_t n, int32_t dims,
 					ss = 0,
 					lo = HUGE_VAL,
 					hi = -HUGE_VAL;
+		int			e;
 
 		for (int64_t i = 0; i < n; i++)
 		{
 			double		v = rows[(size_t) i * dims + j];
 
-			s += v;
 			lo = v < lo ? v : lo;
 			hi = v > hi ? v : hi;
 		}
+		/* as the state does: any finite column, no square overflows */
+		e = svc_scale_exponent(fmax(fabs(lo), fabs(hi)));
+		for (int64_t i = 0; i < n; i++)
+			s += ldexp(rows[(size_t) i * dims + j], -e);
 		s /= (double) n;
 		for (int64_t i = 0; i < n; i++)
 		{
-			double		t = rows[(size_t) i * dims + j] - s;
+			double		t = ldexp(rows[(size_t) i * dims + j], -e) - s;
 
 			ss += t * t;
 		}
-		stats[j] = s;
-		stats[dims + j] = sqrt(ss / (double) n);
+		stats[j] = ldexp(s, e);
+		stats[dims + j] = ldexp(sqrt(ss / (double) n), e);
 		stats[2 * dims + j] = lo;
 		stats[3 * dims + j] = hi;
 	}

@@ -108,6 +108,50 @@ test_paper_threshold(void)
 	free(x);
 }
 
+/*
+ * Rows of any finite magnitude train: times 2^600 (whose squares overflow)
+ * or 2^-600 (whose squares underflow), the rows scale to the same values,
+ * so the model has the same support vectors and clusters.
+ */
+static void
+test_fit_rows_extreme_magnitudes(void)
+{
+	double	   *x = blobs(300, 2);
+	double	   *big = malloc(sizeof(double) * 600);
+	double	   *tiny = malloc(sizeof(double) * 600);
+	SvcOptions	opt;
+	SvcModel	m0,
+				mb,
+				mt;
+	SvcError	err;
+
+	for (int i = 0; i < 600; i++)
+	{
+		big[i] = ldexp(x[i], 600);
+		tiny[i] = ldexp(x[i], -600);
+	}
+	svc_options_default(&opt);
+	CHECK(svc_fit_rows(&svc_env_malloc, x, 300, 2, &opt, &m0, &err) == SVC_OK, "plain rows train");
+	CHECK(svc_fit_rows(&svc_env_malloc, big, 300, 2, &opt, &mb, &err) == SVC_OK,
+		  "rows times 2^600 train: %s", err.message);
+	CHECK(svc_fit_rows(&svc_env_malloc, tiny, 300, 2, &opt, &mt, &err) == SVC_OK,
+		  "rows times 2^-600 train: %s", err.message);
+	CHECK(mb.n_sv == m0.n_sv && mt.n_sv == m0.n_sv &&
+		  memcmp(mb.sv, m0.sv, sizeof(double) * 2 * (size_t) m0.n_sv) == 0 &&
+		  memcmp(mt.sv, m0.sv, sizeof(double) * 2 * (size_t) m0.n_sv) == 0,
+		  "the same scaled support vectors");
+	CHECK(mb.n_clusters == m0.n_clusters && mt.n_clusters == m0.n_clusters,
+		  "the same clusters: %d, %d, %d", m0.n_clusters, mb.n_clusters, mt.n_clusters);
+	CHECK(mb.shift[0] == ldexp(m0.shift[0], 600) && mt.mul[1] == ldexp(m0.mul[1], 600),
+		  "the scaling follows the rows");
+	svc_model_free(&svc_env_malloc, &m0);
+	svc_model_free(&svc_env_malloc, &mb);
+	svc_model_free(&svc_env_malloc, &mt);
+	free(x);
+	free(big);
+	free(tiny);
+}
+
 static void
 test_seed_reproduces_bytes(void)
 {
@@ -693,6 +737,7 @@ main(void)
 	test_solver_table();
 	test_strategies_keep_budget();
 	test_paper_threshold();
+	test_fit_rows_extreme_magnitudes();
 	test_seed_reproduces_bytes();
 	test_model_round_trip_and_damage();
 	test_degenerate_inputs();
