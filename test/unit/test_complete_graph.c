@@ -280,6 +280,29 @@ test_segment_points_and_fill(void)
 	svc_model_free(&svc_env_malloc, &m);
 }
 
+/* The pair scan calls the interrupt hook before its first test. */
+static void
+test_interrupt(void)
+{
+	SvcModel	m;
+	SvcError	err;
+	int32_t		lab[5];
+	double		lam[5];
+	UnitBudget	b = {0, 0};
+	SvcEnv		env = {.alloc = unit_counted_alloc, .release = unit_counted_free,
+		.interrupt = unit_stop_after, .realloc = unit_counted_realloc, .ctx = &b};
+
+	bumps_model(&m, 20);
+	for (int i = 0; i < 5; i++)
+		lam[i] = svc_model_decision_scaled(&m, bump_rows + i) + m.offset;
+	CHECK(svc_graph_label_rows(&env, &m, bump_rows, 5, lam, lab, NULL, &err) ==
+		  SVC_ERR_INTERRUPTED && b.live == 0, "interrupted pair scan: %ld blocks live", b.live);
+	b.left = 2;					/* one check in the scan (5 rows need no second), one in the fill */
+	CHECK(svc_graph_label_rows(&env, &m, bump_rows, 5, lam, lab, NULL, &err) == SVC_OK &&
+		  b.live == 0, "one check: %s", err.message);
+	svc_model_free(&svc_env_malloc, &m);
+}
+
 /* No row inside the domain: every row in one cluster. */
 static void
 test_no_node(void)
@@ -461,6 +484,7 @@ main(void)
 {
 	test_segment_points_and_fill();
 	test_no_node();
+	test_interrupt();
 	test_eq_parts();
 	test_row_cap();
 	test_trained_models();
