@@ -48,6 +48,19 @@ void		svc_put_raw(SvcWriter *w, const void *src, size_t n);
  * transition function goes through these for every value of every row:
  * on little-endian hosts they compile to plain moves.
  */
+static inline uint16_t
+svc_load_u16(const uint8_t *p)
+{
+	return (uint16_t) (p[0] | (p[1] << 8));
+}
+
+static inline void
+svc_store_u16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t) v;
+	p[1] = (uint8_t) (v >> 8);
+}
+
 static inline uint32_t
 svc_load_u32(const uint8_t *p)
 {

@@ -2,6 +2,7 @@
  * fit.c - from the aggregate's state to a trained, labelled model
  */
 #include "fit.h"
+#include "complete_graph.h"
 #include "label.h"
 #include "state.h"
 #include "solver.h"
@@ -16,6 +17,9 @@
 /* Tags xored into the seed: each draw has its own stream ("GAMMA", "LABEL"). */
 #define SVC_SEED_TAG_GAMMA	UINT64_C(0x47414D4D41)
 #define SVC_SEED_TAG_LABEL	UINT64_C(0x4C4142454C)
+
+_Static_assert(SVC_GRAPH_MAX_ROWS <= SVC_LABEL_ROWS,
+			   "the complete graph labels every row, never a subset");
 
 /* Scaling from the statistics of every row seen (not only the sample). */
 static void
@@ -175,6 +179,13 @@ fit_scaled(const SvcEnv *env, double *rows, int64_t n, SvcModel *m, SvcError *er
 	SvcStatus	st;
 	double		gamma = m->opt.gamma;
 
+	/* before the solver's work: the graph labels every row or refuses */
+	if (m->opt.labeling == SVC_LABELING_COMPLETE_GRAPH)
+	{
+		st = svc_graph_check_rows(n, err);
+		if (st != SVC_OK)
+			return st;
+	}
 	for (int64_t i = 0; i < n; i++)
 		svc_model_scale_row(m, rows + (size_t) i * m->dims, rows + (size_t) i * m->dims);
 

@@ -16,6 +16,7 @@
  */
 #include "label.h"
 #include "algorithm3.h"
+#include "complete_graph.h"
 #include "cut.h"
 #include "kernel.h"
 #include "saddle.h"
@@ -122,12 +123,14 @@ svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
 {
 	int32_t		d = m->dims;
 	bool		paper = m->opt.labeling == SVC_LABELING_PAPER;
+	bool		graph = m->opt.labeling == SVC_LABELING_COMPLETE_GRAPH;
 	SvcLabelWork w = {0};
 	SvcEqList	eqs = {0};
 	double	   *rowlam = NULL;	/* kernel sum at each row (paper) */
 	double	   *absf = NULL;
 	int32_t    *roweq = NULL;	/* equilibrium of each row, -1 = none yet */
 	int32_t    *comp = NULL;
+	int32_t    *rowlab = NULL;	/* complete graph: each row's component */
 	SvcEdge	   *tree = NULL;
 	double		epsilon = 0.0;
 	bool		all_rows = true;	/* trajectories from every row */
@@ -215,6 +218,24 @@ svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
 		if (st == SVC_OK && !all_rows)
 			st = svc_label_fill_nearest(env, xs, n, d, roweq, -1, NULL, err);
 	}
+	else if (graph)
+	{
+		/*
+		 * Ben-Hur's graph labels the rows; each equilibrium takes the
+		 * cluster of most of its rows, so that prediction, which runs a
+		 * new row to an equilibrium, works as with the other labellings.
+		 */
+		comp = svc_alloc(env, sizeof(int32_t) * (size_t) eqs.n, err);
+		rowlab = svc_alloc(env, sizeof(int32_t) * (size_t) n, err);
+		if (!comp || !rowlab)
+		{
+			st = SVC_ERR_NOMEM;
+			goto done;
+		}
+		st = svc_graph_label_rows(env, m, xs, n, rowlam, rowlab, NULL, err);
+		if (st == SVC_OK)
+			st = svc_graph_eq_parts(env, rowlab, roweq, n, eqs.n, comp, err);
+	}
 	else
 	{
 		tree = svc_alloc(env, sizeof(SvcEdge) * (size_t) eqs.n, err);
@@ -239,5 +260,6 @@ done:
 	svc_free(env, roweq);
 	svc_free(env, tree);
 	svc_free(env, comp);
+	svc_free(env, rowlab);
 	return st;
 }

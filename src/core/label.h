@@ -5,7 +5,9 @@
  * weighted mean shift P(x)), merges equilibria closer than a tolerance,
  * and labels them: by default through a saddle tree (saddle.h) cut by the
  * model's cut rule (cut.h); with labeling = paper, as Algorithm 3 of the
- * budgeted SVC paper (algorithm3.h).  The labelled equilibria are stored
+ * budgeted SVC paper (algorithm3.h); with labeling = complete-graph, by
+ * Ben-Hur's graph over the rows, each equilibrium taking the cluster of
+ * most of its rows (complete_graph.h).  The labelled equilibria are stored
  * in the model, so a new row is clustered by running its own trajectory
  * (svc_label_predict, trajectory.h).
  */

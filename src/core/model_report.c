@@ -64,7 +64,7 @@ static const char *
 cut_rule_name(const SvcModel *m)
 {
 	if (m->opt.labeling != SVC_LABELING_TREE)
-		return "paper";
+		return svc_labeling_name(m->opt.labeling);
 	return svc_cut_by_name(svc_cut_by(&m->opt));
 }
 
@@ -104,6 +104,8 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 	emit(&t, "\"seed\": %llu, \"scale\": \"%s\", \"sample\": %lld, \"labeling\": \"%s\", ",
 		 (unsigned long long) m->opt.seed, svc_scale_name(m->opt.scale),
 		 (long long) m->opt.sample, svc_labeling_name(m->opt.labeling));
+	if (m->opt.labeling == SVC_LABELING_COMPLETE_GRAPH)
+		emit(&t, "\"segment_points\": %d, ", m->opt.segment_points);
 	emit(&t, "\"outlier_fraction\": %s, \"offset\": %s, \"bandwidth_k\": %d, ",
 		 num(&t, m->opt.nu), num(&t, m->offset), m->opt.bandwidth_k);
 	emit(&t, "\"cut\": \"%s\", \"merge_ratio\": %s, \"min_cluster_share\": %s, "

@@ -38,6 +38,7 @@ svc_options_default(SvcOptions *opt)
 	opt->labeling = SVC_LABELING_TREE;
 	opt->nu = 0.05;
 	opt->bandwidth_k = 0;
+	opt->segment_points = SVC_SEGMENT_POINTS_DEFAULT;
 	opt->cut = SVC_CUT_PERSISTENCE;
 	opt->merge_ratio = 0.4;
 	opt->min_cluster_share = 0.03;
@@ -75,6 +76,7 @@ static const OptChoice scale_choices[] = {
 static const OptChoice labeling_choices[] = {
 	{"tree", SVC_LABELING_TREE},
 	{"paper", SVC_LABELING_PAPER},
+	{"complete-graph", SVC_LABELING_COMPLETE_GRAPH},
 	{NULL, 0}
 };
 
@@ -188,6 +190,8 @@ static const OptKey option_table[] = {
 	{.name = "scale", .kind = OPT_ENUM, FIELD(scale), .choices = scale_choices},
 	{.name = "sample", .kind = OPT_INT, FIELD(sample), .ilo = 2, .ihi = SVC_MAX_SAMPLE},
 	{.name = "labeling", .kind = OPT_ENUM, FIELD(labeling), .choices = labeling_choices},
+	{.name = "segment_points", .kind = OPT_INT, FIELD(segment_points), .ilo = 1,
+	.ihi = SVC_SEGMENT_POINTS_MAX},
 	{.name = "outlier_fraction", .alias = "nu", .kind = OPT_REAL, FIELD(nu), .lo = 0.0, .hi = 0.99},
 	{.name = "bandwidth_k", .kind = OPT_INT, FIELD(bandwidth_k), .ilo = 0, .ihi = SVC_MAX_K},
 	{.name = "cut", .kind = OPT_ENUM, FIELD(cut), .choices = cut_choices, .cut = true},
@@ -1063,6 +1067,15 @@ svc_options_encode(const SvcOptions *o, uint8_t *out)
 	svc_put_u32(&w, o->has_level ? 1 : 0);
 	svc_put_f64(&w, o->level);
 	svc_put_u32(&w, (uint32_t) o->bandwidth_k);
+
+	/*
+	 * segment_points at its fixed offset, stored as 0 when it is the
+	 * default, so the bytes of every configuration that predates it stay
+	 * the same.
+	 */
+	svc_store_u16(out + SVC_OPTIONS_WIRE_SEGMENT_POINTS,
+				  o->segment_points == SVC_SEGMENT_POINTS_DEFAULT ? 0 :
+				  (uint16_t) o->segment_points);
 }
 
 SvcStatus
@@ -1093,6 +1106,9 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 	has_level = svc_get_u32(&r);
 	o->level = svc_get_f64(&r);
 	o->bandwidth_k = (int32_t) svc_get_u32(&r);
+	o->segment_points = svc_load_u16(in + SVC_OPTIONS_WIRE_SEGMENT_POINTS);
+	if (o->segment_points == 0)
+		o->segment_points = SVC_SEGMENT_POINTS_DEFAULT;
 	if (has_level > 1)
 		return bad_value(err, "level", LEVEL_EXPECT);
 	o->has_level = has_level == 1;

@@ -26,8 +26,14 @@ typedef enum SvcScale
 typedef enum SvcLabeling
 {
 	SVC_LABELING_TREE = 1,		/* saddle tree, merge by ratio (default) */
-	SVC_LABELING_PAPER = 2		/* Algorithm 3: B_eps starts, f >= 0 test */
+	SVC_LABELING_PAPER = 2,		/* Algorithm 3: B_eps starts, f >= 0 test */
+	SVC_LABELING_COMPLETE_GRAPH = 3 /* Ben-Hur's: f >= 0 test on every pair
+									 * of rows (complete_graph.h) */
 } SvcLabeling;
+
+/* Points tested on each segment by the complete graph: the default. */
+#define SVC_SEGMENT_POINTS_DEFAULT 20
+#define SVC_SEGMENT_POINTS_MAX 1000
 
 /* How the saddle tree is cut when neither n_clusters nor level is given. */
 typedef enum SvcCutRule
@@ -56,6 +62,8 @@ typedef struct SvcOptions
 	int32_t		bandwidth_k;	/* > 0: each support vector's width from
 								 * its k-th nearest support vector (widen
 								 * only); 0: one width gamma for all */
+	int32_t		segment_points; /* complete-graph labelling: points tested
+								 * on each segment */
 
 	/* The cut of the saddle tree: these may change after training. */
 	SvcCutRule	cut;
@@ -175,6 +183,7 @@ const char *svc_cut_name(SvcCutRule c);
 /* Fixed-size little-endian encoding, shared by the model and the state. */
 #define SVC_OPTIONS_WIRE_SIZE 128
 #define SVC_OPTIONS_WIRE_SAMPLE 60	/* offset of the u64 sample in it */
+#define SVC_OPTIONS_WIRE_SEGMENT_POINTS 122 /* u16 segment_points, 0 = default */
 void		svc_options_encode(const SvcOptions *opt, uint8_t *out);
 SvcStatus	svc_options_decode(const uint8_t *in, SvcOptions *opt, SvcError *err);
 

@@ -29,6 +29,7 @@ check_same(const SvcOptions *a, const SvcOptions *b)
 	FUZZ_CHECK(a->scale == b->scale);
 	FUZZ_CHECK(a->sample == b->sample);
 	FUZZ_CHECK(a->labeling == b->labeling);
+	FUZZ_CHECK(a->segment_points == b->segment_points);
 	FUZZ_CHECK(memcmp(&a->merge_ratio, &b->merge_ratio, sizeof(double)) == 0);
 	FUZZ_CHECK(memcmp(&a->min_cluster_share, &b->min_cluster_share, sizeof(double)) == 0);
 	FUZZ_CHECK(memcmp(&a->nu, &b->nu, sizeof(double)) == 0);

@@ -37,6 +37,11 @@ test_defaults_and_keys(void)
 		  opt.sample == 1000 && opt.labeling == SVC_LABELING_PAPER &&
 		  opt.merge_ratio == 0.5 && opt.min_cluster_share == 0.1 && opt.nu == 0.2,
 		  "every key takes its value");
+	CHECK(parse("{}", &opt, &err) == SVC_OK && opt.segment_points == 20 &&
+		  opt.labeling == SVC_LABELING_TREE, "segment_points defaults to 20");
+	CHECK(parse("{\"labeling\": \"complete-graph\", \"segment_points\": 1}", &opt, &err) == SVC_OK &&
+		  opt.labeling == SVC_LABELING_COMPLETE_GRAPH && opt.segment_points == 1,
+		  "complete-graph with segment_points 1: %s", err.message);
 	CHECK(parse("{\"gamma\": \"auto\", \"epsilon\": \"auto\"}", &opt, &err) == SVC_OK &&
 		  opt.gamma == 0.0 && opt.epsilon == 0.0, "auto gamma and epsilon");
 	CHECK(parse("{\"budget\": 50.0}", &opt, &err) == SVC_OK && opt.budget == 50,
@@ -85,6 +90,11 @@ test_errors(void)
 	expect_error("{\"scale\": \"log\"}", "scale");
 	expect_error("{\"sample\": 1}", "sample");
 	expect_error("{\"labeling\": \"magic\"}", "labeling");
+	expect_error("{\"labeling\": \"graph\"}", "\"tree\", \"paper\", \"complete-graph\"");
+	expect_error("{\"segment_points\": 0}", "\"segment_points\" must be an integer between 1 and 1000");
+	expect_error("{\"segment_points\": 1001}", "segment_points");
+	expect_error("{\"segment_points\": 2.5}", "segment_points");
+	expect_error("{\"segment_points\": \"20\"}", "segment_points");
 	expect_error("{\"merge_ratio\": 2}", "merge_ratio");
 	expect_error("{\"nu\": 1}", "nu");
 	expect_error("{\"budget\": [1]}", "budget");
@@ -359,6 +369,8 @@ test_enum_keys(void)
 		{"{\"scale\": \"none\"}", offsetof(SvcOptions, scale), SVC_SCALE_NONE},
 		{"{\"labeling\": \"tree\"}", offsetof(SvcOptions, labeling), SVC_LABELING_TREE},
 		{"{\"labeling\": \"paper\"}", offsetof(SvcOptions, labeling), SVC_LABELING_PAPER},
+		{"{\"labeling\": \"complete-graph\"}", offsetof(SvcOptions, labeling),
+		SVC_LABELING_COMPLETE_GRAPH},
 		{"{\"cut\": \"persistence\"}", offsetof(SvcOptions, cut), SVC_CUT_PERSISTENCE},
 		{"{\"cut\": \"eom\"}", offsetof(SvcOptions, cut), SVC_CUT_EOM},
 	};
@@ -369,7 +381,7 @@ test_enum_keys(void)
 	}			refused[] = {
 		{"strategy", "one of \"removal\", \"project-knn\", \"project-random\", \"unbudgeted\""},
 		{"scale", "one of \"standard\", \"minmax\", \"none\""},
-		{"labeling", "one of \"tree\", \"paper\""},
+		{"labeling", "one of \"tree\", \"paper\", \"complete-graph\""},
 		{"cut", "one of \"persistence\", \"eom\""},
 	};
 	static const char *const bad[] = {"\"unknown\"", "\"\"", "\"Tree\"", "1", "null", "true"};
@@ -414,8 +426,9 @@ test_enum_keys(void)
 		  strcmp(svc_scale_name((SvcScale) 3), "unknown") == 0, "scale names");
 	CHECK(strcmp(svc_labeling_name(SVC_LABELING_TREE), "tree") == 0 &&
 		  strcmp(svc_labeling_name(SVC_LABELING_PAPER), "paper") == 0 &&
+		  strcmp(svc_labeling_name(SVC_LABELING_COMPLETE_GRAPH), "complete-graph") == 0 &&
 		  strcmp(svc_labeling_name((SvcLabeling) 0), "unknown") == 0 &&
-		  strcmp(svc_labeling_name((SvcLabeling) 3), "unknown") == 0, "labeling names");
+		  strcmp(svc_labeling_name((SvcLabeling) 4), "unknown") == 0, "labeling names");
 	CHECK(strcmp(svc_cut_name(SVC_CUT_PERSISTENCE), "persistence") == 0 &&
 		  strcmp(svc_cut_name(SVC_CUT_EOM), "eom") == 0 &&
 		  strcmp(svc_cut_name((SvcCutRule) 0), "unknown") == 0 &&
@@ -428,14 +441,16 @@ test_key_lists(void)
 {
 	static const char *const valid =
 		"Valid options are: budget, strategy, k, gamma, c, epsilon, tol, max_iter, seed, "
-		"scale, sample, labeling, outlier_fraction (or nu), bandwidth_k, cut, merge_ratio, "
+		"scale, sample, labeling, segment_points, outlier_fraction (or nu), bandwidth_k, cut, "
+		"merge_ratio, "
 		"min_cluster_share, min_cluster_size, n_clusters, level.";
 	static const char *const cut_list =
 		"Only the cut of the tree can change: cut, merge_ratio, min_cluster_share, "
 		"min_cluster_size, n_clusters, level.";
 	static const char *const trained[] = {
 		"budget", "strategy", "k", "gamma", "c", "epsilon", "tol", "max_iter", "seed",
-		"scale", "sample", "labeling", "outlier_fraction", "nu", "bandwidth_k", "bogus", "Level",
+		"scale", "sample", "labeling", "segment_points", "outlier_fraction", "nu", "bandwidth_k",
+		"bogus", "Level",
 		"",
 	};
 	static const char *const cut_ok[] = {
@@ -576,8 +591,10 @@ test_validate(void)
 	DAMAGE(scale, (SvcScale) 3, "scale", "one of \"standard\", \"minmax\", \"none\"");
 	DAMAGE(sample, 1, "sample", "an integer between 2 and 10000000");
 	DAMAGE(sample, 10000001, "sample", "an integer between 2 and 10000000");
-	DAMAGE(labeling, (SvcLabeling) 0, "labeling", "one of \"tree\", \"paper\"");
-	DAMAGE(labeling, (SvcLabeling) 3, "labeling", "one of \"tree\", \"paper\"");
+	DAMAGE(labeling, (SvcLabeling) 0, "labeling", "one of \"tree\", \"paper\", \"complete-graph\"");
+	DAMAGE(labeling, (SvcLabeling) 4, "labeling", "one of \"tree\", \"paper\", \"complete-graph\"");
+	DAMAGE(segment_points, 0, "segment_points", "an integer between 1 and 1000");
+	DAMAGE(segment_points, 1001, "segment_points", "an integer between 1 and 1000");
 	DAMAGE(merge_ratio, -1e-300, "merge_ratio", "a number of at least 0 and at most 1");
 	DAMAGE(merge_ratio, NAN, "merge_ratio", "a number of at least 0 and at most 1");
 	DAMAGE(min_cluster_share, 0.51, "min_cluster_share", "a number of at least 0 and at most 0.5");
@@ -627,7 +644,7 @@ test_wire_golden(void)
 		"4d0000000400020209000000000000000000e03f000000000000004000000000"
 		"0000d03f000000000000c03f0010000000000000020100000000000001000100"
 		"00000000000000000000e83f000000000000b03f000000000000e03f03000000"
-		"00000000000000000100000000000000000000c0140000000000000000000000";
+		"00000000000000000100000000000000000000c0140000000000070000000000";
 	SvcOptions	o;
 	SvcError	err;
 	uint8_t		wire[SVC_OPTIONS_WIRE_SIZE];
@@ -636,7 +653,7 @@ test_wire_golden(void)
 		" \"c\": 2, \"epsilon\": 0.25, \"tol\": 0.125, \"max_iter\": 4096, \"seed\": 258,"
 		" \"scale\": \"none\", \"sample\": 65537, \"labeling\": \"paper\", \"nu\": 0.5,"
 		" \"cut\": \"eom\", \"merge_ratio\": 0.75, \"min_cluster_share\": 0.0625,"
-		" \"min_cluster_size\": 3, \"level\": -2, \"bandwidth_k\": 20}";
+		" \"min_cluster_size\": 3, \"level\": -2, \"bandwidth_k\": 20, \"segment_points\": 7}";
 
 	svc_options_default(&o);
 	svc_options_encode(&o, wire);
@@ -670,6 +687,29 @@ test_wire_golden(void)
 	CHECK(svc_options_decode(wire, &o, &err) == SVC_ERR_INVALID_PARAMETER &&
 		  strcmp(err.detail, "\"level\" must be a finite number or null, not set with n_clusters.") == 0,
 		  "a level with n_clusters: %s", err.detail);
+
+	/* segment_points: u16 at 122, 0 the default 20; past 1000 refused */
+	svc_options_default(&o);
+	o.segment_points = 20;
+	svc_options_encode(&o, wire);
+	CHECK(wire[122] == 0 && wire[123] == 0, "segment_points 20 is stored as 0");
+	o.segment_points = 1000;
+	svc_options_encode(&o, wire);
+	CHECK(wire[122] == 0xe8 && wire[123] == 0x03 &&
+		  svc_options_decode(wire, &o, &err) == SVC_OK && o.segment_points == 1000,
+		  "segment_points 1000: %02x %02x", wire[122], wire[123]);
+	wire[122] = 0xe9;			/* 1001 */
+	CHECK(svc_options_decode(wire, &o, &err) == SVC_ERR_INVALID_PARAMETER &&
+		  strcmp(err.detail, "\"segment_points\" must be an integer between 1 and 1000.") == 0,
+		  "segment_points 1001: %s", err.detail);
+	wire[122] = 0xff;
+	wire[123] = 0xff;
+	CHECK(svc_options_decode(wire, &o, &err) == SVC_ERR_INVALID_PARAMETER,
+		  "segment_points 65535 is refused");
+	svc_options_default(&o);
+	svc_options_encode(&o, wire);
+	CHECK(svc_options_decode(wire, &o, &err) == SVC_OK && o.segment_points == 20,
+		  "stored 0 reads as 20");
 }
 
 static void
@@ -875,7 +915,8 @@ test_setters_keys(void)
 {
 	static const char *const valid =
 		"Valid options are: budget, strategy, k, gamma, c, epsilon, tol, max_iter, seed, "
-		"scale, sample, labeling, outlier_fraction (or nu), bandwidth_k, cut, merge_ratio, "
+		"scale, sample, labeling, segment_points, outlier_fraction (or nu), bandwidth_k, cut, "
+		"merge_ratio, "
 		"min_cluster_share, min_cluster_size, n_clusters, level.";
 	static const char *const cut_list =
 		"Only the cut of the tree can change: cut, merge_ratio, min_cluster_share, "
