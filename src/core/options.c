@@ -45,6 +45,8 @@ svc_options_default(SvcOptions *opt)
 	opt->n_clusters = 0;
 	opt->has_level = false;
 	opt->level = 0.0;
+	opt->solver = SVC_SOLVER_BSGD;
+	opt->cache_mb = 0;
 }
 
 /* ---------------------------------------------------------------------
@@ -75,6 +77,12 @@ static const OptChoice scale_choices[] = {
 static const OptChoice labeling_choices[] = {
 	{"tree", SVC_LABELING_TREE},
 	{"paper", SVC_LABELING_PAPER},
+	{NULL, 0}
+};
+
+static const OptChoice solver_choices[] = {
+	{"bsgd", SVC_SOLVER_BSGD},
+	{"smo", SVC_SOLVER_SMO},
 	{NULL, 0}
 };
 
@@ -190,6 +198,8 @@ static const OptKey option_table[] = {
 	{.name = "labeling", .kind = OPT_ENUM, FIELD(labeling), .choices = labeling_choices},
 	{.name = "outlier_fraction", .alias = "nu", .kind = OPT_REAL, FIELD(nu), .lo = 0.0, .hi = 0.99},
 	{.name = "bandwidth_k", .kind = OPT_INT, FIELD(bandwidth_k), .ilo = 0, .ihi = SVC_MAX_K},
+	{.name = "solver", .kind = OPT_ENUM, FIELD(solver), .choices = solver_choices},
+	{.name = "cache_mb", .kind = OPT_INT, FIELD(cache_mb), .ilo = 0, .ihi = SVC_MAX_CACHE_MB},
 	{.name = "cut", .kind = OPT_ENUM, FIELD(cut), .choices = cut_choices, .cut = true},
 	{.name = "merge_ratio", .kind = OPT_REAL, FIELD(merge_ratio), .lo = 0.0, .hi = 1.0,
 	.cut = true},
@@ -208,7 +218,8 @@ static const OptKey option_table[] = {
 
 /* OPT_ENUM fields are read and written as int32_t. */
 _Static_assert(sizeof(SvcStrategy) == sizeof(int32_t) && sizeof(SvcScale) == sizeof(int32_t) &&
-			   sizeof(SvcLabeling) == sizeof(int32_t) && sizeof(SvcCutRule) == sizeof(int32_t),
+			   sizeof(SvcLabeling) == sizeof(int32_t) && sizeof(SvcCutRule) == sizeof(int32_t) &&
+			   sizeof(SvcSolver) == sizeof(int32_t),
 			   "the enum options are int32_t-sized");
 
 /* What the details say of values that "auto" and null also name. */
@@ -460,6 +471,12 @@ taken(SvcOptionsSetter *s, const OptKey *k)
 		s->saw_level = true;
 	else if (strcmp(k->name, "cut") == 0 || strcmp(k->name, "merge_ratio") == 0)
 		s->saw_rule = true;
+	else if (strcmp(k->name, "solver") == 0)
+		s->saw_solver = true;
+	else if (strcmp(k->name, "tol") == 0)
+		s->saw_tol = true;
+	else if (strcmp(k->name, "max_iter") == 0)
+		s->saw_max_iter = true;
 	return SVC_OK;
 }
 
@@ -621,6 +638,17 @@ svc_options_finish(SvcOptionsSetter *s, SvcError *err)
 		opt->has_level = false;
 		opt->level = 0.0;
 	}
+
+	/*
+	 * tol and max_iter mean different things to each solver, and their
+	 * defaults are bsgd's: naming smo without them gives smo's own (its
+	 * tol that of libsvm, its cap automatic), in whatever order the keys
+	 * come.  Naming bsgd after smo gives bsgd's back.
+	 */
+	if (s->saw_solver && !s->saw_tol)
+		opt->tol = opt->solver == SVC_SOLVER_SMO ? SVC_SMO_DEFAULT_TOL : 0.01;
+	if (s->saw_solver && !s->saw_max_iter)
+		opt->max_iter = opt->solver == SVC_SOLVER_SMO ? 0 : 100000;
 	return svc_options_validate(opt, err);
 }
 
@@ -998,6 +1026,10 @@ field_valid(const SvcOptions *o, const OptKey *k)
 	{
 		case OPT_INT:
 			iv = get_int(o, k);
+			/* max_iter 0: smo chooses its own cap (set only by omission) */
+			if (iv == 0 && k->offset == offsetof(SvcOptions, max_iter) &&
+				o->solver == SVC_SOLVER_SMO)
+				return true;
 			return iv >= k->ilo && iv <= k->ihi;
 		case OPT_REAL:
 			return real_in_range(k, get_real(o, k));
@@ -1063,6 +1095,11 @@ svc_options_encode(const SvcOptions *o, uint8_t *out)
 	svc_put_u32(&w, o->has_level ? 1 : 0);
 	svc_put_f64(&w, o->level);
 	svc_put_u32(&w, (uint32_t) o->bandwidth_k);
+	/* byte 120: 0 for the default bsgd, so older options keep their bytes */
+	svc_put_u8(&w, o->solver == SVC_SOLVER_BSGD ? 0 : (uint8_t) o->solver);
+	svc_put_u8(&w, 0);
+	/* bytes 122-123 are another field's; cache_mb is at 124 */
+	svc_store_u32(out + 124, (uint32_t) o->cache_mb);
 }
 
 SvcStatus
@@ -1070,6 +1107,8 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 {
 	SvcReader	r;
 	uint32_t	has_level;
+	uint8_t		solver,
+				reserved;
 
 	svc_reader_init(&r, in, SVC_OPTIONS_WIRE_SIZE);
 	o->budget = (int32_t) svc_get_u32(&r);
@@ -1093,8 +1132,15 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 	has_level = svc_get_u32(&r);
 	o->level = svc_get_f64(&r);
 	o->bandwidth_k = (int32_t) svc_get_u32(&r);
+	solver = svc_get_u8(&r);
+	reserved = svc_get_u8(&r);
+	o->cache_mb = (int32_t) svc_load_u32(in + 124);
 	if (has_level > 1)
 		return bad_value(err, "level", LEVEL_EXPECT);
+	/* bsgd is written as 0 only: one set of options has one encoding */
+	if (solver == SVC_SOLVER_BSGD || reserved != 0)
+		return bad_value(err, "solver", "one of \"bsgd\", \"smo\"");
+	o->solver = solver == 0 ? SVC_SOLVER_BSGD : (SvcSolver) solver;
 	o->has_level = has_level == 1;
 	return svc_options_validate(o, err);
 }
