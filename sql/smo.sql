@@ -126,9 +126,9 @@ SELECT pg_temp.try($$SELECT svc_train(f, '{"cache_mb": 2000000}') FROM smo_shape
 SELECT pg_temp.try($$SELECT svc_train(f, '{"cache_mb": "64MB"}') FROM smo_shapes$$);
 SELECT pg_temp.try($$SELECT svc_recut(exact, '{"solver": "bsgd"}') FROM smo_models$$);
 
--- memory: the solver keeps 80 bytes a row and at least two kernel columns
--- of 8 bytes a row; 13200 rows need more than 1 MB and are refused before
--- any work, by cache_mb or by maintenance_work_mem when cache_mb is 0
+-- memory: the solver needs 80 bytes a row (its vectors and two kernel
+-- columns); 13200 rows need more than 1 MB and are refused before any
+-- work, by cache_mb or by maintenance_work_mem when cache_mb is 0
 CREATE TABLE smo_big AS
 SELECT ARRAY[cos(i * 2.399) * sqrt(i), sin(i * 2.399) * sqrt(i)]::float8[] AS f
 FROM generate_series(1, 13200) i;
