@@ -297,6 +297,7 @@ test_fit_edges(void)
 	SvcOptions	opt;
 	SvcModel	m;
 	SvcError	err;
+	SvcStatus	st;
 	double		same[40 * 2],
 				one[2] = {3.0, -1.0};
 	double	   *b = blobs(50, 9);
@@ -308,9 +309,9 @@ test_fit_edges(void)
 		same[2 * i + 1] = i < 20 ? 0.0 : 5.0;
 	}
 	parse("{\"solver\": \"smo\"}", &opt, &err);
-	CHECK(svc_fit_rows(&svc_env_malloc, same, 40, 2, &opt, &m, &err) == SVC_OK,
-		  "duplicate rows train: %s", err.message);
-	if (err.status == SVC_OK || m.alpha != NULL)
+	st = svc_fit_rows(&svc_env_malloc, same, 40, 2, &opt, &m, &err);
+	CHECK(st == SVC_OK, "duplicate rows train: %s", st == SVC_OK ? "" : err.message);
+	if (st == SVC_OK)
 	{
 		double		sum = 0;
 
@@ -318,13 +319,13 @@ test_fit_edges(void)
 			sum += m.alpha[j];
 		CHECK(fabs(sum - 1) <= 1e-12 && m.converged && isfinite(m.offset) && m.n_clusters >= 1,
 			  "duplicate rows: sum %.17g, %d clusters", sum, m.n_clusters);
-		svc_model_free(&svc_env_malloc, &m);
 	}
+	svc_model_free(&svc_env_malloc, &m);
 
-	svc_error_clear(&err);
-	CHECK(svc_fit_rows(&svc_env_malloc, one, 1, 2, &opt, &m, &err) == SVC_OK &&
-		  m.n_sv == 1 && m.alpha[0] == 1.0 && m.n_clusters == 1 && fabs(m.offset - 1) < 1e-12,
-		  "one row: alpha 1 on the sphere of radius 0 (%s)", err.message);
+	st = svc_fit_rows(&svc_env_malloc, one, 1, 2, &opt, &m, &err);
+	CHECK(st == SVC_OK && m.n_sv == 1 && m.alpha[0] == 1.0 && m.n_clusters == 1 &&
+		  fabs(m.offset - 1) < 1e-12, "one row: alpha 1 on the sphere of radius 0 (%s)",
+		  st == SVC_OK ? "" : err.message);
 	svc_model_free(&svc_env_malloc, &m);
 
 	/* nu 0.99 on 50 rows: C = 1 / 49.5, so every row holds alpha > 0 */
@@ -587,7 +588,9 @@ test_memory(void)
 static void
 test_failures(void)
 {
-	double	   *x = blobs(150, 4);
+	/* fewer rows under valgrind, where each of some 170 fits is slow */
+	int64_t		n = under_valgrind() ? 48 : 150;
+	double	   *x = blobs(n, 4);
 	SvcOptions	opt;
 	SvcError	err;
 	int			kinds[2] = {0, 0};
@@ -603,7 +606,7 @@ test_failures(void)
 			SvcEnv		stop = {.alloc = unit_counted_alloc, .release = unit_counted_free,
 			.interrupt = unit_stop_after, .realloc = unit_counted_realloc, .ctx = &b};
 			SvcModel	m;
-			SvcStatus	st = svc_fit_rows(kind ? &stop : &fail_alloc, x, 150, 2, &opt, &m, &err);
+			SvcStatus	st = svc_fit_rows(kind ? &stop : &fail_alloc, x, n, 2, &opt, &m, &err);
 
 			svc_model_free(kind ? &stop : &fail_alloc, &m);
 			if (b.live != 0)
