@@ -20,6 +20,7 @@
 #include "common/hashfn.h"
 #include "lib/stringinfo.h"
 #include "libpq/pqformat.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/jsonb.h"
@@ -373,6 +374,7 @@ svc_train_finalfn(PG_FUNCTION_ARGS)
 	SvcError	err;
 	SvcStatus	st;
 	bytea	   *result;
+	SvcEnv		env = svc_pg_env;
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
@@ -384,7 +386,13 @@ svc_train_finalfn(PG_FUNCTION_ARGS)
 	fitctx = AllocSetContextCreate(CurrentMemoryContext, "svclust training",
 								   ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(fitctx);
-	st = svc_fit_state(&svc_pg_env, STATE_DATA(state), &model, &err);
+	/*
+	 * The exact solver's memory (its kernel cache above all) is bounded by
+	 * maintenance_work_mem unless the options give cache_mb, as index
+	 * builds such as pgvector's HNSW are: a fit is maintenance work.
+	 */
+	env.solver_memory = (size_t) maintenance_work_mem * 1024;
+	st = svc_fit_state(&env, STATE_DATA(state), &model, &err);
 	if (st != SVC_OK)
 		svc_report(&err);
 	MemoryContextSwitchTo(old);

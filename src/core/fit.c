@@ -227,9 +227,11 @@ fit_scaled(const SvcEnv *env, double *rows, int64_t n, SvcModel *m, SvcError *er
 	/*
 	 * The threshold as a quantile of f on the training rows.  Widths change
 	 * f, so the SVM's own threshold means nothing then: outlier_fraction 0
-	 * puts the threshold at the lowest training row.
+	 * puts the threshold at the lowest training row.  A sphere's solver
+	 * already leaves the share outlier_fraction outside (C = 1 / (nu n))
+	 * with the offset of its free support vectors: only widths replace it.
 	 */
-	if (m->opt.nu > 0 || m->sv_gamma)
+	if ((m->opt.nu > 0 && m->boundary != SVC_BOUNDARY_SPHERE) || m->sv_gamma)
 	{
 		st = set_offset_quantile(env, m, rows, n, err);
 		if (st != SVC_OK)
@@ -279,7 +281,7 @@ model_start(const SvcEnv *env, SvcModel *m, int32_t dims, const SvcOptions *opt,
 	memset(m, 0, sizeof(*m));
 	m->dims = dims;
 	m->opt = *opt;
-	m->solver = SVC_SOLVER_DEFAULT;
+	m->solver = opt->solver;
 	m->shift = svc_alloc(env, sizeof(double) * (size_t) dims, err);
 	m->mul = svc_alloc(env, sizeof(double) * (size_t) dims, err);
 	return (m->shift && m->mul) ? SVC_OK : SVC_ERR_NOMEM;

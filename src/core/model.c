@@ -79,6 +79,8 @@ svc_model_scale_row(const SvcModel *m, const double *x, double *out)
 int
 svc_model_format_version(const SvcModel *m)
 {
+	if (m->solver == SVC_SOLVER_SMO)
+		return SVC_MODEL_FORMAT_SOLVER_STATS;
 	return m->sv_gamma ? SVC_MODEL_FORMAT_VERSION : SVC_MODEL_FORMAT_ONE_WIDTH;
 }
 

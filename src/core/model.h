@@ -23,13 +23,12 @@
  */
 #define SVC_MODEL_FORMAT_VERSION 3
 #define SVC_MODEL_FORMAT_ONE_WIDTH 2
-
-typedef enum SvcSolver
-{
-	SVC_SOLVER_BSGD = 1,
-	SVC_SOLVER_SMO = 2,
-	SVC_SOLVER_AID = 3
-} SvcSolver;
+/*
+ * Version 4 adds the exact solver's report (objective, gap, cache counts)
+ * and is written only for models of solver smo, with or without widths;
+ * bsgd models keep their version 2 or 3 bytes.
+ */
+#define SVC_MODEL_FORMAT_SOLVER_STATS 4
 
 typedef enum SvcBoundary
 {
@@ -78,8 +77,14 @@ typedef struct SvcModel
 
 	int64_t		rows_seen;		/* non-NULL rows the aggregate saw */
 	int64_t		rows_used;		/* rows kept for training and labelling */
-	int64_t		iterations;		/* SGD steps run */
+	int64_t		iterations;		/* SGD or SMO steps run */
 	bool		converged;		/* stopped by tol, not by max_iter */
+
+	/* The exact solver's report (solver smo; 0 for the others). */
+	double		objective;		/* the dual's value at the solution */
+	double		gap;			/* final KKT violation, in tol's scale */
+	int64_t		cache_hits;		/* kernel columns found in the cache */
+	int64_t		cache_misses;	/* ... and computed */
 } SvcModel;
 
 /* Allocate the arrays of a model of the given sizes (zeroed). */
@@ -97,7 +102,8 @@ SvcStatus	svc_model_corrupt(SvcError *err, const char *what);
 /* Scale one input row into out (dims values). */
 void		svc_model_scale_row(const SvcModel *m, const double *x, double *out);
 
-/* The model's format version: 3 with a width per support vector, else 2. */
+/* The model's format version: 4 for solver smo, else 3 with a width per
+ * support vector, else 2. */
 int			svc_model_format_version(const SvcModel *m);
 
 /* f(x) for a row already scaled. */

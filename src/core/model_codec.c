@@ -6,9 +6,10 @@
  *   options (SVC_OPTIONS_WIRE_SIZE bytes)
  *   f64 gamma epsilon offset; u64 rows_seen rows_used iterations
  *   u32 converged u32 n_sv u32 n_eq u32 n_clusters u32 n_edges u32 0
+ *   f64 objective gap; u64 cache_hits cache_misses   (version 4 only)
  *   f64 shift[dims] mul[dims]
  *   f64 sv[n_sv*dims] alpha[n_sv]
- *   f64 sv_gamma[n_sv]               (version 3 only)
+ *   f64 sv_gamma[n_sv]       (version 3, and version 4 with bandwidth_k > 0)
  *   f64 eq[n_eq*dims]; u32 eq_cluster[n_eq]; f64 eq_f[n_eq]; u64 eq_rows[n_eq]
  *   u64 cluster_size[n_clusters]
  *   u32 edge_a[n_edges] edge_b[n_edges]; f64 edge_f[n_edges]
@@ -24,10 +25,11 @@
 #define MODEL_FIXED_SIZE (4 + 2 + 2 + 4 + 4 + SVC_OPTIONS_WIRE_SIZE + 3 * 8 + 3 * 8 + 6 * 4)
 #define MODEL_MAX_SV SVC_MAX_SAMPLE	/* unbudgeted: one per kept row */
 #define MODEL_MAX_EQ 10000000
+#define MODEL_STATS_SIZE (2 * 8 + 2 * 8)
 
 /* Encoded size, or 0 if it would overflow size_t. */
 static size_t
-encoded_size(uint64_t dims, uint64_t n_sv, bool widths, uint64_t n_eq,
+encoded_size(uint64_t dims, uint64_t n_sv, bool widths, bool stats, uint64_t n_eq,
 			 uint64_t n_clusters, uint64_t n_edges)
 {
 	uint64_t	total;
@@ -35,7 +37,7 @@ encoded_size(uint64_t dims, uint64_t n_sv, bool widths, uint64_t n_eq,
 	if (dims > SVC_MAX_DIMS || n_sv > MODEL_MAX_SV || n_eq > MODEL_MAX_EQ ||
 		n_clusters > MODEL_MAX_EQ || n_edges > MODEL_MAX_EQ)
 		return 0;
-	total = MODEL_FIXED_SIZE;
+	total = MODEL_FIXED_SIZE + (stats ? MODEL_STATS_SIZE : 0);
 	total += 8 * 2 * dims;
 	total += 8 * n_sv * (dims + (widths ? 2 : 1));
 	total += n_eq * (8 * dims + 4 + 8 + 8);
@@ -51,7 +53,8 @@ size_t
 svc_model_encoded_size(const SvcModel *m)
 {
 	return encoded_size((uint64_t) m->dims, (uint64_t) m->n_sv,
-						m->sv_gamma != NULL, (uint64_t) m->n_eq, (uint64_t) m->n_clusters,
+						m->sv_gamma != NULL, m->solver == SVC_SOLVER_SMO,
+						(uint64_t) m->n_eq, (uint64_t) m->n_clusters,
 						(uint64_t) m->n_edges);
 }
 
@@ -88,6 +91,13 @@ svc_model_encode(const SvcModel *m, uint8_t *out)
 	svc_put_u32(&w, (uint32_t) m->n_clusters);
 	svc_put_u32(&w, (uint32_t) m->n_edges);
 	svc_put_u32(&w, 0);
+	if (m->solver == SVC_SOLVER_SMO)
+	{
+		svc_put_f64(&w, m->objective);
+		svc_put_f64(&w, m->gap);
+		svc_put_u64(&w, (uint64_t) m->cache_hits);
+		svc_put_u64(&w, (uint64_t) m->cache_misses);
+	}
 	for (size_t j = 0; j < d; j++)
 		svc_put_f64(&w, m->shift[j]);
 	for (size_t j = 0; j < d; j++)
@@ -148,7 +158,10 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 	uint8_t		solver,
 				boundary;
 	const uint8_t *optbuf;
-	uint64_t	eq_total = 0;
+	uint64_t	eq_total = 0,
+				hits = 0,
+				misses = 0;
+	bool		stats;
 	size_t		expect;
 	size_t		d;
 	SvcStatus	st;
@@ -161,11 +174,13 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 	if (memcmp(magic, SVC_MODEL_MAGIC, 4) != 0)
 		return svc_model_corrupt(err, "The value does not start with the svclust model signature.");
 	version = svc_get_u16(&r);
-	if (version != SVC_MODEL_FORMAT_VERSION && version != SVC_MODEL_FORMAT_ONE_WIDTH)
+	if (version != SVC_MODEL_FORMAT_VERSION && version != SVC_MODEL_FORMAT_ONE_WIDTH &&
+		version != SVC_MODEL_FORMAT_SOLVER_STATS)
 	{
 		svc_fail(err, SVC_ERR_CORRUPT, "unsupported svclust model format version %u", version);
-		svc_error_detail(err, "This build of svclust reads model format versions %d and %d.",
-						 SVC_MODEL_FORMAT_ONE_WIDTH, SVC_MODEL_FORMAT_VERSION);
+		svc_error_detail(err, "This build of svclust reads model format versions %d, %d and %d.",
+						 SVC_MODEL_FORMAT_ONE_WIDTH, SVC_MODEL_FORMAT_VERSION,
+						 SVC_MODEL_FORMAT_SOLVER_STATS);
 		svc_error_hint(err, "Train the model again with this version of svclust.");
 		return SVC_ERR_CORRUPT;
 	}
@@ -191,6 +206,14 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 	n_clusters = svc_get_u32(&r);
 	n_edges = svc_get_u32(&r);
 	pad = svc_get_u32(&r);
+	stats = version == SVC_MODEL_FORMAT_SOLVER_STATS;
+	if (stats)
+	{
+		m->objective = svc_get_f64(&r);
+		m->gap = svc_get_f64(&r);
+		hits = svc_get_u64(&r);
+		misses = svc_get_u64(&r);
+	}
 	if (r.failed)
 		return svc_model_corrupt(err, "The value is truncated.");
 
@@ -199,6 +222,16 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 	if (solver < SVC_SOLVER_BSGD || solver > SVC_SOLVER_AID ||
 		boundary < SVC_BOUNDARY_HYPERPLANE || boundary > SVC_BOUNDARY_SPHERE)
 		return svc_model_corrupt(err, "The solver or boundary kind is unknown.");
+	/* version 4 is smo's, which always draws the sphere it names */
+	if (stats != (solver == SVC_SOLVER_SMO) ||
+		(solver == SVC_SOLVER_SMO) != (m->opt.solver == SVC_SOLVER_SMO) ||
+		(stats && boundary != SVC_BOUNDARY_SPHERE))
+		return svc_model_corrupt(err, "The format version, solver and boundary do not match.");
+	if (stats && (!isfinite(m->objective) || !isfinite(m->gap) ||
+				  hits > (uint64_t) INT64_MAX || misses > (uint64_t) INT64_MAX))
+		return svc_model_corrupt(err, "The solver's report is invalid.");
+	m->cache_hits = (int64_t) hits;
+	m->cache_misses = (int64_t) misses;
 	if (!(isfinite(m->gamma) && m->gamma > 0) ||
 		!(isfinite(m->epsilon) && m->epsilon >= 0) || !isfinite(m->offset))
 		return svc_model_corrupt(err, "The kernel parameters are invalid.");
@@ -209,9 +242,10 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 		return svc_model_corrupt(err, "The numbers of support vectors, equilibria or clusters are invalid.");
 	if (m->opt.labeling == SVC_LABELING_TREE ? n_edges != n_eq - 1 : n_edges != 0)
 		return svc_model_corrupt(err, "The number of tree edges does not match the equilibria.");
-	if ((version == SVC_MODEL_FORMAT_VERSION) != (m->opt.bandwidth_k > 0))
+	if (!stats && (version == SVC_MODEL_FORMAT_VERSION) != (m->opt.bandwidth_k > 0))
 		return svc_model_corrupt(err, "The format version does not match the bandwidth_k option.");
-	expect = encoded_size(dims, n_sv, m->opt.bandwidth_k > 0, n_eq, n_clusters, n_edges);
+	expect = encoded_size(dims, n_sv, m->opt.bandwidth_k > 0, stats, n_eq, n_clusters,
+						  n_edges);
 	if (expect == 0 || expect != len)
 		return svc_model_corrupt(err, "The length does not match the counts in the header.");
 	if (svc_crc32c(data, len - 4) != svc_load_u32(data + len - 4))

@@ -99,8 +99,13 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 		 m->dims, m->opt.budget, svc_strategy_name(m->opt.strategy), m->opt.k);
 	emit(&t, "\"n_support_vectors\": %d, \"gamma\": %s, \"gamma_auto\": %s, ",
 		 m->n_sv, num(&t, m->gamma), m->opt.gamma == 0 ? "true" : "false");
-	emit(&t, "\"c\": %s, \"epsilon\": %s, \"tol\": %s, \"max_iter\": %lld, ",
-		 num(&t, m->opt.c), num(&t, m->epsilon), num(&t, m->opt.tol), (long long) m->opt.max_iter);
+	emit(&t, "\"c\": %s, \"epsilon\": %s, \"tol\": %s, ",
+		 num(&t, m->opt.c), num(&t, m->epsilon), num(&t, m->opt.tol));
+	/* 0 is smo's automatic cap (options.h) */
+	if (m->opt.max_iter == 0)
+		emit(&t, "\"max_iter\": \"auto\", ");
+	else
+		emit(&t, "\"max_iter\": %lld, ", (long long) m->opt.max_iter);
 	emit(&t, "\"seed\": %llu, \"scale\": \"%s\", \"sample\": %lld, \"labeling\": \"%s\", ",
 		 (unsigned long long) m->opt.seed, svc_scale_name(m->opt.scale),
 		 (long long) m->opt.sample, svc_labeling_name(m->opt.labeling));
@@ -136,9 +141,15 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 	else
 		emit(&t, "null, ");
 	emit(&t, "\"rows_seen\": %lld, \"rows_used\": %lld, \"iterations\": %lld, "
-		 "\"converged\": %s}",
+		 "\"converged\": %s",
 		 (long long) m->rows_seen, (long long) m->rows_used,
 		 (long long) m->iterations, m->converged ? "true" : "false");
+	if (m->solver == SVC_SOLVER_SMO)
+		emit(&t, ", \"objective\": %s, \"gap\": %s, \"cache_hits\": %lld, "
+			 "\"cache_misses\": %lld, \"cache_mb\": %d",
+			 num(&t, m->objective), num(&t, m->gap), (long long) m->cache_hits,
+			 (long long) m->cache_misses, m->opt.cache_mb);
+	emit(&t, "}");
 	svc_free(env, stability);
 	if (t.status != SVC_OK)
 	{

@@ -46,6 +46,8 @@ svc_options_default(SvcOptions *opt)
 	opt->n_clusters = 0;
 	opt->has_level = false;
 	opt->level = 0.0;
+	opt->solver = SVC_SOLVER_BSGD;
+	opt->cache_mb = 0;
 }
 
 /* ---------------------------------------------------------------------
@@ -77,6 +79,12 @@ static const OptChoice labeling_choices[] = {
 	{"tree", SVC_LABELING_TREE},
 	{"paper", SVC_LABELING_PAPER},
 	{"complete-graph", SVC_LABELING_COMPLETE_GRAPH},
+	{NULL, 0}
+};
+
+static const OptChoice solver_choices[] = {
+	{"bsgd", SVC_SOLVER_BSGD},
+	{"smo", SVC_SOLVER_SMO},
 	{NULL, 0}
 };
 
@@ -194,6 +202,8 @@ static const OptKey option_table[] = {
 	.ihi = SVC_SEGMENT_POINTS_MAX},
 	{.name = "outlier_fraction", .alias = "nu", .kind = OPT_REAL, FIELD(nu), .lo = 0.0, .hi = 0.99},
 	{.name = "bandwidth_k", .kind = OPT_INT, FIELD(bandwidth_k), .ilo = 0, .ihi = SVC_MAX_K},
+	{.name = "solver", .kind = OPT_ENUM, FIELD(solver), .choices = solver_choices},
+	{.name = "cache_mb", .kind = OPT_INT, FIELD(cache_mb), .ilo = 0, .ihi = SVC_MAX_CACHE_MB},
 	{.name = "cut", .kind = OPT_ENUM, FIELD(cut), .choices = cut_choices, .cut = true},
 	{.name = "merge_ratio", .kind = OPT_REAL, FIELD(merge_ratio), .lo = 0.0, .hi = 1.0,
 	.cut = true},
@@ -212,7 +222,8 @@ static const OptKey option_table[] = {
 
 /* OPT_ENUM fields are read and written as int32_t. */
 _Static_assert(sizeof(SvcStrategy) == sizeof(int32_t) && sizeof(SvcScale) == sizeof(int32_t) &&
-			   sizeof(SvcLabeling) == sizeof(int32_t) && sizeof(SvcCutRule) == sizeof(int32_t),
+			   sizeof(SvcLabeling) == sizeof(int32_t) && sizeof(SvcCutRule) == sizeof(int32_t) &&
+			   sizeof(SvcSolver) == sizeof(int32_t),
 			   "the enum options are int32_t-sized");
 
 /* What the details say of values that "auto" and null also name. */
@@ -464,6 +475,12 @@ taken(SvcOptionsSetter *s, const OptKey *k)
 		s->saw_level = true;
 	else if (strcmp(k->name, "cut") == 0 || strcmp(k->name, "merge_ratio") == 0)
 		s->saw_rule = true;
+	else if (strcmp(k->name, "solver") == 0)
+		s->saw_solver = true;
+	else if (strcmp(k->name, "tol") == 0)
+		s->saw_tol = true;
+	else if (strcmp(k->name, "max_iter") == 0)
+		s->saw_max_iter = true;
 	return SVC_OK;
 }
 
@@ -625,6 +642,17 @@ svc_options_finish(SvcOptionsSetter *s, SvcError *err)
 		opt->has_level = false;
 		opt->level = 0.0;
 	}
+
+	/*
+	 * tol and max_iter mean different things to each solver, and their
+	 * defaults are bsgd's: naming smo without them gives smo's own (its
+	 * tol that of libsvm, its cap automatic), in whatever order the keys
+	 * come.  Naming bsgd after smo gives bsgd's back.
+	 */
+	if (s->saw_solver && !s->saw_tol)
+		opt->tol = opt->solver == SVC_SOLVER_SMO ? SVC_SMO_DEFAULT_TOL : 0.01;
+	if (s->saw_solver && !s->saw_max_iter)
+		opt->max_iter = opt->solver == SVC_SOLVER_SMO ? 0 : 100000;
 	return svc_options_validate(opt, err);
 }
 
@@ -1002,6 +1030,10 @@ field_valid(const SvcOptions *o, const OptKey *k)
 	{
 		case OPT_INT:
 			iv = get_int(o, k);
+			/* max_iter 0: smo chooses its own cap (set only by omission) */
+			if (iv == 0 && k->offset == offsetof(SvcOptions, max_iter) &&
+				o->solver == SVC_SOLVER_SMO)
+				return true;
 			return iv >= k->ilo && iv <= k->ihi;
 		case OPT_REAL:
 			return real_in_range(k, get_real(o, k));
@@ -1067,15 +1099,19 @@ svc_options_encode(const SvcOptions *o, uint8_t *out)
 	svc_put_u32(&w, o->has_level ? 1 : 0);
 	svc_put_f64(&w, o->level);
 	svc_put_u32(&w, (uint32_t) o->bandwidth_k);
+	/* byte 120: 0 for the default bsgd, so older options keep their bytes */
+	svc_put_u8(&w, o->solver == SVC_SOLVER_BSGD ? 0 : (uint8_t) o->solver);
+	svc_put_u8(&w, 0);
 
 	/*
-	 * segment_points at its fixed offset, stored as 0 when it is the
+	 * segment_points at its fixed offset (122), stored as 0 when it is the
 	 * default, so the bytes of every configuration that predates it stay
-	 * the same.
+	 * the same; cache_mb at 124.
 	 */
 	svc_store_u16(out + SVC_OPTIONS_WIRE_SEGMENT_POINTS,
 				  o->segment_points == SVC_SEGMENT_POINTS_DEFAULT ? 0 :
 				  (uint16_t) o->segment_points);
+	svc_store_u32(out + SVC_OPTIONS_WIRE_CACHE_MB, (uint32_t) o->cache_mb);
 }
 
 SvcStatus
@@ -1083,6 +1119,8 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 {
 	SvcReader	r;
 	uint32_t	has_level;
+	uint8_t		solver,
+				reserved;
 
 	svc_reader_init(&r, in, SVC_OPTIONS_WIRE_SIZE);
 	o->budget = (int32_t) svc_get_u32(&r);
@@ -1106,11 +1144,18 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 	has_level = svc_get_u32(&r);
 	o->level = svc_get_f64(&r);
 	o->bandwidth_k = (int32_t) svc_get_u32(&r);
+	solver = svc_get_u8(&r);
+	reserved = svc_get_u8(&r);
 	o->segment_points = svc_load_u16(in + SVC_OPTIONS_WIRE_SEGMENT_POINTS);
 	if (o->segment_points == 0)
 		o->segment_points = SVC_SEGMENT_POINTS_DEFAULT;
+	o->cache_mb = (int32_t) svc_load_u32(in + SVC_OPTIONS_WIRE_CACHE_MB);
 	if (has_level > 1)
 		return bad_value(err, "level", LEVEL_EXPECT);
+	/* bsgd is written as 0 only: one set of options has one encoding */
+	if (solver == SVC_SOLVER_BSGD || reserved != 0)
+		return bad_value(err, "solver", "one of \"bsgd\", \"smo\"");
+	o->solver = solver == 0 ? SVC_SOLVER_BSGD : (SvcSolver) solver;
 	o->has_level = has_level == 1;
 	return svc_options_validate(o, err);
 }

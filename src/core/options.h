@@ -22,6 +22,14 @@ typedef enum SvcScale
 	SVC_SCALE_MINMAX = 2
 } SvcScale;
 
+/* The solver that trains f (solver.h); the model records it too. */
+typedef enum SvcSolver
+{
+	SVC_SOLVER_BSGD = 1,		/* budgeted SGD, the large-margin hyperplane */
+	SVC_SOLVER_SMO = 2,			/* exact SMO, the smallest enclosing sphere */
+	SVC_SOLVER_AID = 3			/* named by the format; no build trains it */
+} SvcSolver;
+
 /* How training turns equilibria into clusters. */
 typedef enum SvcLabeling
 {
@@ -50,8 +58,10 @@ typedef struct SvcOptions
 	double		gamma;			/* RBF width; 0 means "auto" */
 	double		c;				/* trade-off C */
 	double		epsilon;		/* B_eps half width; 0 means "auto" */
-	double		tol;			/* stop when ||w_{t+1} - w_t|| <= tol */
-	int64_t		max_iter;		/* at most this many SGD steps */
+	double		tol;			/* bsgd: stop when ||w_{t+1} - w_t|| <= tol;
+								 * smo: KKT violation gap in libsvm's scale */
+	int64_t		max_iter;		/* at most this many steps; 0 (smo only):
+								 * automatic */
 	uint64_t	seed;
 	SvcScale	scale;
 	int64_t		sample;			/* most rows the aggregate keeps */
@@ -73,6 +83,10 @@ typedef struct SvcOptions
 	int32_t		n_clusters;		/* > 0: cut into this many clusters */
 	bool		has_level;		/* cut at a level of f instead */
 	double		level;
+
+	SvcSolver	solver;			/* bsgd (the default) or smo */
+	int32_t		cache_mb;		/* smo's memory budget in MB; 0: the
+								 * environment's (SvcEnv.solver_memory) */
 } SvcOptions;
 
 /* Multiplier of the "auto" gamma: gamma = GAMMA_AUTO_FACTOR / median d^2
@@ -108,6 +122,9 @@ typedef struct SvcOptionsSetter
 	bool		saw_n_clusters; /* what svc_options_finish settles */
 	bool		saw_level;
 	bool		saw_rule;		/* cut or merge_ratio */
+	bool		saw_solver;
+	bool		saw_tol;
+	bool		saw_max_iter;
 } SvcOptionsSetter;
 
 /*
@@ -144,8 +161,10 @@ SvcStatus	svc_options_set_nested(SvcOptionsSetter *s, const char *key, size_t ke
 /*
  * After the last key: n_clusters and level are two ways to name one cut,
  * so giving one clears the other and giving both is an error; naming an
- * automatic rule (cut, merge_ratio) without either clears both.  Then
- * svc_options_validate on the whole struct.
+ * automatic rule (cut, merge_ratio) without either clears both.  Naming
+ * solver "smo" without tol or max_iter gives them smo's defaults
+ * (SVC_SMO_DEFAULT_TOL, 0 = automatic).  Then svc_options_validate on the
+ * whole struct.
  */
 SvcStatus	svc_options_finish(SvcOptionsSetter *s, SvcError *err);
 
@@ -180,10 +199,21 @@ const char *svc_scale_name(SvcScale s);
 const char *svc_labeling_name(SvcLabeling l);
 const char *svc_cut_name(SvcCutRule c);
 
-/* Fixed-size little-endian encoding, shared by the model and the state. */
+/* smo's tol when the options name the solver without one: libsvm's -e. */
+#define SVC_SMO_DEFAULT_TOL 1e-3
+/* Most cache_mb: 1 TB. */
+#define SVC_MAX_CACHE_MB 1048576
+
+/*
+ * Fixed-size little-endian encoding, shared by the model and the state.
+ * Byte 120 is the solver (0 for bsgd, so that the bytes of options made
+ * before solvers were options stay the same; 2 for smo), 121 is 0, 122-123
+ * are segment_points (0 for the default), 124-127 are cache_mb.
+ */
 #define SVC_OPTIONS_WIRE_SIZE 128
 #define SVC_OPTIONS_WIRE_SAMPLE 60	/* offset of the u64 sample in it */
 #define SVC_OPTIONS_WIRE_SEGMENT_POINTS 122 /* u16 segment_points, 0 = default */
+#define SVC_OPTIONS_WIRE_CACHE_MB 124	/* u32 cache_mb */
 void		svc_options_encode(const SvcOptions *opt, uint8_t *out);
 SvcStatus	svc_options_decode(const uint8_t *in, SvcOptions *opt, SvcError *err);
 

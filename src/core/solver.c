@@ -1,9 +1,11 @@
 /* solver.c - the table of solvers the fit can run, looked up by id */
 #include "solver.h"
 #include "train.h"
+#include "solver_smo.h"
 
 static const SvcSolverOps solvers[] = {
 	{SVC_SOLVER_BSGD, "bsgd", SVC_BOUNDARY_HYPERPLANE, svc_train_bsgd},
+	{SVC_SOLVER_SMO, "smo", SVC_BOUNDARY_SPHERE, svc_train_smo},
 };
 
 const SvcSolverOps *

@@ -14,10 +14,15 @@
  *     (support vectors in the scaled space; n_sv >= 0);
  *   m->offset (finite: 1 for the large-margin hyperplane, the radius term
  *     for a hypersphere);
- *   m->gamma = gamma, m->iterations and m->converged.
+ *   m->gamma = gamma, m->iterations and m->converged;
+ *   and, if it has them, its report (objective, gap, cache_hits,
+ *   cache_misses; smo does).
  * It must leave every other field alone: the fit sets solver and boundary
  * from the table, the scaling before, and the widths (bandwidth_k), the
- * quantile offset (outlier_fraction) and the labelling after it.  On
+ * quantile offset and the labelling after it.  The quantile offset
+ * (outlier_fraction) replaces a hyperplane's offset; a sphere's solver
+ * places its own from outlier_fraction, and the quantile replaces it only
+ * where widths change f.  On
  * failure it frees what it allocated and leaves those fields as they were.
  * Labelling, prediction, recut and the report use only f, its fixed point
  * (kernel.h) and the stored tree, so they work with any solver.
@@ -35,7 +40,7 @@ typedef struct SvcSolverOps
 						SvcError *err);
 } SvcSolverOps;
 
-/* The solver a fit uses until options choose one. */
+/* The solver of options that name none (options.c's default). */
 #define SVC_SOLVER_DEFAULT SVC_SOLVER_BSGD
 
 /* The solver of this id, or NULL when this build has none. */

@@ -28,7 +28,7 @@ typedef enum SvcStatus
 	SVC_ERR_INTERNAL			/* a bug: an invariant does not hold */
 } SvcStatus;
 
-#define SVC_ERRMSG_LEN 256
+#define SVC_ERRMSG_LEN 512
 
 /* An error as the core reports it: a message and an optional detail/hint. */
 typedef struct SvcError
@@ -54,7 +54,16 @@ typedef struct SvcEnv
 	void	   *ctx;
 	/* may be NULL (then alloc, copy, release); NULL on failure, ptr intact */
 	void	   *(*realloc) (void *ctx, void *ptr, size_t old_size, size_t new_size);
+
+	/*
+	 * Bytes the exact solver may hold (its O(n) vectors and kernel cache)
+	 * when the options give no cache_mb; 0: SVC_SOLVER_MEMORY_DEFAULT.  The
+	 * extension sets it from maintenance_work_mem at each fit.
+	 */
+	size_t		solver_memory;
 } SvcEnv;
+
+#define SVC_SOLVER_MEMORY_DEFAULT ((size_t) 100 << 20)
 
 /* The environment of plain C programs: malloc/free, never interrupted. */
 extern const SvcEnv svc_env_malloc;

@@ -34,8 +34,6 @@ static const size_t reserved_model_bytes[] = {
 	6, 7,						/* u16 flags */
 	14, 15						/* u16 0 after solver, boundary */
 };
-/* options: bytes 120..127 of the wire form are unused (116: bandwidth_k) */
-#define OPTIONS_USED 120
 
 static const SvcEnv *env = &svc_env_malloc;
 
@@ -49,8 +47,10 @@ canonical_bytes(const uint8_t *data, size_t size)
 	memcpy(c, data, size);
 	for (size_t i = 0; i < sizeof(reserved_model_bytes) / sizeof(reserved_model_bytes[0]); i++)
 		c[reserved_model_bytes[i]] = 0;
-	memset(c + MODEL_OPTIONS_OFFSET + OPTIONS_USED, 0,
-		   SVC_OPTIONS_WIRE_SIZE - OPTIONS_USED);
+	/* segment_points 20, the default, is written as 0 */
+	if (svc_load_u16(c + MODEL_OPTIONS_OFFSET + SVC_OPTIONS_WIRE_SEGMENT_POINTS) ==
+		SVC_SEGMENT_POINTS_DEFAULT)
+		svc_store_u16(c + MODEL_OPTIONS_OFFSET + SVC_OPTIONS_WIRE_SEGMENT_POINTS, 0);
 	svc_store_u32(c + size - 4, svc_crc32c(c, size - 4));
 	return c;
 }

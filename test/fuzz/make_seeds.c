@@ -207,6 +207,10 @@ main(int argc, char **argv)
 	model_seed(dir, "count2d.bin", 60, 2, 3, "{\"budget\": 12, \"max_iter\": 2000, \"n_clusters\": 2}");
 	/* format version 3: a width per support vector */
 	model_seed(dir, "widths2d.bin", 60, 2, 3, "{\"budget\": 12, \"max_iter\": 2000, \"bandwidth_k\": 4}");
+	/* format version 4: the exact solver's report, without and with widths */
+	model_seed(dir, "smo2d.bin", 60, 2, 3, "{\"solver\": \"smo\"}");
+	model_seed(dir, "smowidths2d.bin", 60, 2, 3,
+			   "{\"solver\": \"smo\", \"bandwidth_k\": 4, \"cache_mb\": 1, \"nu\": 0.2}");
 	state_seed(dir, "empty2d.bin", 0, 2, "{}");
 	state_seed(dir, "one1d.bin", 1, 1, "{\"budget\": 3}");
 	state_seed(dir, "filling2d.bin", 20, 2, "{\"budget\": 10, \"max_iter\": 500}");
@@ -215,5 +219,6 @@ main(int argc, char **argv)
 	cvi_state_seed(dir, "class2d.bin", 40, 2, true);
 	cvi_state_seed(dir, "plain3d.bin", 20, 3, false);
 	cvi_state_seed(dir, "one1d.bin", 1, 1, true);
+	state_seed(dir, "smo2d.bin", 30, 2, "{\"solver\": \"smo\", \"sample\": 24}");
 	return 0;
 }

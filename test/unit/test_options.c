@@ -441,9 +441,8 @@ test_key_lists(void)
 {
 	static const char *const valid =
 		"Valid options are: budget, strategy, k, gamma, c, epsilon, tol, max_iter, seed, "
-		"scale, sample, labeling, segment_points, outlier_fraction (or nu), bandwidth_k, cut, "
-		"merge_ratio, "
-		"min_cluster_share, min_cluster_size, n_clusters, level.";
+		"scale, sample, labeling, segment_points, outlier_fraction (or nu), bandwidth_k, solver, "
+		"cache_mb, cut, merge_ratio, min_cluster_share, min_cluster_size, n_clusters, level.";
 	static const char *const cut_list =
 		"Only the cut of the tree can change: cut, merge_ratio, min_cluster_share, "
 		"min_cluster_size, n_clusters, level.";
@@ -915,9 +914,8 @@ test_setters_keys(void)
 {
 	static const char *const valid =
 		"Valid options are: budget, strategy, k, gamma, c, epsilon, tol, max_iter, seed, "
-		"scale, sample, labeling, segment_points, outlier_fraction (or nu), bandwidth_k, cut, "
-		"merge_ratio, "
-		"min_cluster_share, min_cluster_size, n_clusters, level.";
+		"scale, sample, labeling, segment_points, outlier_fraction (or nu), bandwidth_k, solver, "
+		"cache_mb, cut, merge_ratio, min_cluster_share, min_cluster_size, n_clusters, level.";
 	static const char *const cut_list =
 		"Only the cut of the tree can change: cut, merge_ratio, min_cluster_share, "
 		"min_cluster_size, n_clusters, level.";

@@ -684,7 +684,10 @@ test_solver_table(void)
 	CHECK(bsgd != NULL && bsgd->fit == svc_train_bsgd &&
 		  bsgd->boundary == SVC_BOUNDARY_HYPERPLANE, "bsgd is in the solver table");
 	CHECK(svc_solver_find(SVC_SOLVER_DEFAULT) == bsgd, "the default solver is bsgd");
-	CHECK(svc_solver_find(SVC_SOLVER_SMO) == NULL && svc_solver_find((SvcSolver) 0) == NULL,
+	CHECK(svc_solver_find(SVC_SOLVER_SMO) != NULL &&
+		  svc_solver_find(SVC_SOLVER_SMO)->boundary == SVC_BOUNDARY_SPHERE,
+		  "smo is in the solver table, with the sphere");
+	CHECK(svc_solver_find(SVC_SOLVER_AID) == NULL && svc_solver_find((SvcSolver) 0) == NULL,
 		  "ids without a solver are not found");
 	CHECK(strcmp(svc_solver_name(SVC_SOLVER_BSGD), "bsgd") == 0 &&
 		  strcmp(svc_solver_name(SVC_SOLVER_AID), "aid") == 0 &&

@@ -1,0 +1,137 @@
+/* solver_smo.c - the solver "smo": the exact hypersphere (smo.h) behind the fit's seam */
+#include "solver_smo.h"
+#include "smo.h"
+
+#include <math.h>
+#include <string.h>
+
+/*
+ * libsvm's one-class SVM solves min 1/2 a' K a subject to sum a = nu l and
+ * 0 <= a <= 1, and stops when the violation gap of its gradient K a falls
+ * below -e (1e-3 by default).  smo.h's alpha is a / (nu l), with gradient
+ * G = 2 K alpha - 1 = (2 / (nu l)) K a - 1, so its gaps are 2 / (nu l)
+ * times libsvm's: tol in libsvm's scale is eps = 2 tol / (nu l).  When
+ * nu l <= 1 (nu = 0 among them) C = 1 / (nu l) >= 1 bounds nothing, as
+ * sum alpha = 1, and the problem is libsvm's with nu l = 1: eps = 2 tol.
+ * So "tol" 1e-3 stops where libsvm's -e 1e-3 would, whatever n is.
+ */
+static double
+libsvm_scale(double nu, int64_t n)
+{
+	double		nl = nu * (double) n;
+
+	return nl > 1.0 ? nl : 1.0;
+}
+
+double
+svc_smo_eps(double tol, double nu, int64_t n)
+{
+	return 2.0 * tol / libsvm_scale(nu, n);
+}
+
+size_t
+svc_smo_budget(const SvcEnv *env, const SvcOptions *opt)
+{
+	if (opt->cache_mb > 0)
+	{
+		uint64_t	bytes = (uint64_t) opt->cache_mb << 20;
+
+		return bytes > SIZE_MAX ? SIZE_MAX : (size_t) bytes;
+	}
+	if (env->solver_memory > 0)
+		return env->solver_memory;
+	return SVC_SOLVER_MEMORY_DEFAULT;
+}
+
+/* The refusal when n rows do not fit the budget: before any allocation. */
+static SvcStatus
+too_many_rows(SvcError *err, int64_t n, size_t need, size_t budget)
+{
+	if (need == SIZE_MAX)
+		svc_fail(err, SVC_ERR_LIMIT, "too many rows for the exact solver: %lld",
+				 (long long) n);
+	else
+		svc_fail(err, SVC_ERR_LIMIT,
+				 "the exact solver needs %zu kB for %lld rows, more than its memory budget of %zu kB",
+				 (need + 1023) / 1024, (long long) n, budget / 1024);
+	svc_error_detail(err, "The solver \"smo\" needs 80 bytes per row (its vectors and two "
+					 "kernel columns) and caches more columns within the option "
+					 "\"cache_mb\", by default maintenance_work_mem.");
+	svc_error_hint(err, "Lower \"sample\", raise \"cache_mb\", or use the budgeted "
+				   "solver \"bsgd\".");
+	return SVC_ERR_LIMIT;
+}
+
+SvcStatus
+svc_train_smo(const SvcEnv *env, const double *x, int64_t n, int32_t d,
+			  const SvcOptions *opt, double gamma, SvcModel *m, SvcError *err)
+{
+	SvcSmoParams p;
+	SvcSmoResult res;
+	SvcStatus	st;
+	size_t		budget = svc_smo_budget(env, opt),
+				need;
+	double	   *sv,
+			   *alpha;
+	int64_t		n_sv = 0,
+				k = 0;
+
+	svc_smo_params_default(&p);
+	p.gamma = gamma;
+	/* C = 1 / (nu n): the share nu of rows bounds the outliers from above */
+	p.c_all = opt->nu * (double) n > 1.0 ? 1.0 / (opt->nu * (double) n) : 1.0;
+	p.eps = svc_smo_eps(opt->tol, opt->nu, n);
+	p.max_iter = opt->max_iter;	/* 0: smo.h's automatic cap */
+	need = svc_smo_memory(n, d, &p);
+	if (need == SIZE_MAX || need > budget)
+		return too_many_rows(err, n, need, budget);
+	/*
+	 * The rest is cache.  need counts the two columns the solver takes
+	 * even without a budget, so it never holds more than the budget.
+	 */
+	p.cache_bytes = budget - need;
+
+	st = svc_smo_solve(env, x, n, d, &p, &res, err);
+	if (st != SVC_OK)
+		return st;
+	for (int64_t i = 0; i < n; i++)
+		if (res.alpha[i] > 0)
+			n_sv++;
+	if (n_sv < 1 || n_sv > INT32_MAX)
+	{
+		svc_smo_result_free(env, &res);
+		return svc_fail(err, SVC_ERR_INTERNAL, "the exact solver kept %lld support vectors",
+						(long long) n_sv);
+	}
+	sv = svc_alloc(env, sizeof(double) * (size_t) n_sv * (size_t) d, err);
+	alpha = svc_alloc(env, sizeof(double) * (size_t) n_sv, err);
+	if (sv == NULL || alpha == NULL)
+	{
+		svc_free(env, sv);
+		svc_free(env, alpha);
+		svc_smo_result_free(env, &res);
+		return SVC_ERR_NOMEM;
+	}
+	for (int64_t i = 0; i < n; i++)
+	{
+		if (!(res.alpha[i] > 0))
+			continue;
+		memcpy(sv + (size_t) k * (size_t) d, x + (size_t) i * (size_t) d,
+			   sizeof(double) * (size_t) d);
+		alpha[k++] = res.alpha[i];
+	}
+	m->n_sv = (int32_t) n_sv;
+	m->sv = sv;
+	m->alpha = alpha;
+	m->offset = res.offset;
+	m->gamma = gamma;
+	m->iterations = res.iterations;
+	m->converged = res.converged;
+	m->objective = res.objective;
+	/* in tol's scale, so that a converged model reports gap < tol */
+	m->gap = res.gap * libsvm_scale(opt->nu, n) / 2.0;
+	m->cache_hits = res.cache_hits;
+	m->cache_misses = res.cache_misses;
+	svc_smo_result_free(env, &res);
+	return SVC_OK;
+}
