@@ -23,7 +23,8 @@
  * objective_libsvm (1/2 a' K a of the same solution, (F + sum alpha)
  * (nu n)^2 / 2), offset, rho (offset nu n, libsvm's rho), r2, gap,
  * iterations, converged (0/1), n_free, n_bound, n_sv, cache_hits,
- * cache_misses, train_seconds (wall clock of svc_smo_solve alone), then
+ * cache_misses, train_seconds (wall clock of svc_smo_solve alone),
+ * cpu_seconds (the process's CPU time in it: steadier on a busy machine), then
  * unless --no-f one line "f VALUE" per row in input order,
  * f = sum_j alpha_j K(x_j, x) - offset (positive inside the sphere; times
  * nu n it is libsvm's decision value), and with --alpha one line
@@ -135,7 +136,9 @@ main(int argc, char **argv)
 	SvcSmoResult r;
 	SvcError	err;
 	struct timespec t0,
-				t1;
+				t1,
+				c0,
+				c1;
 
 	for (int i = 1; i < argc; i++)
 	{
@@ -210,6 +213,7 @@ main(int argc, char **argv)
 	p.cache_bytes = (size_t) (cache_mb * 1024.0 * 1024.0);
 	p.shrinking = shrinking;
 
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (svc_smo_solve(&svc_env_malloc, x, n, d, &p, &r, &err) != SVC_OK)
 	{
@@ -217,6 +221,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
 
 	/* the support vectors, contiguous, for svc_kernel_sum */
 	sv = malloc(sizeof(double) * (size_t) n * (size_t) d);
@@ -258,6 +263,8 @@ main(int argc, char **argv)
 	printf("cache_misses %lld\n", (long long) r.cache_misses);
 	printf("train_seconds %.6f\n",
 		   (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) * 1e-9);
+	printf("cpu_seconds %.6f\n",
+		   (double) (c1.tv_sec - c0.tv_sec) + (double) (c1.tv_nsec - c0.tv_nsec) * 1e-9);
 	if (print_f)
 		for (int64_t t = 0; t < n; t++)
 			printf("f %.17g\n",
