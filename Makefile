@@ -43,12 +43,18 @@ src/core/kernel.bc: BITCODE_CFLAGS += $(KERNEL_CFLAGS)
 # the vector exp of glibc that -ffast-math calls
 SHLIB_LINK += -lmvec -lm
 
-EXTRA_CLEAN = test/unit/build
+EXTRA_CLEAN = test/unit/build test/smo_cli
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 $(OBJS): $(HEADERS)
+
+# The exact solver alone as a command-line filter, from the extension's own
+# objects (same flags), for test/smo_libsvm_test.py and the benchmark.
+SMO_CLI_OBJS = src/core/smo.o src/core/kernel.o src/core/svc_core.o
+test/smo_cli: test/smo_cli.c $(SMO_CLI_OBJS) $(HEADERS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/smo_cli.c $(SMO_CLI_OBJS) -lmvec -lm
 
 .PHONY: unit unit-valgrind
 unit:

@@ -43,7 +43,10 @@
  * The cache holds kernel columns of n doubles, filled only on the rows
  * active when computed: a column computed with every row active stays
  * valid, one computed with fewer is valid until the active set grows
- * again (the epoch counts those growths).
+ * again (the epoch counts those growths).  When it grows, the gradient of
+ * the shrunk rows needs the columns of the rows with alpha > 0 on exactly
+ * those rows, so a valid partial column among them is completed then, as
+ * libsvm extends its columns, rather than computed again later.
  */
 #include "smo.h"
 #include "kernel.h"
@@ -76,6 +79,7 @@ typedef struct Smo
 	/* cache: LRU list through prev/next, sentinel n, most recent first */
 	double	  **col;
 	int64_t    *col_epoch;
+	int64_t    *col_active;		/* rows active when a partial column was filled */
 	int64_t    *prev;
 	int64_t    *next;
 	int64_t		cap;
@@ -158,10 +162,23 @@ get_col(Smo *s, int64_t i, SvcError *err)
 		q[t] = t == i ? 1.0 : kval(s, t, i);
 	}
 	s->col_epoch[i] = s->active == s->n ? COL_COMPLETE : s->epoch;
+	s->col_active[i] = s->active;
 	return q;
 }
 
-/* Gradient of the rows outside the active set, from the rows with alpha > 0. */
+/*
+ * Gradient of the rows outside the active set, from the rows with alpha > 0.
+ * The loop runs column by column (each inactive row's sum accumulates in g,
+ * then becomes 2 sum - 1): row by row, each row would touch every cached
+ * column at one place, a cache miss per term.  Each row still adds its
+ * terms in the order of pos, so the sums are the same either way.
+ *
+ * A column filled during this epoch is valid on the rows at positions
+ * [0, col_active) of order when it was filled.  Shrinking since then only
+ * swapped rows below the active count, so the rows it lacks are those at
+ * positions [col_active, n) now, all of them among the shrunk rows: fill
+ * them (the sum needs most of them anyway) and the column is complete.
+ */
 static SvcStatus
 reconstruct_gradient(Smo *s, SvcError *err)
 {
@@ -173,21 +190,45 @@ reconstruct_gradient(Smo *s, SvcError *err)
 		if (s->alpha[t] > 0)
 			s->pos[npos++] = t;
 	for (int64_t k = s->active; k < s->n; k++)
+		s->g[s->order[k]] = 0.0;
+	for (int64_t p = 0; p < npos; p++)
+	{
+		int64_t		j = s->pos[p];
+		double	   *q = s->col[j];
+		double		aj = s->alpha[j];
+
+		if (p % 16 == 15 && svc_interrupted(s->env, err))
+			return err->status;
+		if (q != NULL && s->col_epoch[j] == s->epoch)
+		{
+			for (int64_t k = s->col_active[j]; k < s->n; k++)
+			{
+				int64_t		t = s->order[k];
+
+				q[t] = t == j ? 1.0 : kval(s, t, j);
+			}
+			s->col_epoch[j] = COL_COMPLETE;
+		}
+		if (q != NULL && s->col_epoch[j] == COL_COMPLETE)
+			for (int64_t k = s->active; k < s->n; k++)
+			{
+				int64_t		t = s->order[k];
+
+				s->g[t] += aj * q[t];
+			}
+		else
+			for (int64_t k = s->active; k < s->n; k++)
+			{
+				int64_t		t = s->order[k];
+
+				s->g[t] += aj * (t == j ? 1.0 : kval(s, t, j));
+			}
+	}
+	for (int64_t k = s->active; k < s->n; k++)
 	{
 		int64_t		t = s->order[k];
-		double		sum = 0.0;
 
-		if ((k - s->active) % 4096 == 4095 && svc_interrupted(s->env, err))
-			return err->status;
-		for (int64_t p = 0; p < npos; p++)
-		{
-			int64_t		j = s->pos[p];
-			const double *q = s->col[j];
-
-			sum += s->alpha[j] * (q != NULL && s->col_epoch[j] == COL_COMPLETE ?
-								  q[t] : (t == j ? 1.0 : kval(s, t, j)));
-		}
-		s->g[t] = 2.0 * sum - 1.0;
+		s->g[t] = 2.0 * s->g[t] - 1.0;
 	}
 	s->active = s->n;
 	s->epoch++;
@@ -441,15 +482,15 @@ svc_smo_params_default(SvcSmoParams *p)
 size_t
 svc_smo_memory(int64_t n, int32_t d, const SvcSmoParams *p)
 {
-	size_t		per_row = 10 * sizeof(double);
+	size_t		per_row = 11 * sizeof(double);
 	size_t		total;
 
 	(void) p;
 	(void) d;
 	if (n < 0 || (uint64_t) n > SIZE_MAX / 2)
 		return SIZE_MAX;
-	/* alpha, g, order, pos, col, col_epoch, prev, next (+ sentinel), and
-	 * the two columns the solver needs at the least */
+	/* alpha, g, order, pos, col, col_epoch, col_active, prev, next
+	 * (+ sentinel), and the two columns the solver needs at the least */
 	if (!svc_size_mul((size_t) n + 1, per_row, &total) || total > SIZE_MAX - 256)
 		return SIZE_MAX;
 	return total + 256;
@@ -468,6 +509,7 @@ smo_release(Smo *s)
 	svc_free(env, s->pos);
 	svc_free(env, s->col);
 	svc_free(env, s->col_epoch);
+	svc_free(env, s->col_active);
 	svc_free(env, s->prev);
 	svc_free(env, s->next);
 }
@@ -596,6 +638,7 @@ svc_smo_solve(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		(s.pos = svc_alloc(env, vec1, err)) == NULL ||
 		(s.col = svc_alloc0(env, sizeof(double *) * (size_t) n, err)) == NULL ||
 		(s.col_epoch = svc_alloc(env, vec1, err)) == NULL ||
+		(s.col_active = svc_alloc(env, vec1, err)) == NULL ||
 		(s.prev = svc_alloc(env, vec1, err)) == NULL ||
 		(s.next = svc_alloc(env, vec1, err)) == NULL)
 	{
