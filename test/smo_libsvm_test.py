@@ -36,8 +36,9 @@ min F(alpha) = alpha'K alpha - sum alpha (K_ii = 1) with sum alpha = 1,
 
     /usr/bin/python3 test/smo_libsvm_test.py [--data DIR] [--cli PATH]
 
-DIR defaults to $SVCLUST_DATA; without it (or when it does not exist) the
-data sets are skipped with a message.  Prints one line per case and
+DIR defaults to $SVCLUST_DATA, else to the benchmark's default data
+directory (shared/data beside the repository) when it exists; without one
+the data sets are skipped with a message, so a fresh clone passes alone.  Prints one line per case and
 "N passed, N failed"; exits 1 on failure.  Needs python3-sklearn (Debian),
 a C compiler and pg_config (for the build flags).
 """
@@ -258,7 +259,10 @@ def datasets(exe, data):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=os.environ.get("SVCLUST_DATA", ""))
+    beside = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                           "..", "..", "shared", "data"))
+    parser.add_argument("--data", default=os.environ.get("SVCLUST_DATA")
+                        or (beside if os.path.isdir(beside) else ""))
     parser.add_argument("--cli", help="a built smo_cli (default: make it)")
     args = parser.parse_args()
     exe = args.cli or build()
