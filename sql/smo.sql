@@ -126,15 +126,18 @@ SELECT pg_temp.try($$SELECT svc_train(f, '{"cache_mb": 2000000}') FROM smo_shape
 SELECT pg_temp.try($$SELECT svc_train(f, '{"cache_mb": "64MB"}') FROM smo_shapes$$);
 SELECT pg_temp.try($$SELECT svc_recut(exact, '{"solver": "bsgd"}') FROM smo_models$$);
 
--- memory: the solver needs 80 bytes a row (its vectors and two kernel
--- columns); 13200 rows need more than 1 MB and are refused before any
--- work, by cache_mb or by maintenance_work_mem when cache_mb is 0
+-- memory: the solver needs some 80-90 bytes a row (its vectors and two
+-- kernel columns); 13200 rows need more than 1 MB and are refused before
+-- any work, by cache_mb or by maintenance_work_mem when cache_mb is 0 (the
+-- count of kB needed is masked: it follows the solver's vectors)
 CREATE TABLE smo_big AS
 SELECT ARRAY[cos(i * 2.399) * sqrt(i), sin(i * 2.399) * sqrt(i)]::float8[] AS f
 FROM generate_series(1, 13200) i;
-SELECT pg_temp.try($$SELECT svc_train(f, '{"solver": "smo", "cache_mb": 1, "sample": 20000}') FROM smo_big$$);
+SELECT regexp_replace(pg_temp.try($$SELECT svc_train(f, '{"solver": "smo", "cache_mb": 1, "sample": 20000}') FROM smo_big$$),
+                      '(needs|about) \d+ (kB|bytes)', '\1 N \2', 'g');
 SET maintenance_work_mem = '1MB';
-SELECT pg_temp.try($$SELECT svc_train(f, '{"solver": "smo", "sample": 20000}') FROM smo_big$$);
+SELECT regexp_replace(pg_temp.try($$SELECT svc_train(f, '{"solver": "smo", "sample": 20000}') FROM smo_big$$),
+                      '(needs|about) \d+ (kB|bytes)', '\1 N \2', 'g');
 -- the budgeted solver needs no such memory
 SELECT pg_temp.try($$SELECT svc_train(f, '{"sample": 20000, "max_iter": 1000}') FROM smo_big$$);
 RESET maintenance_work_mem;

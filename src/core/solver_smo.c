@@ -54,9 +54,11 @@ too_many_rows(SvcError *err, int64_t n, size_t need, size_t budget)
 		svc_fail(err, SVC_ERR_LIMIT,
 				 "the exact solver needs %zu kB for %lld rows, more than its memory budget of %zu kB",
 				 (need + 1023) / 1024, (long long) n, budget / 1024);
-	svc_error_detail(err, "The solver \"smo\" needs 80 bytes per row (its vectors and two "
-					 "kernel columns) and caches more columns within the option "
-					 "\"cache_mb\", by default maintenance_work_mem.");
+	if (need != SIZE_MAX && n > 0)
+		svc_error_detail(err, "The solver \"smo\" needs about %zu bytes per row (its vectors and "
+						 "two kernel columns) and caches more columns within the option "
+						 "\"cache_mb\", by default maintenance_work_mem.",
+						 (size_t) ((need + (size_t) n - 1) / (size_t) n));
 	svc_error_hint(err, "Lower \"sample\", raise \"cache_mb\", or use the budgeted "
 				   "solver \"bsgd\".");
 	return SVC_ERR_LIMIT;
