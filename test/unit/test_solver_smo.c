@@ -338,17 +338,6 @@ test_fit_edges(void)
 
 /* ------------------------------------------------------------------ */
 
-static uint8_t *
-encode(const SvcModel *m, size_t *len)
-{
-	uint8_t    *buf;
-
-	*len = svc_model_encoded_size(m);
-	buf = malloc(*len);
-	svc_model_encode(m, buf);
-	return buf;
-}
-
 /* Decode a copy of buf with byte off set to v and the checksum redone. */
 static SvcStatus
 decode_damaged(const uint8_t *buf, size_t len, size_t off, const void *v, size_t vlen,

@@ -15,17 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint8_t *
-encode(const SvcModel *m, size_t *len)
-{
-	uint8_t    *buf;
-
-	*len = svc_model_encoded_size(m);
-	buf = malloc(*len);
-	svc_model_encode(m, buf);
-	return buf;
-}
-
 static void
 test_strategies_keep_budget(void)
 {

@@ -1,10 +1,12 @@
 /*
- * unit_data.h - generated data shared by the core's unit tests
+ * unit_data.h - generated data and helpers shared by the core's unit tests
  */
 #ifndef SVC_UNIT_DATA_H
 #define SVC_UNIT_DATA_H
 
 #include "svc_core.h"
+#include "model.h"
+#include "model_codec.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -29,6 +31,18 @@ blobs(int64_t n, uint64_t seed)
 		x[2 * i + 1] = centre[c][1] + r * sin(2 * M_PI * u2);
 	}
 	return x;
+}
+
+/* A model's bytes, malloc'd; *len their count. */
+static inline uint8_t *
+encode(const SvcModel *m, size_t *len)
+{
+	uint8_t    *buf;
+
+	*len = svc_model_encoded_size(m);
+	buf = malloc(*len);
+	svc_model_encode(m, buf);
+	return buf;
 }
 
 #endif							/* SVC_UNIT_DATA_H */
