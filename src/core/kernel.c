@@ -66,6 +66,49 @@ svc_kernel_sum(const double *s, const double *alpha, const double *widths,
 	return total;
 }
 
+static inline void
+kernel_column(const double *x, int32_t d, int64_t row, double gamma,
+			  const int64_t *idx, int64_t m, double *out, bool scatter)
+{
+	double		buf[KBLOCK];
+	const double *y = x + (size_t) row * (size_t) d;
+
+	for (int64_t k0 = 0; k0 < m; k0 += KBLOCK)
+	{
+		int32_t		b = (int32_t) (m - k0 < KBLOCK ? m - k0 : KBLOCK);
+
+		if (idx != NULL)
+			for (int32_t k = 0; k < b; k++)
+				buf[k] = -gamma * svc_sqdist(x + (size_t) idx[k0 + k] * (size_t) d, y, d);
+		else
+			for (int32_t k = 0; k < b; k++)
+				buf[k] = -gamma * svc_sqdist(x + (size_t) (k0 + k) * (size_t) d, y, d);
+		for (int32_t k = 0; k < b; k++)
+			buf[k] = buf[k] > EXP_FLOOR ? buf[k] : EXP_FLOOR;
+		for (int32_t k = 0; k < b; k++)
+			buf[k] = exp(buf[k]);
+		if (idx != NULL && scatter)
+			for (int32_t k = 0; k < b; k++)
+				out[idx[k0 + k]] = buf[k];
+		else
+			memcpy(out + k0, buf, sizeof(double) * (size_t) b);
+	}
+}
+
+void
+svc_kernel_column(const double *x, int32_t d, int64_t row, double gamma,
+				  const int64_t *idx, int64_t m, double *out)
+{
+	kernel_column(x, d, row, gamma, idx, m, out, true);
+}
+
+void
+svc_kernel_values(const double *x, int32_t d, int64_t row, double gamma,
+				  const int64_t *idx, int64_t m, double *out)
+{
+	kernel_column(x, d, row, gamma, idx, m, out, false);
+}
+
 double
 svc_kernel_fixed_point(const double *s, const double *alpha,
 					   const double *widths, int32_t n, int32_t d,
