@@ -77,12 +77,34 @@ kernel_column(const double *x, int32_t d, int64_t row, double gamma,
 	{
 		int32_t		b = (int32_t) (m - k0 < KBLOCK ? m - k0 : KBLOCK);
 
-		if (idx != NULL)
-			for (int32_t k = 0; k < b; k++)
-				buf[k] = -gamma * svc_sqdist(x + (size_t) idx[k0 + k] * (size_t) d, y, d);
-		else
-			for (int32_t k = 0; k < b; k++)
-				buf[k] = -gamma * svc_sqdist(x + (size_t) (k0 + k) * (size_t) d, y, d);
+		/*
+		 * Coordinate by coordinate, so that the loops run across rows
+		 * (vectorised, gathering with idx) rather than across the few
+		 * coordinates of one row, as a call of svc_sqdist per row would.
+		 */
+		for (int32_t k = 0; k < b; k++)
+			buf[k] = 0.0;
+		for (int32_t j = 0; j < d; j++)
+		{
+			double		yj = y[j];
+
+			if (idx != NULL)
+				for (int32_t k = 0; k < b; k++)
+				{
+					double		t = x[(size_t) idx[k0 + k] * (size_t) d + j] - yj;
+
+					buf[k] += t * t;
+				}
+			else
+				for (int32_t k = 0; k < b; k++)
+				{
+					double		t = x[(size_t) (k0 + k) * (size_t) d + j] - yj;
+
+					buf[k] += t * t;
+				}
+		}
+		for (int32_t k = 0; k < b; k++)
+			buf[k] *= -gamma;
 		for (int32_t k = 0; k < b; k++)
 			buf[k] = buf[k] > EXP_FLOOR ? buf[k] : EXP_FLOOR;
 		for (int32_t k = 0; k < b; k++)
