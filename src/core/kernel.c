@@ -66,6 +66,71 @@ svc_kernel_sum(const double *s, const double *alpha, const double *widths,
 	return total;
 }
 
+static inline void
+kernel_column(const double *x, int32_t d, int64_t row, double gamma,
+			  const int64_t *idx, int64_t m, double *out, bool scatter)
+{
+	double		buf[KBLOCK];
+	const double *y = x + (size_t) row * (size_t) d;
+
+	for (int64_t k0 = 0; k0 < m; k0 += KBLOCK)
+	{
+		int32_t		b = (int32_t) (m - k0 < KBLOCK ? m - k0 : KBLOCK);
+
+		/*
+		 * Coordinate by coordinate, so that the loops run across rows
+		 * (vectorised, gathering with idx) rather than across the few
+		 * coordinates of one row, as a call of svc_sqdist per row would.
+		 */
+		for (int32_t k = 0; k < b; k++)
+			buf[k] = 0.0;
+		for (int32_t j = 0; j < d; j++)
+		{
+			double		yj = y[j];
+
+			if (idx != NULL)
+				for (int32_t k = 0; k < b; k++)
+				{
+					double		t = x[(size_t) idx[k0 + k] * (size_t) d + j] - yj;
+
+					buf[k] += t * t;
+				}
+			else
+				for (int32_t k = 0; k < b; k++)
+				{
+					double		t = x[(size_t) (k0 + k) * (size_t) d + j] - yj;
+
+					buf[k] += t * t;
+				}
+		}
+		for (int32_t k = 0; k < b; k++)
+			buf[k] *= -gamma;
+		for (int32_t k = 0; k < b; k++)
+			buf[k] = buf[k] > EXP_FLOOR ? buf[k] : EXP_FLOOR;
+		for (int32_t k = 0; k < b; k++)
+			buf[k] = exp(buf[k]);
+		if (idx != NULL && scatter)
+			for (int32_t k = 0; k < b; k++)
+				out[idx[k0 + k]] = buf[k];
+		else
+			memcpy(out + k0, buf, sizeof(double) * (size_t) b);
+	}
+}
+
+void
+svc_kernel_column(const double *x, int32_t d, int64_t row, double gamma,
+				  const int64_t *idx, int64_t m, double *out)
+{
+	kernel_column(x, d, row, gamma, idx, m, out, true);
+}
+
+void
+svc_kernel_values(const double *x, int32_t d, int64_t row, double gamma,
+				  const int64_t *idx, int64_t m, double *out)
+{
+	kernel_column(x, d, row, gamma, idx, m, out, false);
+}
+
 double
 svc_kernel_fixed_point(const double *s, const double *alpha,
 					   const double *widths, int32_t n, int32_t d,

@@ -36,4 +36,21 @@ double		svc_kernel_fixed_point(const double *s, const double *alpha,
 								   double gamma, const double *x, double *next,
 								   double *work, bool *ok);
 
+/*
+ * A column of the kernel matrix of the n rows of d values in x (row-major):
+ * out[t] = exp(-gamma ||x_t - x_row||^2) for t = idx[k], k < m, or for
+ * t = k < m when idx is NULL; other entries of out are not touched.  The
+ * exponents are computed first and exp'd as a block, so that exp is the
+ * vector exp of this file's build (the last bits may differ from exp()'s).
+ * Exponents below -700 become -700 (K about 1e-304, not 0).
+ */
+void		svc_kernel_column(const double *x, int32_t d, int64_t row,
+							  double gamma, const int64_t *idx, int64_t m,
+							  double *out);
+
+/* The same values packed: out[k] for the k-th row of idx (or row k). */
+void		svc_kernel_values(const double *x, int32_t d, int64_t row,
+							  double gamma, const int64_t *idx, int64_t m,
+							  double *out);
+
 #endif							/* SVC_KERNEL_H */

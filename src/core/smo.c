@@ -57,6 +57,7 @@
 #define TAU 1e-12
 #define COL_COMPLETE INT64_C(-1)
 #define INTERRUPT_EVERY 1000
+#define RECON_BLOCK 256
 /* relative slack of sum C_i >= 1, so that C = 1/n passes despite rounding */
 #define SUM_C_SLACK 1e-12
 
@@ -95,11 +96,19 @@ upper(const Smo *s, int64_t t)
 	return s->c != NULL ? s->c[t] : s->c_all;
 }
 
-static inline double
-kval(const Smo *s, int64_t a, int64_t b)
+/*
+ * Column j of K on the rows order[from..to) into q, by the vector exp of
+ * kernel.c; q[j] = K_jj = 1 exactly whether or not j is among them (an
+ * entry outside a column's rows is never read, so writing it is harmless).
+ */
+static void
+fill_col(const Smo *s, int64_t j, int64_t from, int64_t to, double *q)
 {
-	return exp(-s->gamma * svc_sqdist(s->x + (size_t) a * (size_t) s->d,
-									  s->x + (size_t) b * (size_t) s->d, s->d));
+	if (from == 0 && to == s->n)
+		svc_kernel_column(s->x, s->d, j, s->gamma, NULL, s->n, q);
+	else
+		svc_kernel_column(s->x, s->d, j, s->gamma, s->order + from, to - from, q);
+	q[j] = 1.0;
 }
 
 static void
@@ -155,12 +164,7 @@ get_col(Smo *s, int64_t i, SvcError *err)
 	}
 	s->col[i] = q;
 	lru_push_front(s, i);
-	for (int64_t k = 0; k < s->active; k++)
-	{
-		int64_t		t = s->order[k];
-
-		q[t] = t == i ? 1.0 : kval(s, t, i);
-	}
+	fill_col(s, i, 0, s->active, q);
 	s->col_epoch[i] = s->active == s->n ? COL_COMPLETE : s->epoch;
 	s->col_active[i] = s->active;
 	return q;
@@ -201,12 +205,7 @@ reconstruct_gradient(Smo *s, SvcError *err)
 			return err->status;
 		if (q != NULL && s->col_epoch[j] == s->epoch)
 		{
-			for (int64_t k = s->col_active[j]; k < s->n; k++)
-			{
-				int64_t		t = s->order[k];
-
-				q[t] = t == j ? 1.0 : kval(s, t, j);
-			}
+			fill_col(s, j, s->col_active[j], s->n, q);
 			s->col_epoch[j] = COL_COMPLETE;
 		}
 		if (q != NULL && s->col_epoch[j] == COL_COMPLETE)
@@ -217,12 +216,23 @@ reconstruct_gradient(Smo *s, SvcError *err)
 				s->g[t] += aj * q[t];
 			}
 		else
-			for (int64_t k = s->active; k < s->n; k++)
-			{
-				int64_t		t = s->order[k];
+		{
+			/* not cached, or stale: the shrunk rows alone, a block at a time */
+			double		buf[RECON_BLOCK];
 
-				s->g[t] += aj * (t == j ? 1.0 : kval(s, t, j));
+			for (int64_t k0 = s->active; k0 < s->n; k0 += RECON_BLOCK)
+			{
+				int64_t		b = s->n - k0 < RECON_BLOCK ? s->n - k0 : RECON_BLOCK;
+
+				svc_kernel_values(s->x, s->d, j, s->gamma, s->order + k0, b, buf);
+				for (int64_t k = 0; k < b; k++)
+				{
+					int64_t		t = s->order[k0 + k];
+
+					s->g[t] += aj * (t == j ? 1.0 : buf[k]);
+				}
 			}
+		}
 	}
 	for (int64_t k = s->active; k < s->n; k++)
 	{
