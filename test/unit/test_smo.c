@@ -4,32 +4,11 @@
 #include "kernel.h"
 #include "smo.h"
 #include "unit.h"
+#include "unit_data.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* n rows of three Gaussian blobs in 2-D (sd 0.5), reproducible from seed. */
-static double *
-blobs(int64_t n, uint64_t seed)
-{
-	SvcRng		rng;
-	double	   *x = malloc(sizeof(double) * 2 * (size_t) n);
-	static const double centre[3][2] = {{0, 0}, {6, 0}, {3, 5}};
-
-	svc_rng_seed(&rng, seed);
-	for (int64_t i = 0; i < n; i++)
-	{
-		int			c = (int) (i % 3);
-		double		u1 = svc_rng_unit(&rng) + 1e-12,
-					u2 = svc_rng_unit(&rng);
-		double		r = sqrt(-2 * log(u1)) * 0.5;
-
-		x[2 * i] = centre[c][0] + r * cos(2 * M_PI * u2);
-		x[2 * i + 1] = centre[c][1] + r * sin(2 * M_PI * u2);
-	}
-	return x;
-}
 
 static double
 kern(const double *x, int32_t d, double gamma, int64_t a, int64_t b)
