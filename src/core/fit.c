@@ -227,11 +227,12 @@ fit_scaled(const SvcEnv *env, double *rows, int64_t n, SvcModel *m, SvcError *er
 	/*
 	 * The threshold as a quantile of f on the training rows.  Widths change
 	 * f, so the SVM's own threshold means nothing then: outlier_fraction 0
-	 * puts the threshold at the lowest training row.  A sphere's solver
-	 * already leaves the share outlier_fraction outside (C = 1 / (nu n))
-	 * with the offset of its free support vectors: only widths replace it.
+	 * puts the threshold at the lowest training row.  A solver that
+	 * honours outlier_fraction itself (the sphere's C = 1 / (nu n) and the
+	 * offset of its free support vectors) keeps its offset unless widths
+	 * change f.
 	 */
-	if ((m->opt.nu > 0 && m->boundary != SVC_BOUNDARY_SPHERE) || m->sv_gamma)
+	if ((m->opt.nu > 0 && !solver->honours_nu) || m->sv_gamma)
 	{
 		st = set_offset_quantile(env, m, rows, n, err);
 		if (st != SVC_OK)

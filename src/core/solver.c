@@ -4,8 +4,8 @@
 #include "solver_smo.h"
 
 static const SvcSolverOps solvers[] = {
-	{SVC_SOLVER_BSGD, "bsgd", SVC_BOUNDARY_HYPERPLANE, svc_train_bsgd},
-	{SVC_SOLVER_SMO, "smo", SVC_BOUNDARY_SPHERE, svc_train_smo},
+	{SVC_SOLVER_BSGD, "bsgd", SVC_BOUNDARY_HYPERPLANE, false, svc_train_bsgd},
+	{SVC_SOLVER_SMO, "smo", SVC_BOUNDARY_SPHERE, true, svc_train_smo},
 };
 
 const SvcSolverOps *

@@ -306,6 +306,52 @@ test_check_rejects_damage(void)
 	free(g.buf);
 }
 
+/*
+ * The count of rows without a cluster stays within SVC_MAX_SEEN: adding
+ * at the bound keeps it there (2^62 rows are out of reach), and a merge
+ * that would pass it is refused, leaving the state as it was.
+ */
+static void
+test_unassigned_bound(void)
+{
+	enum
+	{
+		OFF_UNASSIGNED = 40
+	};
+	Grown		a,
+				b;
+	double		x[2] = {1, 2};
+	SvcError	err;
+	uint8_t    *before;
+
+	grown_init(&a, false);
+	grown_init(&b, false);
+	grown_add(&a, x, 2, false, 0, false, 0);
+	grown_add(&b, x, 2, false, 0, false, 0);
+	svc_store_u64(a.buf + OFF_UNASSIGNED, (uint64_t) SVC_MAX_SEEN);
+	CHECK(svc_cvi_state_check(a.buf, a.len, &err) == SVC_OK, "a state at the bound checks");
+	grown_add(&a, x, 2, false, 0, false, 0);
+	CHECK(svc_load_u64(a.buf + OFF_UNASSIGNED) == (uint64_t) SVC_MAX_SEEN &&
+		  svc_cvi_state_check(a.buf, a.len, &err) == SVC_OK,
+		  "adding at the bound keeps the count there");
+	svc_store_u64(a.buf + OFF_UNASSIGNED, (uint64_t) SVC_MAX_SEEN - 1);
+	before = malloc(a.len);
+	memcpy(before, a.buf, a.len);
+	CHECK(svc_cvi_state_merge(a.buf, b.buf, &err) == SVC_OK, "a merge up to the bound passes");
+	memcpy(a.buf, before, a.len);
+	svc_store_u64(b.buf + OFF_UNASSIGNED, 2);
+	CHECK(svc_cvi_state_merge(a.buf, b.buf, &err) == SVC_ERR_LIMIT &&
+		  strstr(err.message, "too many rows") != NULL,
+		  "a merge past the bound is refused: %s", err.message);
+	CHECK(memcmp(a.buf, before, a.len) == 0, "the refused merge changes nothing");
+	/* the bound is what the check enforces */
+	svc_store_u64(a.buf + OFF_UNASSIGNED, (uint64_t) SVC_MAX_SEEN + 1);
+	CHECK(svc_cvi_state_check(a.buf, a.len, &err) == SVC_ERR_CORRUPT, "past the bound is corrupt");
+	free(before);
+	free(a.buf);
+	free(b.buf);
+}
+
 /* Each allocation of the input fails cleanly in turn, leaking nothing. */
 static void
 test_input_allocation_failures(void)
@@ -337,6 +383,7 @@ int
 main(void)
 {
 	test_input_allocation_failures();
+	test_unassigned_bound();
 	test_sizes();
 	test_empty_and_growth();
 	test_split_and_order();

@@ -4,18 +4,12 @@
  */
 #include "options.h"
 #include "unit.h"
+#include "unit_data.h"
 
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-
-static SvcStatus
-parse(const char *json, SvcOptions *opt, SvcError *err)
-{
-	svc_options_default(opt);
-	return svc_options_parse(json, strlen(json), opt, err);
-}
 
 static void
 test_defaults_and_keys(void)

@@ -39,13 +39,6 @@ ring(int64_t n, uint64_t seed)
 	return x;
 }
 
-static SvcStatus
-parse(const char *json, SvcOptions *o, SvcError *err)
-{
-	svc_options_default(o);
-	return svc_options_parse(json, strlen(json), o, err);
-}
-
 /* ------------------------------------------------------------------ */
 
 static void

@@ -7,6 +7,9 @@
 #include "svc_core.h"
 #include "model.h"
 #include "model_codec.h"
+#include "options.h"
+
+#include <string.h>
 
 #include <math.h>
 #include <stdlib.h>
@@ -43,6 +46,14 @@ encode(const SvcModel *m, size_t *len)
 	buf = malloc(*len);
 	svc_model_encode(m, buf);
 	return buf;
+}
+
+/* Options from JSON text over the defaults. */
+static inline SvcStatus
+parse(const char *json, SvcOptions *opt, SvcError *err)
+{
+	svc_options_default(opt);
+	return svc_options_parse(json, strlen(json), opt, err);
 }
 
 #endif							/* SVC_UNIT_DATA_H */
