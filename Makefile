@@ -1,7 +1,7 @@
 # svclust: PGXS build.  `make && make install`, then `make installcheck`
 # against a running server; `make unit` runs the core's unit tests.
 EXTENSION = svclust
-EXTVERSION = 0.2.0
+EXTVERSION = 0.4.0
 MODULE_big = svclust
 
 CORE_SRCS = $(sort $(wildcard src/core/*.c))
