@@ -37,8 +37,8 @@ else
 OPTFLAGS ?=
 endif
 KERNEL_CFLAGS = -O3 -ffast-math -ffp-contract=fast $(OPTFLAGS)
-src/core/kernel.o: CFLAGS += $(KERNEL_CFLAGS)
-src/core/kernel.bc: BITCODE_CFLAGS += $(KERNEL_CFLAGS)
+src/core/kernel.o src/core/score.o: CFLAGS += $(KERNEL_CFLAGS)
+src/core/kernel.bc src/core/score.bc: BITCODE_CFLAGS += $(KERNEL_CFLAGS)
 
 # the vector exp of glibc that -ffast-math calls
 SHLIB_LINK += -lmvec -lm

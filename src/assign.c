@@ -17,6 +17,7 @@
 #include "svclust.h"
 
 #include "label.h"
+#include "score.h"
 
 #include "executor/spi.h"
 #include "funcapi.h"
@@ -143,6 +144,7 @@ svc_assign(PG_FUNCTION_ARGS)
 	text	   *query;
 	char	   *sql;
 	SvcLabelWork work;
+	SvcScorer	scorer;
 	SvcError	err;
 	double	   *scaled;
 	Portal		portal;
@@ -165,7 +167,8 @@ svc_assign(PG_FUNCTION_ARGS)
 	svc_decode_model(PG_GETARG_BYTEA_PP(0), &model);
 	if (PG_NARGS() > 2 && !PG_ARGISNULL(2))
 		svc_cut_model(&model, &model.opt, PG_GETARG_JSONB_P(2));
-	if (svc_label_work_init(&svc_pg_env, &model, &work, &err) != SVC_OK)
+	if (svc_label_work_init(&svc_pg_env, &model, &work, &err) != SVC_OK ||
+		svc_scorer_init(&svc_pg_env, &model, &scorer, &err) != SVC_OK)
 		svc_report(&err);
 	scaled = palloc(sizeof(double) * model.dims);
 	paper = model.opt.labeling == SVC_LABELING_PAPER;
@@ -220,7 +223,7 @@ svc_assign(PG_FUNCTION_ARGS)
 				x = svc_check_features(svc_to_float8_array(DatumGetArrayTypeP(fdatum)), model.dims, &dims,
 									   "features");
 				svc_model_scale_row(&model, x, scaled);
-				decision = svc_model_decision_scaled(&model, scaled);
+				decision = svc_scorer_decision(&scorer, scaled);
 				MemoryContextSwitchTo(old);
 				paper_push(&pr, DatumGetInt64(values[0]), scaled, decision,
 						   svc_alg3_assign_row(&model, scaled, decision, &work));
@@ -241,9 +244,13 @@ svc_assign(PG_FUNCTION_ARGS)
 				int32		cluster;
 
 				svc_model_scale_row(&model, x, scaled);
-				/* the same f as svc_decision, to the last bit */
-				decision = svc_model_decision_scaled(&model, scaled);
-				cluster = svc_label_predict(&model, scaled, &work, NULL);
+				/*
+				 * the same f and cluster as svc_decision and svc_predict;
+				 * the certificates it computes once live for the call
+				 */
+				MemoryContextSwitchTo(old);
+				cluster = svc_scorer_predict(&scorer, scaled, &decision);
+				MemoryContextSwitchTo(batchctx);
 				values[1] = Int32GetDatum(cluster);
 				values[2] = Float8GetDatum(decision);
 				values[3] = BoolGetDatum(decision < 0);

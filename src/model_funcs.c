@@ -2,13 +2,15 @@
  * model_funcs.c - inspecting a model and scoring single rows
  *
  * svc_decision and svc_predict run once per row over large tables: the
- * model is decoded once per query and kept in fn_extra with a workspace,
- * so a call costs one scaling and the kernel sums, nothing else.
+ * model is decoded once per query and kept in fn_extra with a scorer
+ * (score.h: pruned kernel sums, certified trajectories), so a call costs
+ * one scaling and the scorer's sums, and allocates nothing.
  */
 #include "svclust.h"
 
 #include "label.h"
 #include "model_report.h"
+#include "score.h"
 
 #include "utils/builtins.h"
 
@@ -21,7 +23,7 @@ PG_FUNCTION_INFO_V1(svc_recut);
 typedef struct ScoreWork
 {
 	double	   *scaled;			/* [dims] */
-	SvcLabelWork label;
+	SvcScorer	scorer;
 } ScoreWork;
 
 static ScoreWork *
@@ -34,7 +36,7 @@ get_work(FunctionCallInfo fcinfo, SvcModelCache *cache)
 		SvcError	err;
 
 		w->scaled = palloc(sizeof(double) * cache->model.dims);
-		if (svc_label_work_init(&svc_pg_env, &cache->model, &w->label, &err) != SVC_OK)
+		if (svc_scorer_init(&svc_pg_env, &cache->model, &w->scorer, &err) != SVC_OK)
 			svc_report(&err);
 		MemoryContextSwitchTo(old);
 		cache->extra = w;
@@ -74,7 +76,8 @@ svc_decision(PG_FUNCTION_ARGS)
 	ScoreWork  *w;
 	SvcModelCache *cache = scaled_row(fcinfo, &w);
 
-	PG_RETURN_FLOAT8(svc_model_decision_scaled(&cache->model, w->scaled));
+	(void) cache;
+	PG_RETURN_FLOAT8(svc_scorer_decision(&w->scorer, w->scaled));
 }
 
 Datum
@@ -83,7 +86,14 @@ svc_predict(PG_FUNCTION_ARGS)
 	ScoreWork  *w;
 	SvcModelCache *cache = scaled_row(fcinfo, &w);
 
-	PG_RETURN_INT32(svc_label_predict(&cache->model, w->scaled, &w->label, NULL));
+	MemoryContext old;
+	int32		cluster;
+
+	/* the certificates it computes once belong to the cached model */
+	old = MemoryContextSwitchTo(cache->mcxt);
+	cluster = svc_scorer_predict(&w->scorer, w->scaled, NULL);
+	MemoryContextSwitchTo(old);
+	PG_RETURN_INT32(cluster);
 }
 
 /* The last cut of a cached model: its options as given, and the result. */

@@ -1,0 +1,909 @@
+/*
+ * score.c - scoring many rows against one model: pruned kernel sums and
+ * certified trajectories (score.h; the proofs: doc/design-notes.md)
+ *
+ * Built with the kernel's flags (vector exp, see the Makefile).  Every
+ * shortcut here carries a bound, and a row whose bound does not settle
+ * its answer takes the full computation, so results are those of
+ * svc_model_decision_scaled (within its rounding) and svc_label_predict
+ * (exactly).
+ */
+#include "score.h"
+#include "kernel.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BLK		SVC_SCORE_BLOCK
+#define GRP		4				/* blocks per group, bounded by a ball */
+#define PRUNE_LN	(50.0 * M_LN2)	/* skip a block below 2^-50 of a term */
+#define EXP_FLOOR	(-700.0)	/* as kernel.c */
+#define U			DBL_EPSILON
+#define MAX_FAST_STEPS 8		/* steps tracked before the full trajectory */
+#define BASIN_GRID	24			/* radii tried per equilibrium */
+/*
+ * Certificates are computed once the rows predicted would each have paid
+ * this many kernel terms for them: at once for a budgeted model, only
+ * for long runs with a model of many support vectors and equilibria.
+ */
+#define CERTIFY_TERMS_PER_ROW 2000.0
+
+/* ---------- building ---------- */
+
+typedef struct KeyIdx
+{
+	double		key;
+	int32_t		idx;
+} KeyIdx;
+
+static int
+cmp_keyidx(const void *a, const void *b)
+{
+	const KeyIdx *x = a,
+			   *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/*
+ * Order perm[lo, hi) as a k-d tree does (split at the median of the widest
+ * coordinate, rounded to whole blocks), so that consecutive blocks hold
+ * neighbouring support vectors and a block far from a row can be skipped
+ * as a whole.
+ */
+static void
+split(const SvcModel *m, int32_t *perm, KeyIdx *tmp, int32_t lo, int32_t hi)
+{
+	int32_t		d = m->dims;
+	int32_t		best = 0;
+	double		spread = -1.0;
+	int32_t		mid;
+
+	if (hi - lo <= BLK)
+		return;
+	for (int32_t j = 0; j < d; j++)
+	{
+		double		mn = DBL_MAX,
+					mx = -DBL_MAX;
+
+		for (int32_t k = lo; k < hi; k++)
+		{
+			double		v = m->sv[(size_t) perm[k] * d + j];
+
+			mn = v < mn ? v : mn;
+			mx = v > mx ? v : mx;
+		}
+		if (mx - mn > spread)
+		{
+			spread = mx - mn;
+			best = j;
+		}
+	}
+	for (int32_t k = lo; k < hi; k++)
+	{
+		tmp[k - lo].key = m->sv[(size_t) perm[k] * d + best];
+		tmp[k - lo].idx = perm[k];
+	}
+	qsort(tmp, (size_t) (hi - lo), sizeof(KeyIdx), cmp_keyidx);
+	for (int32_t k = lo; k < hi; k++)
+		perm[k] = tmp[k - lo].idx;
+	{
+		/* whole groups of blocks while they fit, then whole blocks */
+		int32_t		unit = hi - lo > 2 * GRP * BLK ? GRP * BLK : BLK;
+
+		mid = lo + ((hi - lo) / 2 + unit - 1) / unit * unit;
+	}
+	split(m, perm, tmp, lo, mid);
+	split(m, perm, tmp, mid, hi);
+}
+
+SvcStatus
+svc_scorer_init(const SvcEnv *env, const SvcModel *m, SvcScorer *s, SvcError *err)
+{
+	int32_t		n = m->n_sv,
+				d = m->dims;
+	int32_t    *perm = NULL;
+	KeyIdx	   *tmp = NULL;
+	size_t		slots;
+	SvcStatus	st = SVC_ERR_NOMEM;
+
+	memset(s, 0, sizeof(*s));
+	s->m = m;
+	s->env = env;
+	s->dims = d;
+	svc_traj_tol(m, &s->tol);
+	s->x = svc_alloc(env, sizeof(double) * (size_t) (d > 0 ? d : 1), err);
+	s->p = svc_alloc(env, sizeof(double) * (size_t) (d > 0 ? d : 1), err);
+	s->eqd = svc_alloc(env, sizeof(double) * (size_t) (m->n_eq > 0 ? m->n_eq : 1), err);
+	if (!s->x || !s->p || !s->eqd)
+		goto fail;
+	st = svc_label_work_init(env, m, &s->full, err);
+	if (st != SVC_OK)
+		goto fail;
+	st = SVC_ERR_NOMEM;
+	if (n <= 0)
+		return SVC_OK;			/* everything takes the full path */
+
+	perm = svc_alloc(env, sizeof(int32_t) * (size_t) n, err);
+	tmp = svc_alloc(env, sizeof(KeyIdx) * (size_t) n, err);
+	if (!perm || !tmp)
+		goto fail;
+	for (int32_t i = 0; i < n; i++)
+		perm[i] = i;
+	split(m, perm, tmp, 0, n);
+
+	s->n_blk = (n + BLK - 1) / BLK;
+	s->n_grp = (s->n_blk + GRP - 1) / GRP;
+	s->gcentre = svc_alloc(env, sizeof(double) * (size_t) s->n_grp * d, err);
+	s->gradius = svc_alloc(env, sizeof(double) * (size_t) s->n_grp, err);
+	s->glnmass = svc_alloc(env, sizeof(double) * (size_t) s->n_grp, err);
+	s->ggmin = svc_alloc(env, sizeof(double) * (size_t) s->n_grp, err);
+	s->gub = svc_alloc(env, sizeof(double) * (size_t) s->n_grp, err);
+	s->gdist = svc_alloc(env, sizeof(double) * (size_t) s->n_grp, err);
+	if (!s->gcentre || !s->gradius || !s->glnmass || !s->ggmin || !s->gub || !s->gdist)
+		goto fail;
+	slots = (size_t) s->n_blk * BLK;
+	s->st = svc_alloc(env, sizeof(double) * slots * (size_t) d, err);
+	s->alpha = svc_alloc(env, sizeof(double) * slots, err);
+	s->width = svc_alloc(env, sizeof(double) * slots, err);
+	s->aabs = svc_alloc(env, sizeof(double) * slots, err);
+	s->lnref = svc_alloc(env, sizeof(double) * slots, err);
+	s->ex = svc_alloc(env, sizeof(double) * slots, err);
+	s->d2 = svc_alloc(env, sizeof(double) * slots, err);
+	s->lnmass = svc_alloc(env, sizeof(double) * (size_t) s->n_blk, err);
+	s->gmin = svc_alloc(env, sizeof(double) * (size_t) s->n_blk, err);
+	s->bmax = svc_alloc(env, sizeof(double) * (size_t) s->n_blk, err);
+	s->kept = svc_alloc(env, sizeof(int32_t) * (size_t) s->n_blk, err);
+	s->kx = svc_alloc(env, sizeof(double) * slots, err);
+	s->pacc = svc_alloc(env, sizeof(double) * BLK * (size_t) d, err);
+	if (!s->kx || !s->pacc || !s->aabs || !s->st || !s->alpha || !s->width || !s->lnref || !s->ex || !s->d2 ||
+		!s->lnmass || !s->gmin || !s->bmax || !s->kept)
+		goto fail;
+
+	s->positive = true;
+	for (int32_t b = 0; b < s->n_blk; b++)
+	{
+		double	   *blk = s->st + (size_t) b * BLK * d;
+		double		mass = 0.0,
+					gmin = DBL_MAX;
+
+		for (int32_t k = 0; k < BLK; k++)
+		{
+			int32_t		t = b * BLK + k;
+			bool		real = t < n;
+			/* padding repeats the block's first vector, with alpha 0 */
+			int32_t		i = perm[real ? t : b * BLK];
+			const double *sv = m->sv + (size_t) i * d;
+			double		a = real ? m->alpha[i] : 0.0;
+			double		g = m->sv_gamma ? m->sv_gamma[i] : m->gamma;
+
+			for (int32_t j = 0; j < d; j++)
+				blk[(size_t) j * BLK + k] = sv[j];
+			s->alpha[t] = a;
+			s->aabs[t] = fabs(a);
+			s->width[t] = g;
+			s->lnref[t] = a != 0.0 ? log(fabs(a) * fmin(1.0, g)) : -1e300;
+			if (!real)
+				continue;
+			mass += fabs(a) * fmax(1.0, g);
+			gmin = fmin(gmin, g);
+			s->gmax = fmax(s->gmax, g);
+			s->abs_alpha += fabs(a);
+			/* a weight alpha_i gamma_i that would read as 0 stops the climb */
+			if (!(a * g >= 1e-290))
+				s->positive = false;
+			for (int32_t j = 0; j < d; j++)
+				s->coord_max = fmax(s->coord_max, fabs(sv[j]));
+		}
+		s->lnmass[b] = log(mass > 0.0 ? mass : DBL_MIN);
+		s->gmin[b] = gmin;
+	}
+
+	/* groups of GRP blocks: a ball around the mean of their vectors */
+	for (int32_t g = 0; g < s->n_grp; g++)
+	{
+		int32_t		lo = g * GRP * BLK,
+					hi = (g + 1) * GRP * BLK < n ? (g + 1) * GRP * BLK : n;
+		double	   *c = s->gcentre + (size_t) g * d;
+		double		r2 = 0.0,
+					mass = 0.0,
+					gmin = DBL_MAX;
+
+		for (int32_t j = 0; j < d; j++)
+		{
+			double		sum = 0.0;
+
+			for (int32_t t = lo; t < hi; t++)
+				sum += m->sv[(size_t) perm[t] * d + j];
+			c[j] = sum / (hi - lo);
+		}
+		for (int32_t t = lo; t < hi; t++)
+		{
+			int32_t		i = perm[t];
+			double		g_i = m->sv_gamma ? m->sv_gamma[i] : m->gamma;
+
+			r2 = fmax(r2, svc_sqdist(m->sv + (size_t) i * d, c, d));
+			mass += fabs(m->alpha[i]) * fmax(1.0, g_i);
+			gmin = fmin(gmin, g_i);
+		}
+		/* widened for the rounding of the centre and the distances */
+		s->gradius[g] = sqrt(r2) * (1.0 + 1e-9) + 1e-300;
+		s->glnmass[g] = log(mass > 0.0 ? mass : DBL_MIN);
+		s->ggmin[g] = gmin;
+	}
+	svc_free(env, perm);
+	svc_free(env, tmp);
+	return SVC_OK;
+
+fail:
+	svc_free(env, perm);
+	svc_free(env, tmp);
+	svc_scorer_free(env, s);
+	return st;
+}
+
+void
+svc_scorer_free(const SvcEnv *env, SvcScorer *s)
+{
+	svc_free(env, s->st);
+	svc_free(env, s->alpha);
+	svc_free(env, s->width);
+	svc_free(env, s->aabs);
+	svc_free(env, s->lnref);
+	svc_free(env, s->lnmass);
+	svc_free(env, s->gmin);
+	svc_free(env, s->ex);
+	svc_free(env, s->d2);
+	svc_free(env, s->bmax);
+	svc_free(env, s->kept);
+	svc_free(env, s->gcentre);
+	svc_free(env, s->gradius);
+	svc_free(env, s->glnmass);
+	svc_free(env, s->ggmin);
+	svc_free(env, s->gub);
+	svc_free(env, s->gdist);
+	svc_free(env, s->kx);
+	svc_free(env, s->pacc);
+	svc_free(env, s->eqd);
+	svc_free(env, s->x);
+	svc_free(env, s->p);
+	svc_free(env, s->basin);
+	svc_label_work_free(env, &s->full);
+	memset(s, 0, sizeof(*s));
+}
+
+/* ---------- one pass over the support vectors ---------- */
+
+typedef struct Pass
+{
+	double		lam;			/* sum alpha_i K_i */
+	double		lam_err;		/* bound on |lam - the real sum| */
+	double		abs;			/* sum |alpha_i| K_i (kept terms) */
+	double		p_err;			/* bound on ||p - P(x)|| */
+	double		q;				/* sum w_i d_i^2 / sum w_i (kept terms) */
+	double		rnd;			/* rounding allowance of P, either code */
+	int32_t		n_drop;			/* skipped groups and blocks */
+	int32_t		n_kept;			/* blocks summed */
+	double		dsum;			/* sum of the skipped groups' far ends */
+	double		drop;			/* bound on the skipped weight / the kept */
+	bool		p_ok;			/* p holds P(x) */
+} Pass;
+
+/*
+ * Eight doubles as one value: the loops below are written on it so that
+ * they compile to vector instructions whatever the compiler's mood (GCC
+ * and clang split it into the registers the target has).
+ */
+typedef double v8 __attribute__((vector_size(BLK * sizeof(double))));
+
+/* its helpers are static: no ABI to keep, whatever the target's vectors */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
+static inline v8
+load8(const double *p)
+{
+	v8			v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline void
+store8p(double *p, const v8 *v)
+{
+	memcpy(p, v, sizeof(*v));
+}
+
+static inline double
+hsum8p(const v8 *vp)
+{
+	v8			v = *vp;
+
+	return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
+}
+
+static inline double
+hmax8p(const v8 *vp)
+{
+	v8			v = *vp;
+
+	/* a tree, not a chain: three steps deep */
+	double		a = v[0] > v[4] ? v[0] : v[4],
+				b = v[1] > v[5] ? v[1] : v[5],
+				c = v[2] > v[6] ? v[2] : v[6],
+				e = v[3] > v[7] ? v[3] : v[7];
+
+	a = a > c ? a : c;
+	b = b > e ? b : e;
+	return a > b ? a : b;
+}
+
+/* *acc = max(*acc, b), elementwise */
+static inline void
+vmax8p(v8 *acc, const v8 *b)
+{
+	for (int k = 0; k < BLK; k++)
+		(*acc)[k] = (*acc)[k] > (*b)[k] ? (*acc)[k] : (*b)[k];
+}
+
+/*
+ * Squared distances and exponents of group g's blocks, four at a time:
+ * four independent sums keep the multiply-adds from waiting on each
+ * other.  Updates the largest exponent and reference term so far.
+ */
+static inline void
+group_exponents(SvcScorer *s, const double *x, int32_t g, v8 *vemax, v8 *vref)
+{
+	int32_t		d = s->dims,
+				b0 = g * GRP,
+				nq = s->n_blk - b0 < GRP ? s->n_blk - b0 : GRP;
+	const double *blk = s->st + (size_t) b0 * BLK * d;
+	v8			acc[GRP] = {{0}, {0}, {0}, {0}};
+
+	if (nq == GRP)
+		for (int32_t j = 0; j < d; j++)
+		{
+			double		xj = x[j];
+
+			for (int q = 0; q < GRP; q++)
+			{
+				v8			t = load8(blk + ((size_t) q * d + j) * BLK) - xj;
+
+				acc[q] += t * t;
+			}
+		}
+	else
+		for (int q = 0; q < nq; q++)
+			for (int32_t j = 0; j < d; j++)
+			{
+				v8			t = load8(blk + ((size_t) q * d + j) * BLK) - x[j];
+
+				acc[q] += t * t;
+			}
+	for (int q = 0; q < nq; q++)
+	{
+		int32_t		b = b0 + q;
+		v8			e = -load8(s->width + (size_t) b * BLK) * acc[q];
+
+		v8			r = e + load8(s->lnref + (size_t) b * BLK);
+
+		store8p(s->d2 + (size_t) b * BLK, &acc[q]);
+		store8p(s->ex + (size_t) b * BLK, &e);
+		s->bmax[b] = hmax8p(&e);
+		vmax8p(vemax, &e);
+		vmax8p(vref, &r);
+	}
+}
+
+/*
+ * The kernel sum at x (pass_step then gives the fixed-point step P(x)).
+ * Every distance is computed (a block at a time, across its
+ * vectors), but exp only for the blocks that can matter: a block is
+ * skipped when its largest possible terms, sum |alpha_i| max(1, gamma_i)
+ * exp(its largest exponent), are at most 2^-50 of the largest single term
+ * |alpha_k| min(1, gamma_k) exp(e_k).
+ */
+static void
+pass(SvcScorer *s, const double *x, Pass *out)
+{
+	int32_t		d = s->dims,
+				nb = s->n_blk,
+				ng = s->n_grp,
+				first = 0;
+	double		best = -DBL_MAX;
+	v8			vemax,
+				vref;
+	double		emax,
+				cut;
+	v8			vlam = {0},
+				vabs = {0};
+	double		dsum = 0.0;
+	int32_t		n_drop = 0,
+				n_kept = 0;
+	v8			floor8 = {0};
+
+	for (int k = 0; k < BLK; k++)
+	{
+		vemax[k] = vref[k] = -DBL_MAX;
+		floor8[k] = EXP_FLOOR;
+	}
+
+	/*
+	 * Groups first: the one whose ball may hold the largest term is
+	 * computed, and sets the reference; a group whose ball keeps every
+	 * term below 2^-50 of it is skipped, distances and all.
+	 */
+	for (int32_t g = 0; g < ng; g++)
+	{
+		double		dist = sqrt(svc_sqdist(x, s->gcentre + (size_t) g * d, d));
+		double		gap = dist - s->gradius[g];
+
+		s->gdist[g] = dist;
+		s->gub[g] = (gap > 0.0 ? -s->ggmin[g] * gap * gap : 0.0) + s->glnmass[g];
+		if (s->gub[g] > best)
+		{
+			best = s->gub[g];
+			first = g;
+		}
+	}
+	group_exponents(s, x, first, &vemax, &vref);
+	cut = hmax8p(&vref) - PRUNE_LN;
+	for (int32_t g = 0; g < ng; g++)
+	{
+		if (g == first)
+			continue;
+		if (s->gub[g] <= cut)
+		{
+			for (int32_t b = g * GRP; b < nb && b < (g + 1) * GRP; b++)
+				s->bmax[b] = -DBL_MAX;	/* skipped */
+			n_drop++;
+			dsum += s->gdist[g] + s->gradius[g];
+			continue;
+		}
+		group_exponents(s, x, g, &vemax, &vref);
+	}
+	emax = hmax8p(&vemax);
+	cut = hmax8p(&vref) - PRUNE_LN;
+
+	/* the blocks that matter: their exponents, shifted, packed in ex */
+	for (int32_t b = 0; b < nb; b++)
+	{
+		v8			e;
+
+		if (s->bmax[b] == -DBL_MAX)
+			continue;			/* its group was skipped */
+		if (s->bmax[b] + s->lnmass[b] <= cut)
+		{
+			/* P's bound wants its farthest vector: see below */
+			s->bmax[b] = DBL_MAX;
+			n_drop++;
+			continue;
+		}
+		s->kept[n_kept] = b;
+		e = load8(s->ex + (size_t) b * BLK) - emax;
+		vmax8p(&e, &floor8);
+		store8p(s->kx + (size_t) n_kept * BLK, &e);
+		n_kept++;
+	}
+	{
+		/* a local pointer: with -fno-strict-aliasing (PostgreSQL's flags)
+		 * a store through s->kx could change s->kx, and the loop would
+		 * not vectorise */
+		double	   *restrict kx = s->kx;
+		int32_t		nk = n_kept * BLK;
+
+		for (int32_t t = 0; t < nk; t++)
+			kx[t] = exp(kx[t]);
+	}
+	for (int32_t i = 0; i < n_kept; i++)
+	{
+		int32_t		b = s->kept[i];
+		v8			k = load8(s->kx + (size_t) i * BLK);
+
+		vlam += load8(s->alpha + (size_t) b * BLK) * k;
+		vabs += load8(s->aabs + (size_t) b * BLK) * k;
+	}
+
+	{
+		double		scale = exp(emax);
+		double		rel = n_drop * ldexp(1.0, -50) + (2.0 * s->m->n_sv + 64.0) * U;
+
+		out->lam = hsum8p(&vlam) * scale;
+		out->abs = hsum8p(&vabs) * scale;
+		/* dropped terms, both codes' rounding, and kernel.c's exp floor */
+		out->lam_err = out->abs * rel + s->abs_alpha * 2e-303;
+	}
+	out->p_ok = false;
+	out->n_drop = n_drop;
+	out->n_kept = n_kept;
+	out->dsum = dsum;
+}
+
+/*
+ * How far rounding can move one fixed-point step, in this code or in
+ * kernel.c's (a weighted mean of n_sv rows), for points whose largest
+ * coordinate is xmax: far above either's actual error.
+ */
+static double
+step_rounding(const SvcScorer *s, double xmax)
+{
+	return 8.0 * (s->m->n_sv + 64.0) * U * (s->coord_max + xmax + 1.0) * sqrt((double) s->dims);
+}
+
+/*
+ * The fixed-point step P(x) into s->p, from the kernel values the last
+ * pass() at this same x left behind, with its error bound.
+ */
+static void
+pass_step(SvcScorer *s, const double *x, Pass *out)
+{
+	int32_t		d = s->dims,
+				nb = s->n_blk,
+				n_kept = out->n_kept,
+				n_drop = out->n_drop;
+	double		dsum = out->dsum,
+				xmax = 0.0;
+	v8			vw = {0},
+				vwq = {0};
+
+	for (int32_t j = 0; j < d; j++)
+	{
+		v8			zero = {0};
+
+		store8p(s->pacc + (size_t) j * BLK, &zero);
+		xmax = fmax(xmax, fabs(x[j]));
+	}
+	/* the farthest vector of each block skipped on its own */
+	for (int32_t b = 0; b < nb; b++)
+		if (s->bmax[b] == DBL_MAX)
+		{
+			v8			dd = load8(s->d2 + (size_t) b * BLK);
+
+			dsum += sqrt(hmax8p(&dd));
+		}
+	for (int32_t i = 0; i < n_kept; i++)
+	{
+		int32_t		b = s->kept[i];
+		const double *blk = s->st + (size_t) b * BLK * d;
+		v8			wk = load8(s->alpha + (size_t) b * BLK) *
+			load8(s->width + (size_t) b * BLK) * load8(s->kx + (size_t) i * BLK);
+
+		vw += wk;
+		vwq += wk * load8(s->d2 + (size_t) b * BLK);
+		for (int32_t j = 0; j < d; j++)
+		{
+			v8			acc = load8(s->pacc + (size_t) j * BLK) + wk * load8(blk + (size_t) j * BLK);
+
+			store8p(s->pacc + (size_t) j * BLK, &acc);
+		}
+	}
+	{
+		double		w = hsum8p(&vw);
+		double		inv,
+					step = 0.0;
+
+		if (!(w >= DBL_MIN))
+			return;
+		inv = 1.0 / w;
+		for (int32_t j = 0; j < d; j++)
+		{
+			v8			acc = load8(s->pacc + (size_t) j * BLK);
+
+			s->p[j] = hsum8p(&acc) * inv;
+			step += (s->p[j] - x[j]) * (s->p[j] - x[j]);
+		}
+		out->q = hsum8p(&vwq) * inv;
+		/* rounding of a weighted mean of n_sv rows, in either code */
+		out->rnd = step_rounding(s, xmax);
+		/*
+		 * dropped terms: sum w_i d_i over them is at most 2^-50 w times
+		 * their blocks' largest distances, and they move the mean by at
+		 * most their weight share times ||p - x||
+		 */
+		out->p_err = ldexp(dsum + n_drop * sqrt(step), -50) + out->rnd;
+		out->drop = ldexp((double) n_drop, -50);
+		out->p_ok = true;
+	}
+}
+
+/* ---------- decision ---------- */
+
+/*
+ * Rows with a coordinate past 2^332 (about 1e100), infinite or NaN take
+ * the full computation, so no square here overflows.  Tested on the bits:
+ * this file is built with -ffast-math, which may drop isfinite().
+ */
+static bool
+row_in_range(const SvcScorer *s, const double *x)
+{
+	if (s->n_blk == 0)
+		return false;
+	for (int32_t j = 0; j < s->dims; j++)
+	{
+		uint64_t	bits;
+
+		memcpy(&bits, &x[j], sizeof(bits));
+		if (((bits >> 52) & 0x7ff) > 1023 + 332)
+			return false;
+	}
+	return true;
+}
+
+/* f from a pass, or from the full sum where the bound allows either sign. */
+static double
+decide(SvcScorer *s, const double *x, const Pass *ps)
+{
+	double		f = ps->lam - s->m->offset;
+
+	if (fabs(f) <= ps->lam_err)
+	{
+		s->n_full_sum++;
+		return svc_model_decision_scaled(s->m, x);
+	}
+	return f;
+}
+
+double
+svc_scorer_decision(SvcScorer *s, const double *xs)
+{
+	Pass		ps;
+
+	if (!row_in_range(s, xs))
+		return svc_model_decision_scaled(s->m, xs);
+	pass(s, xs, &ps);
+	return decide(s, xs, &ps);
+}
+
+/* ---------- prediction ---------- */
+
+/*
+ * The cluster settled by the equilibria within reach of a point known to
+ * within eps: if every equilibrium at most lim away has one cluster, that
+ * one, else 0.
+ */
+static int32_t
+one_cluster_within(const SvcModel *m, const double *dist, double lim)
+{
+	int32_t		c = 0;
+
+	for (int32_t i = 0; i < m->n_eq; i++)
+		if (dist[i] <= lim)
+		{
+			if (c == 0)
+				c = m->eq_cluster[i];
+			else if (c != m->eq_cluster[i])
+				return 0;
+		}
+	return c;
+}
+
+int32_t
+svc_scorer_predict(SvcScorer *s, const double *xs, double *decision)
+{
+	const SvcModel *m = s->m;
+	int32_t		d = s->dims;
+	double		eps = 0.0;		/* ||x - the full trajectory's point|| */
+	double		slack;
+	double		lip_lam;		/* Lipschitz constant of lambda */
+	double		drift = 0.0;	/* how far rounding can lower lambda */
+	double		rfar;			/* x0's distance to the farthest sv, bound */
+	double	   *dist = s->eqd;
+	bool		decided = false;
+	Pass		ps;
+
+	s->n_rows++;
+	if (!s->certified && s->env &&
+		(double) s->n_rows * CERTIFY_TERMS_PER_ROW >=
+		(double) m->n_eq * m->n_sv * BASIN_GRID)
+	{
+		SvcError	err;
+
+		/* once: without certificates rows only stop at snaps */
+		s->certified = true;
+		(void) svc_scorer_certify(s->env, s, &err);
+	}
+	if (m->n_eq <= 0 || !row_in_range(s, xs) || !s->positive)
+		goto full;
+
+	lip_lam = sqrt(2.0 * s->gmax / M_E) * s->abs_alpha;
+	memcpy(s->x, xs, sizeof(double) * (size_t) d);
+	{
+		double		xn = 0.0;
+
+		for (int32_t j = 0; j < d; j++)
+			xn = fmax(xn, fabs(xs[j]));
+		/* every sv, and every later point (a mean of them), is within
+		 * sqrt(d) coord_max of 0 */
+		rfar = sqrt((double) d) * (fmax(xn, s->coord_max) + s->coord_max);
+		/* rounding can lower lambda this much over 300 steps */
+		drift = 300.0 * lip_lam * step_rounding(s, fmax(xn, s->coord_max));
+	}
+
+	for (int32_t k = 0; k <= MAX_FAST_STEPS; k++)
+	{
+		double		dn = DBL_MAX;
+		double		step,
+					lip,
+					next_eps;
+		int32_t		c;
+
+		pass(s, s->x, &ps);
+		if (k == 0)
+		{
+			if (decision)
+				*decision = decide(s, xs, &ps);
+			decided = true;
+		}
+		slack = 1e-9 * (1.0 + rfar);
+
+		/* distances to the equilibria */
+		for (int32_t i = 0; i < m->n_eq; i++)
+		{
+			dist[i] = sqrt(svc_sqdist(s->x, m->eq + (size_t) i * d, d));
+			dn = fmin(dn, dist[i]);
+		}
+
+		/* a basin certificate */
+		if (s->basin)
+		{
+			double		lam_lo = ps.lam - ps.lam_err - lip_lam * eps - drift;
+
+			for (int32_t i = 0; i < m->n_eq; i++)
+				if (s->basin[i].radius > 0.0 &&
+					dist[i] + eps + slack < s->basin[i].radius &&
+					lam_lo > s->basin[i].level)
+					return m->eq_cluster[i];
+		}
+
+		/* the snap of svc_traj_run: within merge of an equilibrium */
+		if (dn + eps + slack <= s->tol.merge)
+		{
+			c = one_cluster_within(m, dist, dn + 2.0 * eps + slack);
+			if (c > 0)
+				return c;
+			break;
+		}
+		if (dn - eps - slack <= s->tol.merge)
+			break;				/* too close to tell */
+		if (k == MAX_FAST_STEPS)
+			break;
+		pass_step(s, s->x, &ps);
+		if (!ps.p_ok)
+			break;
+
+		/* the step: its length, and how far the next point may be off */
+		step = sqrt(svc_sqdist(s->x, s->p, d));
+		if (eps * s->gmax * (rfar + 1.0) > 0.005)
+			break;
+		lip = 2.0 * s->gmax * (exp(0.04) * (sqrt(ps.q) + eps) * (sqrt(ps.q) + eps) +
+							   1.05 * ps.drop * (rfar + 1.0) * (rfar + 1.0));
+		next_eps = lip * eps + ps.p_err;
+		if (step - eps - next_eps - slack <= s->tol.stop)
+		{
+			/* the trajectory may end at the next point */
+			if (step + eps + next_eps + slack <= s->tol.stop)
+			{
+				/* it does: the nearest equilibrium to p */
+				double		dp = DBL_MAX;
+
+				for (int32_t i = 0; i < m->n_eq; i++)
+				{
+					dist[i] = sqrt(svc_sqdist(s->p, m->eq + (size_t) i * d, d));
+					dp = fmin(dp, dist[i]);
+				}
+				c = one_cluster_within(m, dist, dp + 2.0 * next_eps + slack);
+				if (c > 0)
+					return c;
+			}
+			break;
+		}
+		memcpy(s->x, s->p, sizeof(double) * (size_t) d);
+		eps = next_eps;
+	}
+
+full:
+	s->n_fallback++;
+	if (decision && !decided)
+		*decision = svc_scorer_decision(s, xs);
+	return svc_label_predict(m, xs, &s->full, NULL);
+}
+
+/* ---------- basin certificates ---------- */
+
+SvcStatus
+svc_scorer_certify(const SvcEnv *env, SvcScorer *s, SvcError *err)
+{
+	const SvcModel *m = s->m;
+	int32_t		d = m->dims,
+				n = m->n_sv,
+				M = m->n_eq;
+	double	   *dsv;
+	SvcBasin   *b;
+
+	svc_free(env, s->basin);
+	s->basin = NULL;
+	s->certified = true;
+	if (!s->positive || M <= 0 || n <= 0)
+		return SVC_OK;
+	b = svc_alloc0(env, sizeof(SvcBasin) * (size_t) M, err);
+	dsv = svc_alloc(env, sizeof(double) * (size_t) n, err);
+	if (!b || !dsv)
+	{
+		svc_free(env, b);
+		svc_free(env, dsv);
+		return SVC_ERR_NOMEM;
+	}
+	for (int32_t e = 0; e < M; e++)
+	{
+		const double *xe = m->eq + (size_t) e * d;
+		double		other = DBL_MAX,
+					far = 0.0,
+					rmax,
+					lam_e,
+					best_h = DBL_MAX,
+					best_r = 0.0;
+
+		if (e % 16 == 0 && svc_interrupted(env, err))
+		{
+			svc_free(env, b);
+			svc_free(env, dsv);
+			return SVC_ERR_INTERRUPTED;
+		}
+		for (int32_t i = 0; i < M; i++)
+			if (m->eq_cluster[i] != m->eq_cluster[e])
+				other = fmin(other, sqrt(svc_sqdist(xe, m->eq + (size_t) i * d, d)));
+		for (int32_t i = 0; i < n; i++)
+		{
+			dsv[i] = sqrt(svc_sqdist(xe, m->sv + (size_t) i * d, d));
+			far = fmax(far, dsv[i]);
+		}
+		/*
+		 * The ball's end points have their nearest equilibrium within 2r
+		 * of e, and snap to one within r + merge: all of e's cluster.
+		 */
+		if (other < DBL_MAX)
+			rmax = fmin(other / 2.0, other - s->tol.merge) * (1.0 - 1e-9);
+		else
+			rmax = far + 8.0 / sqrt(2.0 * s->gmax) + 8.0 * sqrt(1.0 / s->gmax);
+		if (!(rmax > s->tol.merge))
+			continue;
+		lam_e = svc_kernel_sum(m->sv, m->alpha, m->sv_gamma, n, d, m->gamma, xe);
+		for (int32_t g = 1; g <= BASIN_GRID; g++)
+		{
+			double		r = rmax * g / BASIN_GRID;
+			double		h = 0.0;
+
+			if (r <= s->tol.merge)
+				continue;
+			/* on the sphere ||x - s_i|| >= |r - d_i| */
+			for (int32_t i = 0; i < n; i++)
+			{
+				double		t = r - dsv[i];
+				double		gi = m->sv_gamma ? m->sv_gamma[i] : m->gamma;
+
+				h += m->alpha[i] * exp(-gi * t * t);
+			}
+			if (h <= best_h)
+			{
+				best_h = h;
+				best_r = r;
+			}
+		}
+		/* rounding of the bound (and of kernel.c's exp) */
+		best_h = best_h * (1.0 + 1e-9) + s->abs_alpha * 1e-300;
+		if (best_r > 0.0 && best_h < lam_e)
+		{
+			b[e].radius = best_r;
+			b[e].level = best_h;
+		}
+	}
+	svc_free(env, dsv);
+	s->basin = b;
+	return SVC_OK;
+}

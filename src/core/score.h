@@ -1,0 +1,112 @@
+/*
+ * score.h - scoring many rows against one model: pruned kernel sums and
+ * certified trajectories
+ *
+ * svc_decision, svc_predict and svc_assign score every row of a table
+ * against one model.  A scorer, built once per model and query, holds the
+ * support vectors grouped into small leaves (a k-d split), each with a
+ * bounding ball, laid out coordinate by coordinate so that the distances
+ * of a leaf vectorise.  A kernel sum skips a leaf whose largest possible
+ * term is below 2^-60 of the terms already summed: f keeps a relative
+ * error bound of the same order as the rounding of the full sum, and where
+ * that bound could change f's sign the full sum decides.
+ *
+ * Prediction runs the row's trajectory with these sums while tracking a
+ * proven bound on its distance from the trajectory svc_label_predict
+ * computes; it answers as soon as the bound settles the cluster (a snap,
+ * or a basin certificate of the equilibria, see doc/design-notes.md), and
+ * otherwise runs the full trajectory.  Either way the cluster is the one
+ * svc_label_predict gives.
+ */
+#ifndef SVC_SCORE_H
+#define SVC_SCORE_H
+
+#include "svc_core.h"
+#include "model.h"
+#include "trajectory.h"
+
+/* Support vectors per block: one AVX-512 vector of doubles. */
+#define SVC_SCORE_BLOCK 8
+
+/*
+ * The basin certificate of one equilibrium e: every row x with
+ * ||x - e|| < radius and lambda(x) > level runs a trajectory that stays in
+ * that ball (lambda = f + offset never decreases along a trajectory when
+ * every alpha is positive, and lambda < level on the sphere), so it ends
+ * at an equilibrium of the ball.  radius 0: none.
+ */
+typedef struct SvcBasin
+{
+	double		radius;
+	double		level;
+} SvcBasin;
+
+typedef struct SvcScorer
+{
+	const SvcModel *m;
+	const SvcEnv *env;			/* for the certificates, computed lazily */
+	int32_t		dims;
+	int32_t		n_blk;			/* blocks of SVC_SCORE_BLOCK support vectors */
+	double	   *st;				/* per block: dims rows of its vectors */
+	double	   *alpha;			/* [slots] (0 in padding) */
+	double	   *aabs;			/* [slots] |alpha_i| */
+	double	   *width;			/* [slots] gamma_i */
+	double	   *lnref;			/* [slots] log(|alpha_i| min(1, gamma_i)) */
+	double	   *lnmass;			/* [n_blk] log(sum |alpha_i| max(1, gamma_i)) */
+	double	   *gmin;			/* [n_blk] narrowest width in the block */
+	int32_t		n_grp;			/* groups of consecutive blocks */
+	double	   *gcentre;		/* [n_grp * dims] */
+	double	   *gradius;		/* [n_grp] ball around gcentre holding them */
+	double	   *glnmass;		/* [n_grp] as lnmass */
+	double	   *ggmin;			/* [n_grp] as gmin */
+	double	   *gub;			/* [n_grp] workspace: bound on log terms */
+	double	   *gdist;			/* [n_grp] workspace: distance to centre */
+	double		gmax;			/* widest gamma_i */
+	double		abs_alpha;		/* sum |alpha| */
+	double		coord_max;		/* largest |coordinate| of a support vector */
+	bool		positive;		/* every alpha > 0: trajectories climb */
+	/* prediction */
+	SvcTrajTol	tol;
+	SvcBasin   *basin;			/* [n_eq], NULL until svc_scorer_certify */
+	bool		certified;		/* svc_scorer_certify ran (or was tried) */
+	/* workspace */
+	double	   *ex;				/* [slots] exponents, then kernel values */
+	double	   *d2;				/* [slots] squared distances */
+	double	   *bmax;			/* [n_blk] largest exponent */
+	int32_t    *kept;			/* [n_blk] the blocks summed */
+	double	   *kx;				/* [slots] their kernel values, packed */
+	double	   *pacc;			/* [dims * SVC_SCORE_BLOCK] sums for P */
+	double	   *eqd;			/* [n_eq] distances to the equilibria */
+	double	   *x;				/* [dims] */
+	double	   *p;				/* [dims] */
+	SvcLabelWork full;			/* the full trajectory, when needed */
+	/* counts, for tests and the benchmark */
+	int64_t		n_rows;
+	int64_t		n_fallback;		/* rows that ran the full trajectory */
+	int64_t		n_full_sum;		/* decisions the full sum settled */
+} SvcScorer;
+
+/* Build a scorer for m (which must outlive it); allocations from env. */
+SvcStatus	svc_scorer_init(const SvcEnv *env, const SvcModel *m, SvcScorer *s,
+							SvcError *err);
+void		svc_scorer_free(const SvcEnv *env, SvcScorer *s);
+
+/*
+ * Compute the basin certificates of the model's equilibria for the
+ * current cut (call again after the clusters change).  Costs about
+ * 24 * n_eq * n_sv kernel terms; without it prediction only stops at
+ * snaps.  Models with a non-positive alpha get none.  svc_scorer_predict
+ * calls it by itself once enough rows have come to pay for it.
+ */
+SvcStatus	svc_scorer_certify(const SvcEnv *env, SvcScorer *s, SvcError *err);
+
+/* f(xs) for a scaled row: the full sum's value within its rounding. */
+double		svc_scorer_decision(SvcScorer *s, const double *xs);
+
+/*
+ * The cluster svc_label_predict(m, xs, ...) gives, and f(xs) as
+ * svc_scorer_decision gives it in *decision when not NULL.
+ */
+int32_t		svc_scorer_predict(SvcScorer *s, const double *xs, double *decision);
+
+#endif							/* SVC_SCORE_H */

@@ -1,0 +1,163 @@
+/*
+ * test_score.c - unit tests of the scorer (score.c): its kernel sums
+ * against the full sum, its clusters against the full trajectory's
+ */
+#include "unit.h"
+#include "unit_data.h"
+#include "fit.h"
+#include "score.h"
+#include "trajectory.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* n rows of five blobs in d dimensions, some spread wide as outliers. */
+static double *
+blobs_d(int64_t n, int32_t d, uint64_t seed)
+{
+	SvcRng		rng;
+	double	   *x = malloc(sizeof(double) * (size_t) (n * d));
+
+	svc_rng_seed(&rng, seed);
+	for (int64_t i = 0; i < n; i++)
+		for (int32_t j = 0; j < d; j++)
+		{
+			double		noise = svc_rng_unit(&rng) + svc_rng_unit(&rng) - 1.0;
+
+			x[i * d + j] = (i % 5) * 1.5 * (j % 3 + 1) + noise * (i % 41 == 0 ? 6.0 : 1.0);
+		}
+	return x;
+}
+
+/*
+ * Score rows (scaled) with the scorer and the full routines; every
+ * decision within the bound and of the same sign, every cluster equal.
+ */
+static void
+compare(const char *what, const SvcModel *m, SvcScorer *s, const double *xs,
+		int64_t n, double max_fallback_share)
+{
+	SvcLabelWork w;
+	SvcError	err;
+	int64_t		bad_f = 0,
+				bad_sign = 0,
+				bad_c = 0,
+				bad_assign = 0;
+	double		worst = 0.0;
+
+	CHECK(svc_label_work_init(&svc_env_malloc, m, &w, &err) == SVC_OK, "%s: work", what);
+	s->n_rows = s->n_fallback = 0;
+	for (int64_t i = 0; i < n; i++)
+	{
+		const double *x = xs + i * m->dims;
+		double		f0 = svc_model_decision_scaled(m, x);
+		double		f1 = svc_scorer_decision(s, x);
+		double		f2;
+		int32_t		c0 = svc_label_predict(m, x, &w, NULL);
+		int32_t		c1 = svc_scorer_predict(s, x, &f2);
+		double		scale = fabs(f0 + m->offset) + fabs(m->offset);
+
+		worst = fmax(worst, fabs(f1 - f0) / scale);
+		if (fabs(f1 - f0) > 1e-11 * scale)
+			bad_f++;
+		if ((f0 < 0) != (f1 < 0))
+			bad_sign++;
+		if (c0 != c1)
+			bad_c++;
+		if (f2 != f1)
+			bad_assign++;
+	}
+	CHECK(bad_f == 0, "%s: %lld decisions off (worst %g relative)", what, (long long) bad_f, worst);
+	CHECK(bad_sign == 0, "%s: %lld decisions of the other sign", what, (long long) bad_sign);
+	CHECK(bad_c == 0, "%s: %lld clusters differ from the full trajectory's", what, (long long) bad_c);
+	CHECK(bad_assign == 0, "%s: predict's decision differs from decision's on %lld rows", what,
+		  (long long) bad_assign);
+	CHECK(s->n_fallback <= max_fallback_share * (double) s->n_rows,
+		  "%s: %lld of %lld rows ran the full trajectory", what,
+		  (long long) s->n_fallback, (long long) s->n_rows);
+	svc_label_work_free(&svc_env_malloc, &w);
+}
+
+/* Rows to score: the training rows, a wide box around them, far rows. */
+static double *
+probe_rows(const SvcModel *m, const double *x, int64_t n, int64_t *count)
+{
+	int32_t		d = m->dims;
+	int64_t		extra = 1000,
+				total = n + extra + 4;
+	double	   *xs = malloc(sizeof(double) * (size_t) (total * d));
+	SvcRng		rng;
+
+	svc_rng_seed(&rng, 99);
+	for (int64_t i = 0; i < n; i++)
+		svc_model_scale_row(m, x + i * d, xs + i * d);
+	for (int64_t i = n; i < n + extra; i++)
+		for (int32_t j = 0; j < d; j++)
+			xs[i * d + j] = 8.0 * (svc_rng_unit(&rng) - 0.5);
+	for (int32_t j = 0; j < d; j++)
+	{
+		xs[(n + extra) * d + j] = 1e3;
+		xs[(n + extra + 1) * d + j] = -1e30;
+		xs[(n + extra + 2) * d + j] = j == 0 ? 1e200 : 0.0;
+		xs[(n + extra + 3) * d + j] = m->eq[j];		/* an equilibrium */
+	}
+	*count = total;
+	return xs;
+}
+
+static void
+test_model(const char *what, int64_t n, int32_t d, const char *json,
+		   double max_fallback_share)
+{
+	double	   *x = blobs_d(n, d, 7);
+	SvcOptions	opt;
+	SvcModel	m;
+	SvcScorer	s;
+	SvcError	err;
+	int64_t		count;
+	double	   *xs;
+
+	memset(&m, 0, sizeof(m));
+	CHECK(parse(json, &opt, &err) == SVC_OK, "%s: options", what);
+	CHECK(svc_fit_rows(&svc_env_malloc, x, n, d, &opt, &m, &err) == SVC_OK, "%s: fit: %s",
+		  what, err.message);
+	xs = probe_rows(&m, x, n, &count);
+	CHECK(svc_scorer_init(&svc_env_malloc, &m, &s, &err) == SVC_OK, "%s: init", what);
+	CHECK(svc_scorer_certify(&svc_env_malloc, &s, &err) == SVC_OK, "%s: certify", what);
+	compare(what, &m, &s, xs, count, max_fallback_share);
+
+	/* without certificates: snaps only, the same clusters */
+	svc_free(&svc_env_malloc, s.basin);
+	s.basin = NULL;
+	compare(what, &m, &s, xs, count, 1.0);
+	svc_scorer_free(&svc_env_malloc, &s);
+
+	/* a negative alpha: no climb to prove, every row the full way */
+	if (m.n_sv > 1)
+	{
+		m.alpha[0] = -m.alpha[0] * 0.5;
+		CHECK(svc_scorer_init(&svc_env_malloc, &m, &s, &err) == SVC_OK, "%s: init", what);
+		CHECK(!s.positive, "%s: a negative alpha is seen", what);
+		compare(what, &m, &s, xs, count, 1.0);
+		CHECK(s.n_fallback == s.n_rows, "%s: every row takes the full trajectory", what);
+		svc_scorer_free(&svc_env_malloc, &s);
+	}
+	svc_model_free(&svc_env_malloc, &m);
+	free(xs);
+	free(x);
+}
+
+int
+main(void)
+{
+	/* the benchmark's shape, smaller: most rows settle on a certificate */
+	test_model("8-D blobs", 2000, 8, "{}", 0.05);
+	test_model("2-D blobs", 1500, 2, "{}", 0.5);
+	test_model("8-D blobs, budget 50", 2000, 8, "{\"budget\": 50}", 0.5);
+	test_model("2-D blobs, widths", 1500, 2, "{\"bandwidth_k\": 15}", 1.0);
+	test_model("2-D blobs, removal", 1500, 2, "{\"strategy\": \"removal\"}", 1.0);
+	test_model("3-D blobs, smo", 600, 3, "{\"solver\": \"smo\"}", 1.0);
+	test_model("2-D blobs, one cluster", 1500, 2, "{\"n_clusters\": 1}", 0.5);
+	return unit_summary("score");
+}
