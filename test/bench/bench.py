@@ -35,6 +35,10 @@ Sections (--only picks some):
             and 1M rows, and the ratio to SELECT count(*) over the same query;
   train     svc_train on 1M x 8 rows against SELECT avg(f[1]), serial and
             with 2 parallel workers (train_speed.py).
+  scoring   svc_decision, svc_predict, svc_assign and svc_train on 1M x 8
+            rows in 5 clusters, as ratios to SELECT avg(f[1]) in the same
+            run, and (--score-ref) every row's cluster and decision against
+            an earlier run of another build (score_speed.py).
 Every default-options run, and the first seed of every grid point, also
 checks that svc_predict and svc_assign give every row the same cluster.
 
@@ -55,6 +59,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pgrun import TOP, PsqlError, log, machine_line, median, psql, q1, timed_queries  # noqa: E402
+import score_speed  # noqa: E402
 import train_speed  # noqa: E402
 
 # The paper's exact SVC (SMO and Ben-Hur's labelling): NMI per dataset, and
@@ -769,15 +774,18 @@ def main():
     ap.add_argument("--out", default="bench-results.md", help="markdown file to write the tables to")
     ap.add_argument("--quick", action="store_true",
                     help="reduced grid (gamma, C in 2^1, 2^3, 2^5), seeds 1-2, 3 rounds of training speed")
-    ap.add_argument("--only", default="defaults,labeling,tuned,grid,exact,assign,train",
+    ap.add_argument("--only", default="defaults,labeling,tuned,grid,exact,assign,train,scoring",
                     help="comma-separated sections to run (default: all of "
-                         "defaults,labeling,tuned,grid,exact,assign,train)")
+                         "defaults,labeling,tuned,grid,exact,assign,train,scoring)")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                     help="concurrent sessions for the grid (default %(default)s)")
     ap.add_argument("--no-predict-check", action="store_true",
                     help="skip the svc_predict = svc_assign check in grid runs (by default it runs for "
                          "the first seed of every grid point; the defaults section always checks)")
-    ap.add_argument("--train-rows", type=int, default=1000000, help="rows of the training-speed table")
+    ap.add_argument("--train-rows", type=int, default=1000000,
+                    help="rows of the training-speed and scoring-speed tables")
+    ap.add_argument("--score-ref", help="scoring: per-row results of an earlier run (another build) to "
+                                        "compare every row with; written when the file does not exist")
     args = ap.parse_args()
     for a in ("data", "reference", "out"):
         setattr(args, a, os.path.join(cwd, os.path.expanduser(getattr(args, a))))
@@ -785,7 +793,7 @@ def main():
     args.seeds = [1, 2] if args.quick else [1, 2, 3, 4, 5]
     args.assign_sizes = [10000, 43500, 100000, 1000000]
     sections = {s.strip() for s in args.only.split(",") if s.strip()}
-    unknown = sections - {"defaults", "labeling", "tuned", "grid", "exact", "assign", "train"}
+    unknown = sections - {"defaults", "labeling", "tuned", "grid", "exact", "assign", "train", "scoring"}
     if unknown:
         ap.error("unknown section(s): %s" % ", ".join(sorted(unknown)))
 
@@ -814,6 +822,9 @@ def main():
         bench_assign(args, out)
     if "train" in sections:
         train_speed.run(args.train_rows, 3 if args.quick else 5, out)
+    if "scoring" in sections:
+        score_speed.run(args.train_rows, 2 if args.quick else 3, out,
+                        os.path.join(cwd, args.score_ref) if args.score_ref else None)
     if sections & {"defaults", "labeling", "tuned", "grid", "exact"}:
         for ds in loaded:
             psql("DROP TABLE IF EXISTS %s;" % ds["table"], check=False)
