@@ -43,7 +43,7 @@ src/core/kernel.bc src/core/score.bc: BITCODE_CFLAGS += $(KERNEL_CFLAGS)
 # the vector exp of glibc that -ffast-math calls
 SHLIB_LINK += -lmvec -lm
 
-EXTRA_CLEAN = test/unit/build test/smo_cli
+EXTRA_CLEAN = test/unit/build test/smo_cli test/score_check
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -55,6 +55,12 @@ $(OBJS): $(HEADERS)
 SMO_CLI_OBJS = src/core/smo.o src/core/kernel.o src/core/svc_core.o
 test/smo_cli: test/smo_cli.c $(SMO_CLI_OBJS) $(HEADERS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/smo_cli.c $(SMO_CLI_OBJS) -lmvec -lm
+
+# The scorer against the full sums and trajectories on CSV sets, from the
+# extension's own objects (same flags), for the benchmark's scoring section.
+SCORE_CHECK_OBJS = $(CORE_SRCS:.c=.o)
+test/score_check: test/score_check.c $(SCORE_CHECK_OBJS) $(HEADERS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/score_check.c $(SCORE_CHECK_OBJS) -lmvec -lm
 
 .PHONY: unit unit-valgrind
 unit:

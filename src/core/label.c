@@ -20,6 +20,7 @@
 #include "cut.h"
 #include "kernel.h"
 #include "saddle.h"
+#include "score.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -125,6 +126,7 @@ svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
 	bool		paper = m->opt.labeling == SVC_LABELING_PAPER;
 	bool		graph = m->opt.labeling == SVC_LABELING_COMPLETE_GRAPH;
 	SvcLabelWork w = {0};
+	SvcScorer	sc = {0};
 	SvcEqList	eqs = {0};
 	double	   *rowlam = NULL;	/* kernel sum at each row (paper) */
 	double	   *absf = NULL;
@@ -147,6 +149,13 @@ svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
 	st = svc_label_work_init(env, m, &w, err);
 	if (st != SVC_OK)
 		return st;
+	/* trajectories through the scorer: the same ends, fewer full sums */
+	st = svc_scorer_init(env, m, &sc, err);
+	if (st != SVC_OK)
+	{
+		svc_label_work_free(env, &w);
+		return st;
+	}
 	rowlam = svc_alloc(env, sizeof(double) * (size_t) n, err);
 	absf = svc_alloc(env, sizeof(double) * (size_t) n, err);
 	roweq = svc_alloc(env, sizeof(int32_t) * (size_t) n, err);
@@ -183,7 +192,7 @@ svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
 			st = SVC_ERR_INTERRUPTED;
 			goto done;
 		}
-		svc_traj_run(m, eqs.x, eqs.n, xs + (size_t) i * d, &w, &tt, &end);
+		svc_scorer_traj_run(&sc, eqs.x, eqs.n, xs + (size_t) i * d, &w, &tt, &end);
 		if (!paper)
 		{
 			rowlam[i] = end.lambda0;
@@ -254,6 +263,7 @@ svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
 		m->epsilon = epsilon;
 done:
 	svc_label_work_free(env, &w);
+	svc_scorer_free(env, &sc);
 	svc_eqlist_free(env, &eqs);
 	svc_free(env, rowlam);
 	svc_free(env, absf);

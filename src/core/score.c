@@ -21,7 +21,8 @@
 #define PRUNE_LN	(50.0 * M_LN2)	/* skip a block below 2^-50 of a term */
 #define EXP_FLOOR	(-700.0)	/* as kernel.c */
 #define U			DBL_EPSILON
-#define MAX_FAST_STEPS 8		/* steps tracked before the full trajectory */
+#define MAX_FAST_STEPS 250		/* steps tracked before the full trajectory */
+#define MAX_LABEL_STEPS 250	/* the same in labelling */
 #define BASIN_GRID	24			/* radii tried per equilibrium */
 /*
  * Certificates are computed once the rows predicted would each have paid
@@ -118,8 +119,8 @@ svc_scorer_init(const SvcEnv *env, const SvcModel *m, SvcScorer *s, SvcError *er
 	svc_traj_tol(m, &s->tol);
 	s->x = svc_alloc(env, sizeof(double) * (size_t) (d > 0 ? d : 1), err);
 	s->p = svc_alloc(env, sizeof(double) * (size_t) (d > 0 ? d : 1), err);
-	s->eqd = svc_alloc(env, sizeof(double) * (size_t) (m->n_eq > 0 ? m->n_eq : 1), err);
-	if (!s->x || !s->p || !s->eqd)
+	/* eqd: on first use, so that its allocations depend only on n_eq */
+	if (!s->x || !s->p)
 		goto fail;
 	st = svc_label_work_init(env, m, &s->full, err);
 	if (st != SVC_OK)
@@ -367,25 +368,48 @@ group_exponents(SvcScorer *s, const double *x, int32_t g, v8 *vemax, v8 *vref)
 	v8			acc[GRP] = {{0}, {0}, {0}, {0}};
 
 	if (nq == GRP)
+	{
+		/* four named sums: an array here was kept in memory */
+		v8			a0 = {0},
+					a1 = {0},
+					a2 = {0},
+					a3 = {0};
+		const double *p0 = blk,
+				   *p1 = blk + (size_t) d * BLK,
+				   *p2 = blk + (size_t) 2 * d * BLK,
+				   *p3 = blk + (size_t) 3 * d * BLK;
+
 		for (int32_t j = 0; j < d; j++)
 		{
 			double		xj = x[j];
+			v8			t0 = load8(p0 + (size_t) j * BLK) - xj,
+						t1 = load8(p1 + (size_t) j * BLK) - xj,
+						t2 = load8(p2 + (size_t) j * BLK) - xj,
+						t3 = load8(p3 + (size_t) j * BLK) - xj;
 
-			for (int q = 0; q < GRP; q++)
-			{
-				v8			t = load8(blk + ((size_t) q * d + j) * BLK) - xj;
-
-				acc[q] += t * t;
-			}
+			a0 += t0 * t0;
+			a1 += t1 * t1;
+			a2 += t2 * t2;
+			a3 += t3 * t3;
 		}
+		acc[0] = a0;
+		acc[1] = a1;
+		acc[2] = a2;
+		acc[3] = a3;
+	}
 	else
 		for (int q = 0; q < nq; q++)
+		{
+			v8			a = {0};
+
 			for (int32_t j = 0; j < d; j++)
 			{
 				v8			t = load8(blk + ((size_t) q * d + j) * BLK) - x[j];
 
-				acc[q] += t * t;
+				a += t * t;
 			}
+			acc[q] = a;
+		}
 	for (int q = 0; q < nq; q++)
 	{
 		int32_t		b = b0 + q;
@@ -662,6 +686,25 @@ svc_scorer_decision(SvcScorer *s, const double *xs)
 
 /* ---------- prediction ---------- */
 
+/* Room for n distances to equilibria in s->eqd (false: no memory). */
+static bool
+eqd_reserve(SvcScorer *s, int32_t n)
+{
+	if (n > s->eqd_cap)
+	{
+		SvcError	err;
+		int32_t		cap = n > 2 * s->eqd_cap ? n : 2 * s->eqd_cap;
+		double	   *grown = svc_alloc(s->env, sizeof(double) * (size_t) cap, &err);
+
+		if (!grown)
+			return false;
+		svc_free(s->env, s->eqd);
+		s->eqd = grown;
+		s->eqd_cap = cap;
+	}
+	return true;
+}
+
 /*
  * The cluster settled by the equilibria within reach of a point known to
  * within eps: if every equilibrium at most lim away has one cluster, that
@@ -693,7 +736,7 @@ svc_scorer_predict(SvcScorer *s, const double *xs, double *decision)
 	double		lip_lam;		/* Lipschitz constant of lambda */
 	double		drift = 0.0;	/* how far rounding can lower lambda */
 	double		rfar;			/* x0's distance to the farthest sv, bound */
-	double	   *dist = s->eqd;
+	double	   *dist;
 	bool		decided = false;
 	Pass		ps;
 
@@ -708,9 +751,11 @@ svc_scorer_predict(SvcScorer *s, const double *xs, double *decision)
 		s->certified = true;
 		(void) svc_scorer_certify(s->env, s, &err);
 	}
-	if (m->n_eq <= 0 || !row_in_range(s, xs) || !s->positive)
+	if (m->n_eq <= 0 || !row_in_range(s, xs) || !s->positive ||
+		!eqd_reserve(s, m->n_eq))
 		goto full;
 
+	dist = s->eqd;
 	lip_lam = sqrt(2.0 * s->gmax / M_E) * s->abs_alpha;
 	memcpy(s->x, xs, sizeof(double) * (size_t) d);
 	{
@@ -906,4 +951,137 @@ svc_scorer_certify(const SvcEnv *env, SvcScorer *s, SvcError *err)
 	svc_free(env, dsv);
 	s->basin = b;
 	return SVC_OK;
+}
+
+/* ---------- labelling trajectories ---------- */
+
+/*
+ * The one equilibrium within lim of a point (dist: its distances to eq),
+ * or -1 when none or several are.
+ */
+static int32_t
+one_eq_within(const double *dist, int32_t n_eq, double lim)
+{
+	int32_t		found = -1;
+
+	for (int32_t i = 0; i < n_eq; i++)
+		if (dist[i] <= lim)
+		{
+			if (found >= 0)
+				return -1;
+			found = i;
+		}
+	return found;
+}
+
+/* Distances from x to eq[n_eq] into s->eqd (grown as needed); the least. */
+static bool
+eq_distances(SvcScorer *s, const double *eq, int32_t n_eq, const double *x,
+			 double *least)
+{
+	int32_t		d = s->dims;
+	double		dn = DBL_MAX;
+
+	if (!eqd_reserve(s, n_eq))
+		return false;
+	for (int32_t i = 0; i < n_eq; i++)
+	{
+		s->eqd[i] = sqrt(svc_sqdist(x, eq + (size_t) i * d, d));
+		dn = fmin(dn, s->eqd[i]);
+	}
+	*least = dn;
+	return true;
+}
+
+void
+svc_scorer_traj_run(SvcScorer *s, const double *eq, int32_t n_eq,
+					const double *x0, SvcLabelWork *w, const SvcTrajTol *tt,
+					SvcTrajEnd *out)
+{
+	const SvcModel *m = s->m;
+	int32_t		d = s->dims;
+	double		eps = 0.0,
+				rfar,
+				slack,
+				dn;
+	bool		ok;
+	Pass		ps;
+
+	if (n_eq <= 0 || !s->positive || !row_in_range(s, x0))
+		goto full;
+
+	/*
+	 * The first step as svc_traj_run takes it, to the bit: lambda0 and
+	 * the first snap are then its own, and the tracked part starts from
+	 * an exact point.
+	 */
+	memcpy(w->x, x0, sizeof(double) * (size_t) d);
+	out->lambda0 = svc_kernel_fixed_point(m->sv, m->alpha, m->sv_gamma, m->n_sv,
+										  d, m->gamma, w->x, w->next, w->kbuf, &ok);
+	if (!eq_distances(s, eq, n_eq, x0, &dn))
+		goto full;
+	if (dn <= tt->merge)
+	{
+		/* svc_traj_run's nearest: the lowest index at the least distance */
+		for (int32_t i = 0; i < n_eq; i++)
+			if (s->eqd[i] == dn)
+			{
+				out->near = i;
+				out->snapped = true;
+				return;
+			}
+	}
+	if (!ok || !(sqrt(svc_sqdist(x0, w->next, d)) > tt->stop))
+		goto full;
+	memcpy(s->x, w->next, sizeof(double) * (size_t) d);
+	{
+		double		xn = 0.0;
+
+		for (int32_t j = 0; j < d; j++)
+			xn = fmax(xn, fabs(x0[j]));
+		rfar = sqrt((double) d) * (fmax(xn, s->coord_max) + s->coord_max);
+	}
+	slack = 1e-9 * (1.0 + rfar);
+
+	for (int k = 1; k <= MAX_LABEL_STEPS; k++)
+	{
+		double		step,
+					lip,
+					next_eps;
+		int32_t		e;
+
+		if (!eq_distances(s, eq, n_eq, s->x, &dn))
+			break;
+		if (dn + eps + slack <= tt->merge)
+		{
+			/* it snaps here, to the nearest equilibrium of the exact point */
+			e = one_eq_within(s->eqd, n_eq, dn + 2.0 * eps + slack);
+			if (e >= 0)
+			{
+				out->near = e;
+				out->snapped = true;
+				return;
+			}
+			break;
+		}
+		if (dn - eps - slack <= tt->merge || k == MAX_LABEL_STEPS)
+			break;
+		pass(s, s->x, &ps);
+		pass_step(s, s->x, &ps);
+		if (!ps.p_ok || eps * s->gmax * (rfar + 1.0) > 0.005)
+			break;
+		step = sqrt(svc_sqdist(s->x, s->p, d));
+		lip = 2.0 * s->gmax * (exp(0.04) * (sqrt(ps.q) + eps) * (sqrt(ps.q) + eps) +
+							   1.05 * ps.drop * (rfar + 1.0) * (rfar + 1.0));
+		next_eps = lip * eps + ps.p_err;
+		/* an end short of a snap makes a new equilibrium: the full run's */
+		if (step - eps - next_eps - slack <= tt->stop)
+			break;
+		memcpy(s->x, s->p, sizeof(double) * (size_t) d);
+		eps = next_eps;
+	}
+
+full:
+	s->n_fallback++;
+	svc_traj_run(m, eq, n_eq, x0, w, tt, out);
 }

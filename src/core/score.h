@@ -76,7 +76,8 @@ typedef struct SvcScorer
 	int32_t    *kept;			/* [n_blk] the blocks summed */
 	double	   *kx;				/* [slots] their kernel values, packed */
 	double	   *pacc;			/* [dims * SVC_SCORE_BLOCK] sums for P */
-	double	   *eqd;			/* [n_eq] distances to the equilibria */
+	double	   *eqd;			/* [eqd_cap] distances to the equilibria */
+	int32_t		eqd_cap;
 	double	   *x;				/* [dims] */
 	double	   *p;				/* [dims] */
 	SvcLabelWork full;			/* the full trajectory, when needed */
@@ -108,5 +109,16 @@ double		svc_scorer_decision(SvcScorer *s, const double *xs);
  * svc_scorer_decision gives it in *decision when not NULL.
  */
 int32_t		svc_scorer_predict(SvcScorer *s, const double *xs, double *decision);
+
+/*
+ * svc_traj_run(s->m, eq, n_eq, x0, w, tt, out) for the labelling of a
+ * model: the same end, near, snapped and lambda0, and w->x where the run
+ * does not snap.  The first step is svc_traj_run's own; the rest are
+ * tracked with the scorer's sums while the bound settles which
+ * equilibrium the run snaps to, and run in full otherwise.
+ */
+void		svc_scorer_traj_run(SvcScorer *s, const double *eq, int32_t n_eq,
+								const double *x0, SvcLabelWork *w,
+								const SvcTrajTol *tt, SvcTrajEnd *out);
 
 #endif							/* SVC_SCORE_H */

@@ -93,7 +93,7 @@ def run(rows=1000000, rounds=3, out=None, ref=None):
     psql(SERIAL + "DROP TABLE IF EXISTS bench_score_model; "
          "CREATE TABLE bench_score_model AS SELECT svc_train(f) AS m FROM %s;" % TABLE)
     info = psql("SELECT svc_model_info(m) ->> 'n_support_vectors', svc_model_info(m) ->> 'n_equilibria', "
-                "svc_model_info(m) ->> 'n_clusters', svc_model_info(m) ->> 'cluster_sizes' "
+                "svc_model_info(m) ->> 'n_clusters', svc_model_info(m) ->> 'cluster_sizes', md5(m) "
                 "FROM bench_score_model;")[0][0].split("\t")
 
     scan = "SELECT avg(f[1]) FROM %s" % TABLE
@@ -124,9 +124,9 @@ def run(rows=1000000, rounds=3, out=None, ref=None):
     s = m["scan"]
     out.append("\n## Scoring speed (%s rows x 8 dims, %s, 5 clusters, default model)\n"
                % (format(rows, ","), size))
-    out.append("Model: %s support vectors, %s equilibria, %s clusters (training rows %s). "
-               "Medians of %d interleaved rounds in one session; ratios are to the serial scan.\n"
-               % (info[0], info[1], info[2], info[3], rounds))
+    out.append("Model: %s support vectors, %s equilibria, %s clusters (training rows %s), md5 of its "
+               "bytes %s. Medians of %d interleaved rounds in one session; ratios are to the serial scan.\n"
+               % (info[0], info[1], info[2], info[3], info[4], rounds))
     out.append("| query | s | ratio to scan | goal |")
     out.append("|---|---|---|---|")
     out.append("| `SELECT avg(f[1])` (scan) | %.3f | 1.00 | |" % s)
