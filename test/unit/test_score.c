@@ -159,5 +159,5 @@ main(void)
 	test_model("2-D blobs, removal", 1500, 2, "{\"strategy\": \"removal\"}", 1.0);
 	test_model("3-D blobs, smo", 600, 3, "{\"solver\": \"smo\"}", 1.0);
 	test_model("2-D blobs, one cluster", 1500, 2, "{\"n_clusters\": 1}", 0.5);
-	return unit_summary("score");
+	return unit_summary("test_score");
 }
