@@ -1018,18 +1018,27 @@ svc_scorer_traj_run(SvcScorer *s, const double *eq, int32_t n_eq,
 	memcpy(w->x, x0, sizeof(double) * (size_t) d);
 	out->lambda0 = svc_kernel_fixed_point(m->sv, m->alpha, m->sv_gamma, m->n_sv,
 										  d, m->gamma, w->x, w->next, w->kbuf, &ok);
-	if (!eq_distances(s, eq, n_eq, x0, &dn))
-		goto full;
-	if (dn <= tt->merge)
 	{
-		/* svc_traj_run's nearest: the lowest index at the least distance */
+		/* svc_traj_run's own test: the least squared distance, lowest index */
+		int32_t		best = -1;
+		double		bd = DBL_MAX;
+
 		for (int32_t i = 0; i < n_eq; i++)
-			if (s->eqd[i] == dn)
+		{
+			double		t = svc_sqdist(eq + (size_t) i * d, x0, d);
+
+			if (t < bd)
 			{
-				out->near = i;
-				out->snapped = true;
-				return;
+				bd = t;
+				best = i;
 			}
+		}
+		if (best >= 0 && sqrt(bd) <= tt->merge)
+		{
+			out->near = best;
+			out->snapped = true;
+			return;
+		}
 	}
 	if (!ok || !(sqrt(svc_sqdist(x0, w->next, d)) > tt->stop))
 		goto full;
