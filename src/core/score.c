@@ -302,7 +302,9 @@ typedef struct Pass
 typedef double v8 __attribute__((vector_size(BLK * sizeof(double))));
 
 /* its helpers are static: no ABI to keep, whatever the target's vectors */
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wpsabi"
+#elif defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 
