@@ -567,50 +567,35 @@ svc_state_merged_lab_kept(const uint8_t *a, const uint8_t *b)
 	return total < sample ? total : sample;
 }
 
-/* Swap rows i and j of a state in place. */
-static void
-swap_rows(uint8_t *buf, int32_t dims, int64_t i, int64_t j)
-{
-	uint8_t    *pi = row_ptr(buf, dims, i);
-	uint8_t    *pj = row_ptr(buf, dims, j);
-
-	for (size_t k = 0; k < (size_t) 8 * dims; k++)
-	{
-		uint8_t		t = pi[k];
-
-		pi[k] = pj[k];
-		pj[k] = t;
-	}
-}
-
 /*
- * Merge b's labelled rows into a's, as the unlabelled ones are merged: all
- * of them while the two together have seen at most label_sample, else a
- * uniform sample of the union (hypergeometric counts from each side, then
- * uniform subsets).  a has room for svc_state_merged_lab_kept rows.
+ * Merge reservoir b (kept_b rows of rowsz bytes, a uniform sample of seen_b
+ * rows) into reservoir a (likewise), which has room for the result: all
+ * rows while the two sides have seen at most sample, else a uniform sample
+ * of sample rows of the union.  Returns the rows a then holds.
  */
-static void
-merge_labelled(uint8_t *a, const uint8_t *b, SvcRng *rng)
+static int64_t
+merge_reservoir(uint8_t *a, int64_t kept_a, int64_t seen_a, const uint8_t *b,
+				int64_t kept_b, int64_t seen_b, size_t rowsz, int64_t sample, SvcRng *rng)
 {
-	int32_t		dims = svc_state_dims(a);
-	int64_t		kept_a = svc_state_lab_kept(a),
-				kept_b = svc_state_lab_kept(b);
-	int64_t		seen_a = lab_seen_total(a),
-				seen_b = lab_seen_total(b);
-	int64_t		target = svc_state_merged_lab_kept(a, b);
 	int64_t		take_a = 0,
 				take_b = 0;
-	size_t		rowsz = (size_t) 8 * (dims + 1);
 
-	if (seen_a + seen_b <= lab_sample(a))
+	if (seen_a + seen_b <= sample)
 	{
+		/* neither side has dropped a row: keep everything */
 		take_a = kept_a;
 		take_b = kept_b;
 	}
 	else
 	{
+		/*
+		 * Sequential draws without replacement from the union of the rows
+		 * seen: the count from each side is hypergeometric, which makes
+		 * the result a uniform sample of the union.
+		 */
 		int64_t		left_a = seen_a,
 					left_b = seen_b;
+		int64_t		target = kept_a + kept_b < sample ? kept_a + kept_b : sample;
 
 		for (int64_t i = 0; i < target; i++)
 		{
@@ -626,14 +611,16 @@ merge_labelled(uint8_t *a, const uint8_t *b, SvcRng *rng)
 			}
 		}
 	}
+
+	/* a uniform subset of each reservoir is a uniform subset of its side */
 	for (int64_t i = 0; i < take_a; i++)
 	{
 		int64_t		j = i + (int64_t) svc_rng_below(rng, (uint64_t) (kept_a - i));
 
 		if (j != i)
 		{
-			uint8_t    *pi = lab_ptr(a, dims, i),
-					   *pj = lab_ptr(a, dims, j);
+			uint8_t    *pi = a + rowsz * (size_t) i,
+					   *pj = a + rowsz * (size_t) j;
 
 			for (size_t k = 0; k < rowsz; k++)
 			{
@@ -645,22 +632,22 @@ merge_labelled(uint8_t *a, const uint8_t *b, SvcRng *rng)
 		}
 	}
 	{
-		int64_t		chosen = 0,
-					need = take_b;
+		/* partial Fisher-Yates over b's indices without touching b */
+		int64_t		chosen = 0;
+		int64_t		need = take_b;
 
 		for (int64_t i = 0; i < kept_b && need > 0; i++)
+		{
+			/* select row i with probability need / (kept_b - i) */
 			if (svc_rng_below(rng, (uint64_t) (kept_b - i)) < (uint64_t) need)
 			{
-				memcpy(lab_ptr(a, dims, take_a + chosen), lab_cptr(b, dims, i), rowsz);
+				memcpy(a + rowsz * (size_t) (take_a + chosen), b + rowsz * (size_t) i, rowsz);
 				chosen++;
 				need--;
 			}
+		}
 	}
-	svc_store_u64(a + OFF_LAB_KEPT, (uint64_t) (take_a + take_b));
-	svc_store_u64(a + OFF_LAB_NORMAL,
-				  (uint64_t) (svc_state_lab_seen(a, 1) + svc_state_lab_seen(b, 1)));
-	svc_store_u64(a + OFF_LAB_ANOMALY,
-				  (uint64_t) (svc_state_lab_seen(a, -1) + svc_state_lab_seen(b, -1)));
+	return take_a + take_b;
 }
 
 SvcStatus
@@ -676,8 +663,8 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 	int64_t		seen_a = svc_state_seen(a),
 				seen_b = svc_state_seen(b);
 	int64_t		target = svc_state_merged_kept(a, b);
-	int64_t		take_a = 0,
-				take_b = 0;
+	int64_t		kept,
+				lab_kept;
 	SvcRng		rng;
 	int64_t		stat_n_a = seen_a + lab_seen_total(a),
 				stat_n_b = seen_b + lab_seen_total(b);
@@ -703,63 +690,12 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 						(long long) SVC_MAX_SEEN);
 
 	load_rng(a, &rng);
-	if (seen_a + seen_b <= opt_a.sample)
-	{
-		/* neither side has dropped a row: keep everything */
-		take_a = kept_a;
-		take_b = kept_b;
-	}
-	else
-	{
-		/*
-		 * Sequential draws without replacement from the union of the rows
-		 * seen: the count from each side is hypergeometric, which makes
-		 * the result a uniform sample of the union.
-		 */
-		int64_t		left_a = seen_a,
-					left_b = seen_b;
-
-		for (int64_t i = 0; i < target; i++)
-		{
-			if (svc_rng_below(&rng, (uint64_t) (left_a + left_b)) < (uint64_t) left_a)
-			{
-				take_a++;
-				left_a--;
-			}
-			else
-			{
-				take_b++;
-				left_b--;
-			}
-		}
-	}
-
-	/* a uniform subset of each reservoir is a uniform subset of its side */
-	for (int64_t i = 0; i < take_a; i++)
-	{
-		int64_t		j = i + (int64_t) svc_rng_below(&rng, (uint64_t) (kept_a - i));
-
-		if (j != i)
-			swap_rows(a, dims, i, j);
-	}
-	{
-		/* partial Fisher-Yates over b's indices without touching b */
-		int64_t		chosen = 0;
-		int64_t		need = take_b;
-
-		for (int64_t i = 0; i < kept_b && need > 0; i++)
-		{
-			/* select row i with probability need / (kept_b - i) */
-			if (svc_rng_below(&rng, (uint64_t) (kept_b - i)) < (uint64_t) need)
-			{
-				memcpy(row_ptr(a, dims, take_a + chosen), row_cptr(b, dims, i),
-					   (size_t) 8 * dims);
-				chosen++;
-				need--;
-			}
-		}
-	}
-	merge_labelled(a, b, &rng);
+	kept = merge_reservoir(row_ptr(a, dims, 0), kept_a, seen_a, row_cptr(b, dims, 0), kept_b,
+						   seen_b, (size_t) 8 * dims, opt_a.sample, &rng);
+	/* the labelled rows likewise, in their own reservoir */
+	lab_kept = merge_reservoir(lab_ptr(a, dims, 0), svc_state_lab_kept(a), lab_seen_total(a),
+							   lab_cptr(b, dims, 0), svc_state_lab_kept(b), lab_seen_total(b),
+							   (size_t) 8 * (dims + 1), opt_a.label_sample, &rng);
 	store_rng(a, &rng);
 
 	/*
@@ -796,8 +732,13 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 		svc_store_f64(stat_ptr(a, dims, STAT_MAX) + 8 * j, hi);
 		set_stat_exp(a, dims, j, e);
 	}
-	svc_store_u64(a + OFF_KEPT, (uint64_t) (take_a + take_b));
+	svc_store_u64(a + OFF_KEPT, (uint64_t) kept);
 	svc_store_u64(a + OFF_SEEN, (uint64_t) (seen_a + seen_b));
+	svc_store_u64(a + OFF_LAB_KEPT, (uint64_t) lab_kept);
+	svc_store_u64(a + OFF_LAB_NORMAL,
+				  (uint64_t) (svc_state_lab_seen(a, 1) + svc_state_lab_seen(b, 1)));
+	svc_store_u64(a + OFF_LAB_ANOMALY,
+				  (uint64_t) (svc_state_lab_seen(a, -1) + svc_state_lab_seen(b, -1)));
 	return SVC_OK;
 }
 
