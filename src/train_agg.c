@@ -56,7 +56,7 @@ typedef struct OptionsEntry
 {
 	OptionsKey	key;			/* first, as dynahash requires */
 	SvcOptions	opt;
-	uint8_t		wire[SVC_OPTIONS_WIRE_SIZE];
+	uint8_t		wire[SVC_OPTIONS_WIRE_FULL];
 } OptionsEntry;
 
 typedef struct OptionsCache
@@ -182,7 +182,7 @@ get_options(FunctionCallInfo fcinfo)
 	{
 		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(OptionsCache));
 		svc_options_default(&cache->defaults.opt);
-		svc_options_encode(&cache->defaults.opt, cache->defaults.wire);
+		svc_options_encode_full(&cache->defaults.opt, cache->defaults.wire);
 		fcinfo->flinfo->fn_extra = cache;
 	}
 	if (PG_NARGS() <= 2 || PG_ARGISNULL(2))
@@ -234,7 +234,7 @@ get_options(FunctionCallInfo fcinfo)
 	entry = (OptionsEntry *) hash_search(cache->table, &key, HASH_ENTER, &found);
 	Assert(!found);
 	entry->opt = opt;
-	svc_options_encode(&entry->opt, entry->wire);
+	svc_options_encode_full(&entry->opt, entry->wire);
 	cache->last = entry;
 	return entry;
 }

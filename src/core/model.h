@@ -29,6 +29,12 @@
  * bsgd models keep their version 2 or 3 bytes.
  */
 #define SVC_MODEL_FORMAT_SOLVER_STATS 4
+/*
+ * Version 5 adds tagged sections (model_codec.c) and is written only for
+ * a model that has one: extended options other than their defaults, and
+ * the reports and certificates of later features.
+ */
+#define SVC_MODEL_FORMAT_SECTIONS 5
 
 typedef enum SvcBoundary
 {

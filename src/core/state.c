@@ -17,7 +17,7 @@
 #define OFF_SEEN		32
 #define OFF_RNG			40
 #define OFF_OPTIONS		72
-#define OFF_STATS		(OFF_OPTIONS + SVC_OPTIONS_WIRE_SIZE)
+#define OFF_STATS		(OFF_OPTIONS + SVC_OPTIONS_WIRE_FULL)
 
 /*
  * The sample size inside the encoded options: svc_state_add reads it
@@ -95,13 +95,13 @@ svc_state_options(const uint8_t *buf, SvcOptions *opt)
 	SvcError	err;
 
 	/* validated when the state was made or checked */
-	(void) svc_options_decode(buf + OFF_OPTIONS, opt, &err);
+	(void) svc_options_decode_full(buf + OFF_OPTIONS, opt, &err);
 }
 
 bool
 svc_state_options_equal(const uint8_t *buf, const uint8_t *wire)
 {
-	return memcmp(buf + OFF_OPTIONS, wire, SVC_OPTIONS_WIRE_SIZE) == 0;
+	return memcmp(buf + OFF_OPTIONS, wire, SVC_OPTIONS_WIRE_FULL) == 0;
 }
 
 static uint8_t *
@@ -155,7 +155,7 @@ svc_state_init(uint8_t *buf, int32_t dims, int64_t capacity, const SvcOptions *o
 	/* a stream of its own, so the sample and the SGD draws are independent */
 	svc_rng_seed(&rng, opt->seed ^ UINT64_C(0x5245534552564F49));
 	store_rng(buf, &rng);
-	svc_options_encode(opt, buf + OFF_OPTIONS);
+	svc_options_encode_full(opt, buf + OFF_OPTIONS);
 	for (int32_t j = 0; j < dims; j++)
 	{
 		svc_store_f64(stat_ptr(buf, dims, STAT_MIN) + 8 * j, HUGE_VAL);
@@ -200,7 +200,7 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 	seen = (int64_t) svc_load_u64(buf + OFF_SEEN);
 	if (dims < 1 || dims > SVC_MAX_DIMS)
 		return bad_state(err, "The dimension is out of range.");
-	if (svc_options_decode(buf + OFF_OPTIONS, &opt, &opt_err) != SVC_OK)
+	if (svc_options_decode_full(buf + OFF_OPTIONS, &opt, &opt_err) != SVC_OK)
 		return bad_state(err, "The stored options are invalid.");
 	if (capacity < 0 || capacity > opt.sample || kept < 0 || kept > capacity ||
 		seen < kept || (seen > kept && kept != opt.sample) || seen < 0 ||
@@ -420,8 +420,8 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 	int32_t		dims = svc_state_dims(a);
 	SvcOptions	opt_a,
 				opt_b;
-	uint8_t		wa[SVC_OPTIONS_WIRE_SIZE],
-				wb[SVC_OPTIONS_WIRE_SIZE];
+	uint8_t		wa[SVC_OPTIONS_WIRE_FULL],
+				wb[SVC_OPTIONS_WIRE_FULL];
 	int64_t		kept_a = svc_state_kept(a),
 				kept_b = svc_state_kept(b);
 	int64_t		seen_a = svc_state_seen(a),
@@ -439,8 +439,8 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 	}
 	svc_state_options(a, &opt_a);
 	svc_state_options(b, &opt_b);
-	svc_options_encode(&opt_a, wa);
-	svc_options_encode(&opt_b, wb);
+	svc_options_encode_full(&opt_a, wa);
+	svc_options_encode_full(&opt_b, wb);
 	if (memcmp(wa, wb, sizeof(wa)) != 0)
 		return svc_fail(err, SVC_ERR_INVALID_PARAMETER,
 						"cannot merge svclust states trained with different options");

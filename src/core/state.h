@@ -15,7 +15,7 @@
  *   "SVCS" u16 version u16 0 u32 dims u32 0
  *   u64 capacity u64 kept u64 seen
  *   u64 rng[4]
- *   options (SVC_OPTIONS_WIRE_SIZE bytes)
+ *   options (SVC_OPTIONS_WIRE_FULL bytes: the base and the extended block)
  *   f64 mean[dims] m2[dims] min[dims] max[dims] i64 exp[dims]
  *   f64 rows[capacity * dims]
  */
@@ -26,8 +26,9 @@
 #include "options.h"
 
 #define SVC_STATE_MAGIC "SVCS"
-#define SVC_STATE_VERSION 3	/* 3: per-column scale exponents */
-#define SVC_STATE_HEADER_SIZE (4 + 2 + 2 + 4 + 4 + 3 * 8 + 4 * 8 + SVC_OPTIONS_WIRE_SIZE)
+#define SVC_STATE_VERSION 4	/* 3: per-column scale exponents; 4: the
+								 * extended options */
+#define SVC_STATE_HEADER_SIZE (4 + 2 + 2 + 4 + 4 + 3 * 8 + 4 * 8 + SVC_OPTIONS_WIRE_FULL)
 
 /* Bytes of a state of dims columns and room for capacity rows; 0 on overflow. */
 size_t		svc_state_size(int32_t dims, int64_t capacity);

@@ -135,7 +135,7 @@ check_fit(const uint8_t *data, size_t size, int32_t dims, int64_t kept)
 		opt.budget = 16;
 	if (opt.max_iter > 3000 || opt.max_iter == 0)	/* 0: smo's automatic cap */
 		opt.max_iter = 3000;
-	svc_options_encode(&opt, s + STATE_OPTIONS_OFFSET);
+	svc_options_encode_full(&opt, s + STATE_OPTIONS_OFFSET);
 	FUZZ_CHECK(svc_state_check(s, size, &err) == SVC_OK);
 
 	memset(&err, 0, sizeof(err));

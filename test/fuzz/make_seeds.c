@@ -211,6 +211,11 @@ main(int argc, char **argv)
 	model_seed(dir, "smo2d.bin", 60, 2, 3, "{\"solver\": \"smo\"}");
 	model_seed(dir, "smowidths2d.bin", 60, 2, 3,
 			   "{\"solver\": \"smo\", \"bandwidth_k\": 4, \"cache_mb\": 1, \"nu\": 0.2}");
+	/* format version 5: a section (the extended options), bsgd and smo */
+	model_seed(dir, "ext2d.bin", 60, 2, 3,
+			   "{\"budget\": 12, \"max_iter\": 2000, \"label_radius\": 0.3}");
+	model_seed(dir, "smoext2d.bin", 60, 2, 3,
+			   "{\"solver\": \"smo\", \"aid_gap\": 0.001, \"label_sample\": 7}");
 	state_seed(dir, "empty2d.bin", 0, 2, "{}");
 	state_seed(dir, "one1d.bin", 1, 1, "{\"budget\": 3}");
 	state_seed(dir, "filling2d.bin", 20, 2, "{\"budget\": 10, \"max_iter\": 500}");
@@ -220,5 +225,6 @@ main(int argc, char **argv)
 	cvi_state_seed(dir, "plain3d.bin", 20, 3, false);
 	cvi_state_seed(dir, "one1d.bin", 1, 1, true);
 	state_seed(dir, "smo2d.bin", 30, 2, "{\"solver\": \"smo\", \"sample\": 24}");
+	state_seed(dir, "ext2d.bin", 12, 2, "{\"budget\": 6, \"label_radius\": 0.5}");
 	return 0;
 }
