@@ -778,7 +778,9 @@ svc_aid_solve(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		out->objective = fmin(q - 1.0, upper_prev);
 		upper_prev = out->objective;
 		out->lower = lower;
-		out->gap = out->objective - lower > 0 ? (out->objective - lower) / -lower : 0.0;
+		/* F <= 0 <= -lower; rounding aside, so the gap is in [0, 1] */
+		out->gap = out->objective - lower > 0 ?
+			fmin((out->objective - lower) / fmax(-lower, 1e-300), 1.0) : 0.0;
 
 		failed = out->gap <= p->gap ? 0 : -1;
 		rd.round = out->rounds - 1;

@@ -2,10 +2,12 @@
 #include "solver.h"
 #include "train.h"
 #include "solver_smo.h"
+#include "solver_aid.h"
 
 static const SvcSolverOps solvers[] = {
 	{SVC_SOLVER_BSGD, "bsgd", SVC_BOUNDARY_HYPERPLANE, false, svc_train_bsgd},
 	{SVC_SOLVER_SMO, "smo", SVC_BOUNDARY_SPHERE, true, svc_train_smo},
+	{SVC_SOLVER_AID, "aid", SVC_BOUNDARY_SPHERE, true, svc_train_aid},
 };
 
 const SvcSolverOps *
