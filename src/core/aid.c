@@ -10,9 +10,14 @@
  *
  * The aggregated solve asks smo.c for columns of Kbar through a callback:
  * the column of G on the clusters H it names is the sum over G's rows u of
- * K(u, .) on H's rows, summed per H and divided by |G| |H|, so it costs
- * |G| times the rows of the clusters asked for.  Singletons, which the
- * free support vectors end as, cost one kernel column, as in smo.c.
+ * K(u, .) on H's rows, summed per H and divided by |G| |H|.  The rows'
+ * sums r_G = sum_{u in G} K(u, .) over every row are kept across rounds in
+ * a cache (LRU, within the budget), so that a cluster's kernel sums are
+ * computed once in its life: a column of Kbar, its self-kernel and its
+ * share of the rows' decision values are then sums of r_G, with no exp.
+ * When a cached cluster splits, the smaller part's sums are computed and
+ * the larger part's are r_G minus them.  Without room in the cache, a
+ * column costs |G| times the rows of the clusters asked for.
  */
 #include "aid.h"
 #include "kdtree.h"
@@ -53,6 +58,17 @@ typedef struct Aid
 	double	   *s;				/* [n] sum_j alpha_j K(x_j, x_i) per row */
 	double	   *buf;			/* [n] scratch */
 	double	   *r;				/* [n] scratch of the callback */
+
+	/* the cache of r_G: rc[G] or NULL, its last use; pool owns the blocks */
+	double	  **rc;				/* [n] */
+	double	  **rc2;			/* [n] the next round's */
+	int64_t    *stamp;			/* [n] */
+	int64_t    *stamp2;			/* [n] */
+	double	  **pool;			/* [rcap] every block allocated */
+	int64_t		rcap;
+	int64_t		rused;
+	int64_t		clock;
+	int64_t		r_computed;		/* clusters whose sums were computed */
 } Aid;
 
 static inline int64_t
@@ -85,6 +101,82 @@ member_sums(Aid *s, int64_t g, const int64_t *list, int64_t cnt, double *acc,
 	return SVC_OK;
 }
 
+/*
+ * sum_{u in members} K(u, i) for every row i into out, a full kernel
+ * column per member.
+ */
+static SvcStatus
+full_sums(Aid *s, const int64_t *members, int64_t cnt, double *out, SvcError *err)
+{
+	memset(out, 0, sizeof(double) * (size_t) s->n);
+	for (int64_t k = 0; k < cnt; k++)
+	{
+		int64_t		row = members[k];
+
+		if (k % 16 == 15 && svc_interrupted(s->env, err))
+			return err->status;
+		svc_kernel_column(s->x, s->d, row, s->gamma, NULL, s->n, s->buf);
+		s->buf[row] = 1.0;
+		for (int64_t i = 0; i < s->n; i++)
+			out[i] += s->buf[i];
+	}
+	s->r_computed++;
+	return SVC_OK;
+}
+
+/* A block for the cache: a new one while there is room, else the least
+ * recently used cluster's; NULL (st SVC_OK) when the cache has no room. */
+static double *
+cache_block(Aid *s, SvcStatus *st, SvcError *err)
+{
+	int64_t		victim = -1;
+	double	   *v;
+
+	*st = SVC_OK;
+	if (s->rcap == 0)
+		return NULL;
+	if (s->rused < s->rcap)
+	{
+		v = svc_alloc(s->env, sizeof(double) * (size_t) s->n, err);
+		if (v == NULL)
+		{
+			*st = SVC_ERR_NOMEM;
+			return NULL;
+		}
+		s->pool[s->rused++] = v;
+		return v;
+	}
+	for (int64_t g = 0; g < s->m; g++)
+		if (s->rc[g] != NULL && (victim < 0 || s->stamp[g] < s->stamp[victim]))
+			victim = g;
+	if (victim < 0)
+		return NULL;			/* every block is in the split under way */
+	v = s->rc[victim];
+	s->rc[victim] = NULL;
+	return v;
+}
+
+/* r_G from the cache, or computed into it; NULL (st SVC_OK) without room. */
+static double *
+get_r(Aid *s, int64_t g, SvcStatus *st, SvcError *err)
+{
+	double	   *v = s->rc[g];
+
+	*st = SVC_OK;
+	if (v == NULL)
+	{
+		v = cache_block(s, st, err);
+		if (v == NULL)
+			return NULL;
+		*st = full_sums(s, s->perm + s->start[g], csize(s, g), v, err);
+		if (*st != SVC_OK)
+			return NULL;		/* the block stays in the pool, unused */
+		s->rc[g] = v;
+	}
+	s->stamp[g] = ++s->clock;
+	return v;
+}
+
 /* smo.h's kernel callback: column g of Kbar on the clusters idx[0..cnt). */
 static SvcStatus
 kbar_column(void *ctx, int64_t g, const int64_t *idx, int64_t cnt, double *out,
@@ -96,7 +188,23 @@ kbar_column(void *ctx, int64_t g, const int64_t *idx, int64_t cnt, double *out,
 				pos = 0;
 	double		sg = (double) csize(s, g);
 	SvcStatus	st;
+	const double *rg = get_r(s, g, &st, err);
 
+	if (st != SVC_OK)
+		return st;
+	if (rg != NULL)
+	{
+		for (int64_t k = 0; k < cnt; k++)
+		{
+			int64_t		h = idx != NULL ? idx[k] : k;
+			double		sum = 0.0;
+
+			for (int64_t u = s->start[h]; u < s->start[h + 1]; u++)
+				sum += rg[s->perm[u]];
+			out[h] = sum / (sg * (double) csize(s, h));
+		}
+		return SVC_OK;
+	}
 	if (idx == NULL)
 		nrows = s->start[cnt];
 	else
@@ -123,24 +231,35 @@ kbar_column(void *ctx, int64_t g, const int64_t *idx, int64_t cnt, double *out,
 	return SVC_OK;
 }
 
-/* Kbar_GG into *out. */
+/* Kbar_GG into *out: from r_G when cached, else |G|^2 kernel values. */
 static SvcStatus
 self_kernel(Aid *s, int64_t g, double *out, SvcError *err)
 {
-	int64_t		one = g;
-	double		v = 0.0;
-	SvcStatus	st;
+	int64_t		sz = csize(s, g);
+	const int64_t *rows = s->perm + s->start[g];
+	double		sum = 0.0;
 
-	if (csize(s, g) == 1)
+	if (sz == 1)
 	{
 		*out = 1.0;
 		return SVC_OK;
 	}
-	/* kgg2 is free here: the last round's self-kernels, already moved */
-	st = kbar_column(s, g, &one, 1, s->kgg2, err);
-	v = s->kgg2[g];
-	*out = v;
-	return st;
+	if (s->rc[g] != NULL)
+	{
+		for (int64_t u = 0; u < sz; u++)
+			sum += s->rc[g][rows[u]];
+	}
+	else
+	{
+		SvcStatus	st = member_sums(s, g, rows, sz, s->r, err);
+
+		if (st != SVC_OK)
+			return st;
+		for (int64_t u = 0; u < sz; u++)
+			sum += s->r[u];
+	}
+	*out = sum / ((double) sz * (double) sz);
+	return SVC_OK;
 }
 
 /* ---- the starting clusters ---- */
@@ -384,6 +503,21 @@ row_sums(Aid *s, SvcError *err)
 		if (!(s->a[g] > 0))
 			continue;
 		w = s->a[g] / (double) csize(s, g);
+		{
+			SvcStatus	st;
+			const double *rg = get_r(s, g, &st, err);
+
+			if (st != SVC_OK)
+				return st;
+			if (rg != NULL)
+			{
+				if (++done % 16 == 0 && svc_interrupted(s->env, err))
+					return err->status;
+				for (int64_t i = 0; i < s->n; i++)
+					s->s[i] += w * rg[i];
+				continue;
+			}
+		}
 		for (int64_t u = s->start[g]; u < s->start[g + 1]; u++)
 		{
 			int64_t		row = s->perm[u];
@@ -460,15 +594,18 @@ passes(const Aid *s, int64_t g, double rho, double tf)
  * on one side, at the median of f: a free cluster within the slack, or
  * one that fails by rounding alone), into perm2/start2 and the next start
  * a2 (a_G shared in proportion to the sizes, so the solution is the
- * same); returns the failing count.  kgg2 gets the self-kernels of the
- * clusters kept, NAN for the new ones.
+ * same); *failed gets the failing count.  kgg2 gets the self-kernels of
+ * the clusters kept, NAN for the new ones; rc2 their cached sums, and a
+ * cached cluster that splits leaves the sums of both parts (the smaller's
+ * computed, the larger's by difference; the smaller's cached only while
+ * there is room).
  */
-static int64_t
-split(Aid *s, double rho, double tf)
+static SvcStatus
+split(Aid *s, double rho, double tf, int64_t *failed, SvcError *err)
 {
-	int64_t		m2 = 0,
-				failed = 0;
+	int64_t		m2 = 0;
 
+	*failed = 0;
 	s->start2[0] = 0;
 	for (int64_t g = 0; g < s->m; g++)
 	{
@@ -483,10 +620,12 @@ split(Aid *s, double rho, double tf)
 			memcpy(s->perm2 + b, s->perm + b, sizeof(int64_t) * (size_t) sz);
 			s->a2[m2] = s->a[g];
 			s->kgg2[m2] = s->kgg[g];
+			s->rc2[m2] = s->rc[g];
+			s->stamp2[m2] = s->stamp[g];
 			s->start2[++m2] = e;
 			continue;
 		}
-		failed++;
+		(*failed)++;
 		/* f >= 0 first, then f < 0 (stable) */
 		w = b;
 		for (int64_t u = b; u < e; u++)
@@ -530,16 +669,50 @@ split(Aid *s, double rho, double tf)
 				a2 = (double) (sz - npos) * s->c;
 			s->a2[m2] = a1;
 			s->kgg2[m2] = NAN;
+			s->rc2[m2] = NULL;
+			s->stamp2[m2] = 0;
 			s->start2[++m2] = b + npos;
 			s->a2[m2] = a2;
 			s->kgg2[m2] = NAN;
+			s->rc2[m2] = NULL;
+			s->stamp2[m2] = 0;
 			s->start2[++m2] = e;
 		}
+		if (s->rc[g] != NULL)
+		{
+			/* the smaller part's sums; the larger's are the rest */
+			bool		first_small = npos <= sz - npos;
+			int64_t		small = first_small ? m2 - 2 : m2 - 1;
+			int64_t		big = first_small ? m2 - 1 : m2 - 2;
+			const int64_t *rows = s->perm2 + (first_small ? b : b + npos);
+			int64_t		cnt = first_small ? npos : sz - npos;
+			double	   *rg = s->rc[g];
+			SvcStatus	st = full_sums(s, rows, cnt, s->r, err);
+
+			if (st != SVC_OK)
+				return st;
+			for (int64_t i = 0; i < s->n; i++)
+				rg[i] -= s->r[i];
+			s->rc2[big] = rg;
+			s->stamp2[big] = s->stamp[g];
+			if (s->rused < s->rcap)
+			{
+				double	   *v = svc_alloc(s->env, sizeof(double) * (size_t) s->n, err);
+
+				if (v == NULL)
+					return SVC_ERR_NOMEM;
+				s->pool[s->rused++] = v;
+				memcpy(v, s->r, sizeof(double) * (size_t) s->n);
+				s->rc2[small] = v;
+				s->stamp2[small] = s->stamp[g];
+			}
+		}
 	}
-	if (failed > 0)
+	if (*failed > 0)
 	{
 		int64_t    *t;
 		double	   *td;
+		double	  **tp;
 
 		t = s->perm;
 		s->perm = s->perm2;
@@ -550,9 +723,15 @@ split(Aid *s, double rho, double tf)
 		td = s->kgg;
 		s->kgg = s->kgg2;
 		s->kgg2 = td;
+		tp = s->rc;
+		s->rc = s->rc2;
+		s->rc2 = tp;
+		t = s->stamp;
+		s->stamp = s->stamp2;
+		s->stamp2 = t;
 		s->m = m2;
 	}
-	return failed;
+	return SVC_OK;
 }
 
 /* ---- the driver ---- */
@@ -586,11 +765,13 @@ svc_aid_memory(int64_t n, int32_t d, const SvcAidParams *p)
 	/*
 	 * perm, perm2, rowlist, start, start2 (int64), a, a2, cb, kgg, kgg2, s,
 	 * buf, r and the result's alpha (double); the aggregated solve's alpha
-	 * and its start; k-means' centres (k <= n) or the grid's keys.
+	 * and its start; k-means' centres (k <= n) or the grid's keys; the
+	 * cache's index.  Its blocks are within cache_bytes.
 	 */
 	(void) p;
 	per_row = 5 * sizeof(int64_t) + 9 * sizeof(double) + 2 * sizeof(double) +
-		sizeof(double) * (size_t) d + 2 * sizeof(int64_t);
+		sizeof(double) * (size_t) d + 2 * sizeof(int64_t) +
+		5 * sizeof(void *);		/* rc, rc2, stamp, stamp2, pool */
 	if (!svc_size_mul((size_t) n + 1, per_row, &total) || total > SIZE_MAX - smo - 256)
 		return SIZE_MAX;
 	return total + smo + 256;
@@ -614,6 +795,13 @@ aid_release(Aid *s)
 	svc_free(env, s->s);
 	svc_free(env, s->buf);
 	svc_free(env, s->r);
+	for (int64_t i = 0; i < s->rused; i++)
+		svc_free(env, s->pool[i]);
+	svc_free(env, s->pool);
+	svc_free(env, s->rc);
+	svc_free(env, s->rc2);
+	svc_free(env, s->stamp);
+	svc_free(env, s->stamp2);
 }
 
 static SvcStatus
@@ -667,7 +855,8 @@ svc_aid_solve(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	Aid			s;
 	SvcStatus	st;
 	size_t		vec = sizeof(double) * (size_t) n,
-				ivec = sizeof(int64_t) * ((size_t) n + 1);
+				ivec = sizeof(int64_t) * ((size_t) n + 1),
+				smo_cache;
 	int64_t		k,
 				cap = 0;
 	double		upper_prev = HUGE_VAL,
@@ -688,6 +877,12 @@ svc_aid_solve(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	s.d = d;
 	s.gamma = p->gamma;
 	s.c = c;
+	/* three quarters of the cache for the rows' sums, a quarter for the
+	 * solves' columns of Kbar (m doubles each, cheap to fill from them) */
+	s.rcap = (int64_t) (p->cache_bytes / 4 * 3 / vec);
+	if (s.rcap > n)
+		s.rcap = n;
+	smo_cache = p->cache_bytes - (size_t) s.rcap * vec;
 	if ((s.perm = svc_alloc(env, ivec, err)) == NULL ||
 		(s.start = svc_alloc(env, ivec, err)) == NULL ||
 		(s.perm2 = svc_alloc(env, ivec, err)) == NULL ||
@@ -700,7 +895,12 @@ svc_aid_solve(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		(s.kgg2 = svc_alloc(env, vec, err)) == NULL ||
 		(s.s = svc_alloc(env, vec, err)) == NULL ||
 		(s.buf = svc_alloc(env, vec, err)) == NULL ||
-		(s.r = svc_alloc(env, vec, err)) == NULL)
+		(s.r = svc_alloc(env, vec, err)) == NULL ||
+		(s.rc = svc_alloc0(env, sizeof(double *) * (size_t) n, err)) == NULL ||
+		(s.rc2 = svc_alloc0(env, sizeof(double *) * (size_t) n, err)) == NULL ||
+		(s.stamp = svc_alloc0(env, ivec, err)) == NULL ||
+		(s.stamp2 = svc_alloc0(env, ivec, err)) == NULL ||
+		(s.rcap > 0 && (s.pool = svc_alloc(env, sizeof(double *) * (size_t) s.rcap, err)) == NULL))
 	{
 		st = err->status;
 		goto fail;
@@ -738,7 +938,7 @@ svc_aid_solve(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		sp.c = s.cb;
 		sp.eps = p->eps;
 		sp.max_iter = p->max_iter;
-		sp.cache_bytes = p->cache_bytes;
+		sp.cache_bytes = smo_cache;
 		sp.kernel = kbar_column;
 		sp.kernel_ctx = &s;
 		sp.diag = s.kgg;
@@ -809,7 +1009,8 @@ svc_aid_solve(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 			st = err->status;
 			goto fail;
 		}
-		failed = split(&s, rho, tf);
+		if ((st = split(&s, rho, tf, &failed, err)) != SVC_OK)
+			goto fail;
 		rd.failed = failed;
 		if (p->observe)
 			p->observe(p->observe_ctx, &rd);

@@ -132,7 +132,7 @@ watch_round(void *ctx, const SvcAidRound *r)
  */
 static void
 check_case(const char *name, const double *x, int64_t n, int32_t d, double gamma,
-		   double nu, SvcAidInit init, int64_t clusters)
+		   double nu, SvcAidInit init, int64_t clusters, size_t cache)
 {
 	SvcSmoParams sp;
 	SvcSmoResult sr;
@@ -165,6 +165,7 @@ check_case(const char *name, const double *x, int64_t n, int32_t d, double gamma
 	ap.init = init;
 	ap.init_clusters = clusters;
 	ap.seed = 11;
+	ap.cache_bytes = cache;
 	ap.observe = watch_round;
 	ap.observe_ctx = &w;
 	if (svc_aid_solve(&svc_env_malloc, x, n, d, &ap, &ar, &err) != SVC_OK)
@@ -215,16 +216,23 @@ test_solve(void)
 	double	   *r = ring(vg ? 120 : 300, 2);
 	double	   *u = noise(vg ? 90 : 240, 3, 3);
 
-	check_case("blobs gamma 2 nu 0.05", b, vg ? 120 : 400, 2, 2.0, 0.05, SVC_AID_INIT_KMEANS, 0);
-	check_case("blobs gamma 20 nu 0.1", b, vg ? 120 : 400, 2, 20.0, 0.1, SVC_AID_INIT_KMEANS, 0);
-	check_case("blobs gamma 0.3 nu 0.2 grid", b, vg ? 120 : 400, 2, 0.3, 0.2, SVC_AID_INIT_GRID, 0);
-	check_case("blobs one cluster", b, vg ? 120 : 400, 2, 2.0, 0.05, SVC_AID_INIT_KMEANS, 1);
+	size_t		mb = (size_t) 100 << 20;
+	/* room for 8 of the rows' sums (of 400 rows): the cache evicts */
+	size_t		few = 8 * 400 * sizeof(double) * 4 / 3 + 64;
+
+	check_case("blobs gamma 2 nu 0.05", b, vg ? 120 : 400, 2, 2.0, 0.05, SVC_AID_INIT_KMEANS, 0, mb);
+	check_case("blobs gamma 20 nu 0.1", b, vg ? 120 : 400, 2, 20.0, 0.1, SVC_AID_INIT_KMEANS, 0, mb);
+	check_case("blobs gamma 20, no cache", b, vg ? 120 : 400, 2, 20.0, 0.1, SVC_AID_INIT_KMEANS, 0, 0);
+	check_case("blobs gamma 20, a cache of 8", b, vg ? 120 : 400, 2, 20.0, 0.1, SVC_AID_INIT_KMEANS, 0,
+			   few);
+	check_case("blobs gamma 0.3 nu 0.2 grid", b, vg ? 120 : 400, 2, 0.3, 0.2, SVC_AID_INIT_GRID, 0, mb);
+	check_case("blobs one cluster", b, vg ? 120 : 400, 2, 2.0, 0.05, SVC_AID_INIT_KMEANS, 1, mb);
 	check_case("blobs every row alone", b, vg ? 120 : 400, 2, 2.0, 0.05, SVC_AID_INIT_KMEANS,
-			   vg ? 120 : 400);
-	check_case("ring gamma 3 nu 0.1", r, vg ? 120 : 300, 2, 3.0, 0.1, SVC_AID_INIT_KMEANS, 0);
-	check_case("ring gamma 3 nu 0.1 grid", r, vg ? 120 : 300, 2, 3.0, 0.1, SVC_AID_INIT_GRID, 0);
-	check_case("noise 3-D duplicates nu 0.3", u, vg ? 90 : 240, 3, 5.0, 0.3, SVC_AID_INIT_KMEANS, 0);
-	check_case("noise nu n < 1 (no bound)", u, vg ? 90 : 240, 3, 5.0, 0.001, SVC_AID_INIT_KMEANS, 0);
+			   vg ? 120 : 400, mb);
+	check_case("ring gamma 3 nu 0.1", r, vg ? 120 : 300, 2, 3.0, 0.1, SVC_AID_INIT_KMEANS, 0, mb);
+	check_case("ring gamma 3 nu 0.1 grid", r, vg ? 120 : 300, 2, 3.0, 0.1, SVC_AID_INIT_GRID, 0, mb);
+	check_case("noise 3-D duplicates nu 0.3", u, vg ? 90 : 240, 3, 5.0, 0.3, SVC_AID_INIT_KMEANS, 0, mb);
+	check_case("noise nu n < 1 (no bound)", u, vg ? 90 : 240, 3, 5.0, 0.001, SVC_AID_INIT_KMEANS, 0, mb);
 	free(b);
 	free(r);
 	free(u);
