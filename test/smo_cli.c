@@ -36,7 +36,9 @@
  * iterative disaggregation, stopping at the relative gap --aid-gap,
  * default 1e-4); it prints the same lines (cache counts and iterations
  * summed over its solves) and also lower (its lower bound on objective),
- * aid_gap, rounds, final_clusters, share_aggregated, all_passed, and one
+ * aid_gap, rounds, final_clusters, share_aggregated, all_passed,
+ * sums_computed (clusters whose kernel sums over every row it computed,
+ * each |G| n kernel values, recomputations after eviction included), and one
  * line "round R aggregates upper lower gap smo_iterations failed" per
  * round before them.
  *
@@ -145,7 +147,7 @@ main(int argc, char **argv)
 				aid_clusters = 0;
 	double		aid_gap = 1e-4;
 	uint64_t	seed = 0;
-	SvcAidInit	aid_init = SVC_AID_INIT_KMEANS;
+	SvcAidInit	aid_init = SVC_AID_INIT_GRID;	/* aid.h's default */
 	SvcAidParams ap;
 	SvcAidResult ar;
 	const char *path = NULL;
@@ -362,6 +364,7 @@ main(int argc, char **argv)
 		printf("final_clusters %lld\n", (long long) ar.final_clusters);
 		printf("share_aggregated %.17g\n", ar.share_aggregated);
 		printf("all_passed %d\n", ar.all_passed ? 1 : 0);
+		printf("sums_computed %lld\n", (long long) ar.sums_computed);
 	}
 	if (print_f)
 		for (int64_t t = 0; t < n; t++)

@@ -30,8 +30,12 @@
 
 /* Lloyd steps of the starting k-means. */
 #define KMEANS_STEPS 5
-/* Rows per starting cluster when init_clusters is automatic. */
-#define AUTO_ROWS_PER_CLUSTER 16
+/*
+ * Rows per starting cluster when init_clusters is automatic: 64 with the
+ * grid was the fastest of k-means and the grid at n/64, n/16 and n/4 on
+ * the benchmark's 20,000-row sets (doc/benchmark.md).
+ */
+#define AUTO_ROWS_PER_CLUSTER 64
 /* Grid: tries of the cell side, bisecting towards the wanted cell count. */
 #define GRID_TRIES 24
 
@@ -56,6 +60,7 @@ typedef struct Aid
 	double	   *kgg;			/* [n] Kbar_GG */
 	double	   *kgg2;			/* [n] */
 	double	   *s;				/* [n] sum_j alpha_j K(x_j, x_i) per row */
+	double	   *arow;			/* [n] the multipliers s was summed for */
 	double	   *buf;			/* [n] scratch */
 	double	   *r;				/* [n] scratch of the callback */
 
@@ -187,9 +192,18 @@ kbar_column(void *ctx, int64_t g, const int64_t *idx, int64_t cnt, double *out,
 	int64_t		nrows = 0,
 				pos = 0;
 	double		sg = (double) csize(s, g);
-	SvcStatus	st;
-	const double *rg = get_r(s, g, &st, err);
+	SvcStatus	st = SVC_OK;
+	const double *rg = s->rc[g];
 
+	/*
+	 * Not cached: the sums over every row (cached for the next use) when
+	 * the solve asks for every cluster, else those of the clusters it asks
+	 * for alone (shrinking has set the others aside), which cost less.
+	 */
+	if (rg != NULL)
+		s->stamp[g] = ++s->clock;
+	else if (idx == NULL || cnt == s->m)
+		rg = get_r(s, g, &st, err);
 	if (st != SVC_OK)
 		return st;
 	if (rg != NULL)
@@ -489,20 +503,38 @@ init_grid(Aid *s, int64_t k, SvcError *err)
 
 /* ---- one round ---- */
 
-/* s = K alpha on every row, alpha_j = a_G / |G| on G's rows. */
+/* The rows' multiplier in cluster g: exactly 0 or C at a bound. */
+static double
+alpha_of(const Aid *s, int64_t g)
+{
+	if (!(s->a[g] > 0))
+		return 0.0;
+	if (s->a[g] >= s->cb[g])
+		return s->c;
+	return s->a[g] / (double) csize(s, g);
+}
+
+/*
+ * s = K alpha on every row, updated from the last round's: every row of a
+ * cluster had the same multiplier then (the cluster was one, or part of
+ * one), so s changes by (alpha_new - alpha_old) r_G for the clusters whose
+ * multiplier changed.  Clusters that stay at 0 or at their bound, most of
+ * the rows, cost nothing.  arow keeps the rows' multipliers.
+ */
 static SvcStatus
 row_sums(Aid *s, SvcError *err)
 {
 	int64_t		done = 0;
 
-	memset(s->s, 0, sizeof(double) * (size_t) s->n);
 	for (int64_t g = 0; g < s->m; g++)
 	{
-		double		w;
+		double		an = alpha_of(s, g),
+					w = an - s->arow[s->perm[s->start[g]]];
 
-		if (!(s->a[g] > 0))
+		if (w == 0.0)
 			continue;
-		w = s->a[g] / (double) csize(s, g);
+		for (int64_t u = s->start[g]; u < s->start[g + 1]; u++)
+			s->arow[s->perm[u]] = an;
 		{
 			SvcStatus	st;
 			const double *rg = get_r(s, g, &st, err);
@@ -744,7 +776,7 @@ svc_aid_params_default(SvcAidParams *p)
 	p->eps = 1e-3;
 	p->gap = 1e-4;
 	p->cache_bytes = (size_t) 100 << 20;
-	p->init = SVC_AID_INIT_KMEANS;
+	p->init = SVC_AID_INIT_GRID;
 }
 
 size_t
@@ -764,12 +796,12 @@ svc_aid_memory(int64_t n, int32_t d, const SvcAidParams *p)
 		return SIZE_MAX;
 	/*
 	 * perm, perm2, rowlist, start, start2 (int64), a, a2, cb, kgg, kgg2, s,
-	 * buf, r and the result's alpha (double); the aggregated solve's alpha
+	 * arow, buf, r and the result's alpha (double); the aggregated solve's alpha
 	 * and its start; k-means' centres (k <= n) or the grid's keys; the
 	 * cache's index.  Its blocks are within cache_bytes.
 	 */
 	(void) p;
-	per_row = 5 * sizeof(int64_t) + 9 * sizeof(double) + 2 * sizeof(double) +
+	per_row = 5 * sizeof(int64_t) + 10 * sizeof(double) + 2 * sizeof(double) +
 		sizeof(double) * (size_t) d + 2 * sizeof(int64_t) +
 		5 * sizeof(void *);		/* rc, rc2, stamp, stamp2, pool */
 	if (!svc_size_mul((size_t) n + 1, per_row, &total) || total > SIZE_MAX - smo - 256)
@@ -793,6 +825,7 @@ aid_release(Aid *s)
 	svc_free(env, s->kgg);
 	svc_free(env, s->kgg2);
 	svc_free(env, s->s);
+	svc_free(env, s->arow);
 	svc_free(env, s->buf);
 	svc_free(env, s->r);
 	for (int64_t i = 0; i < s->rused; i++)
@@ -893,7 +926,8 @@ svc_aid_solve(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		(s.cb = svc_alloc(env, vec, err)) == NULL ||
 		(s.kgg = svc_alloc(env, vec, err)) == NULL ||
 		(s.kgg2 = svc_alloc(env, vec, err)) == NULL ||
-		(s.s = svc_alloc(env, vec, err)) == NULL ||
+		(s.s = svc_alloc0(env, vec, err)) == NULL ||
+		(s.arow = svc_alloc0(env, vec, err)) == NULL ||
 		(s.buf = svc_alloc(env, vec, err)) == NULL ||
 		(s.r = svc_alloc(env, vec, err)) == NULL ||
 		(s.rc = svc_alloc0(env, sizeof(double *) * (size_t) n, err)) == NULL ||
@@ -969,7 +1003,7 @@ svc_aid_solve(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 				continue;
 			for (int64_t u = s.start[g]; u < s.start[g + 1]; u++)
 				sum += s.s[s.perm[u]];
-			q += s.a[g] / (double) csize(&s, g) * sum;
+			q += alpha_of(&s, g) * sum;
 		}
 		lr = lower_bound(&s, q);
 		if (lr > lower)
@@ -982,26 +1016,18 @@ svc_aid_solve(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		out->gap = out->objective - lower > 0 ?
 			fmin((out->objective - lower) / fmax(-lower, 1e-300), 1.0) : 0.0;
 
-		failed = out->gap <= p->gap ? 0 : -1;
 		rd.round = out->rounds - 1;
 		rd.aggregates = s.m;
 		rd.upper = out->objective;
 		rd.lower = lower;
 		rd.lower_round = lr;
 		rd.gap = out->gap;
-		if (failed == 0)
+		rd.failed = -1;			/* not checked: stopped by the gap or the cap */
+		if (out->gap <= p->gap || (p->max_rounds > 0 && out->rounds >= p->max_rounds))
 		{
-			rd.failed = 0;
 			if (p->observe)
 				p->observe(p->observe_ctx, &rd);
-			out->converged = true;
-			break;
-		}
-		if (p->max_rounds > 0 && out->rounds >= p->max_rounds)
-		{
-			rd.failed = -1;
-			if (p->observe)
-				p->observe(p->observe_ctx, &rd);
+			out->converged = out->gap <= p->gap;
 			break;
 		}
 		if (svc_interrupted(env, err))
@@ -1016,6 +1042,7 @@ svc_aid_solve(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 			p->observe(p->observe_ctx, &rd);
 		if (failed == 0)
 		{
+			/* every cluster passes: optimal for the rows, to the tolerance */
 			out->converged = true;
 			out->all_passed = true;
 			break;
@@ -1037,7 +1064,7 @@ svc_aid_solve(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		{
 			int			state = state_of(&s, g);
 			int64_t		sz = csize(&s, g);
-			double		v = state > 0 ? c : state < 0 ? 0.0 : s.a[g] / (double) sz;
+			double		v = alpha_of(&s, g);
 
 			if (sz > 1)
 				multi += sz;
@@ -1051,6 +1078,7 @@ svc_aid_solve(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		out->share_aggregated = (double) multi / (double) n;
 	}
 	out->final_clusters = s.m;
+	out->sums_computed = s.r_computed;
 	out->offset = rho;
 	out->r2 = 1.0 - 2.0 * rho + q;
 	aid_release(&s);

@@ -46,7 +46,8 @@ typedef struct SvcAidRound
 	double		lower_round;	/* this round's lower bound */
 	double		gap;			/* (upper - lower) / -lower, 0 when equal */
 	int64_t		smo_iterations; /* of this round's solve */
-	int64_t		failed;			/* clusters that failed the check */
+	int64_t		failed;			/* clusters that failed the check; -1: not
+								 * checked (stopped by the gap or the cap) */
 } SvcAidRound;
 
 typedef struct SvcAidParams
@@ -80,6 +81,8 @@ typedef struct SvcAidResult
 	int64_t		final_clusters; /* clusters after the last split, if any */
 	double		share_aggregated;	/* rows in clusters of 2+ rows, at the end */
 	int64_t		smo_iterations; /* over all solves */
+	int64_t		sums_computed;	/* clusters' kernel sums computed (each
+								 * |G| n kernel values), evictions included */
 	int64_t		cache_hits;
 	int64_t		cache_misses;
 	int64_t		n_free;			/* rows with 0 < alpha_i < C */
@@ -88,8 +91,8 @@ typedef struct SvcAidResult
 	bool		all_passed;		/* every cluster passed the row check */
 } SvcAidResult;
 
-/* Defaults: eps 1e-3, gap 1e-4, k-means, automatic clusters, 100 MB
- * cache, c 1; gamma must still be set. */
+/* Defaults: eps 1e-3, gap 1e-4, the grid, automatic clusters (n/64), 100
+ * MB cache, c 1; gamma must still be set. */
 void		svc_aid_params_default(SvcAidParams *p);
 
 /*

@@ -24,7 +24,7 @@ in clusters of two or more at the end, its final gap, the objective's
 relative difference to smo's, (F_aid - F_smo) / |F_smo| (>= 0 up to smo's
 own tolerance: aid stops at a gap, from above), and the time ratio.
 --init-sweep adds, at one size, the starting groupings (k-means at n/64,
-n/16 and n/4 clusters, and the grid at n/16).  This is a measurement, not
+n/16 and n/4 clusters, the grid at n/16 and at n/64, the default).  This is a measurement, not
 a test.
 
     /usr/bin/python3 test/bench/aid_vs_smo.py [--rows 5000,10000,20000,40000]
@@ -136,10 +136,11 @@ def measure(rows, sets, gamma_factor=1.0, rounds=1, init_sweep=0):
                 continue
             path, gamma = files[(name, n)]
             s = run_cli(exe, path, gamma, "smo")
-            for label, extra in [("k-means n/64", ["--aid-clusters", str(n // 64)]),
-                                 ("k-means n/16 (default)", []),
-                                 ("k-means n/4", ["--aid-clusters", str(n // 4)]),
-                                 ("grid n/16", ["--aid-init", "grid"])]:
+            for label, extra in [("k-means n/64", ["--aid-init", "kmeans"]),
+                                 ("k-means n/16", ["--aid-init", "kmeans", "--aid-clusters", str(n // 16)]),
+                                 ("k-means n/4", ["--aid-init", "kmeans", "--aid-clusters", str(n // 4)]),
+                                 ("grid n/16", ["--aid-clusters", str(n // 16)]),
+                                 ("grid n/64 (default)", [])]:
                 a = run_cli(exe, path, gamma, "aid", extra)
                 line = "| %s | %s | %.2f | %d | %s | %.1e |" % (
                     name, label, a["cpu_seconds"], int(a["rounds"]),
