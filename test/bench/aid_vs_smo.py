@@ -22,7 +22,9 @@ iterations and support vectors; aid's seconds, rounds, the clusters it
 solved over in each round (the aggregated rows), the share of rows still
 in clusters of two or more at the end, its final gap, the objective's
 relative difference to smo's, (F_aid - F_smo) / |F_smo| (>= 0 up to smo's
-own tolerance: aid stops at a gap, from above), and the time ratio.
+own tolerance: aid stops at a gap, from above), and the time ratio; then
+the same with aid_gap 1e-9 ("exact": it runs until every cluster passes
+its check at tol, so its support vectors are smo's).
 --init-sweep adds, at one size, the starting groupings (k-means at n/64,
 n/16 and n/4 clusters, the grid at n/16 and at n/64, the default).  This is a measurement, not
 a test.
@@ -97,8 +99,9 @@ def measure(rows, sets, gamma_factor=1.0, rounds=1, init_sweep=0):
     out.append("gamma = %g x auto; nu 0.05, tol 1e-3, aid_gap 1e-4, cache 100 MB; CPU seconds, "
                "median of %d.\n" % (gamma_factor, rounds))
     out.append("| set | rows | smo s | smo iter | smo SVs | aid s | aid/smo | rounds | clusters per round "
-               "| share aggregated | aid gap | objective rel diff | aid SVs |")
-    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+               "| share aggregated | aid gap | objective rel diff | aid SVs "
+               "| exact: aid s | aid/smo | rounds | final clusters | rel diff | SVs |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     print("\n".join(out), flush=True)
     tmp = tempfile.mkdtemp(prefix="aid_bench_")
     files = {}
@@ -111,17 +114,23 @@ def measure(rows, sets, gamma_factor=1.0, rounds=1, init_sweep=0):
             path = os.path.join(tmp, "%s_%d.csv" % (name, n))
             np.savetxt(path, x, delimiter=",", fmt="%.17g")
             files[(name, n)] = (path, gamma)
-            smo, aid = [], []
+            smo, aid, exact = [], [], []
             for _ in range(rounds):
                 smo.append(run_cli(exe, path, gamma, "smo"))
                 aid.append(run_cli(exe, path, gamma, "aid"))
-            s, a = smo[0], aid[0]
+                exact.append(run_cli(exe, path, gamma, "aid", ["--aid-gap", "1e-9"]))
+            s, a, e = smo[0], aid[0], exact[0]
             st, at = median_run(smo, "cpu_seconds"), median_run(aid, "cpu_seconds")
+            et = median_run(exact, "cpu_seconds")
             rel = (a["objective"] - s["objective"]) / abs(s["objective"])
-            line = "| %s | %s | %.2f | %s | %s | %.2f | %.2f | %d | %s | %.2f | %.1e | %.1e | %s |" % (
+            erel = (e["objective"] - s["objective"]) / abs(s["objective"])
+            line = ("| %s | %s | %.2f | %s | %s | %.2f | %.2f | %d | %s | %.2f | %.1e | %.1e | %s "
+                    "| %.2f | %.2f | %d | %s | %.1e | %s |") % (
                 name, format(n, ","), st, format(int(s["iterations"]), ","), format(int(s["n_sv"]), ","),
                 at, at / st, int(a["rounds"]), " → ".join(format(v, ",") for v in a["round_sizes"]),
-                a["share_aggregated"], a["aid_gap"], rel, format(int(a["n_sv"]), ","))
+                a["share_aggregated"], a["aid_gap"], rel, format(int(a["n_sv"]), ","),
+                et, et / st, int(e["rounds"]), format(int(e["final_clusters"]), ","), erel,
+                format(int(e["n_sv"]), ","))
             out.append(line)
             print(line, flush=True)
     if init_sweep:

@@ -238,6 +238,104 @@ test_solve(void)
 	free(u);
 }
 
+/* The RBF of the rows through smo.h's kernel callback, and a failing one. */
+typedef struct RbfCtx
+{
+	const double *x;
+	int32_t		d;
+	double		gamma;
+	long		calls_left;		/* fail (interrupted) when it reaches 0 */
+} RbfCtx;
+
+static SvcStatus
+rbf_callback(void *ctx, int64_t j, const int64_t *idx, int64_t m, double *out, SvcError *err)
+{
+	RbfCtx	   *c = ctx;
+
+	if (c->calls_left-- == 0)
+		return svc_fail(err, SVC_ERR_INTERRUPTED, "stopped in the kernel");
+	svc_kernel_column(c->x, c->d, j, c->gamma, idx, m, out);
+	return SVC_OK;
+}
+
+static void
+test_smo_callback(void)
+{
+	int64_t		n = under_valgrind() ? 100 : 300;
+	double	   *x = blobs(n, 9);
+	double	   *ones = malloc(sizeof(double) * (size_t) n);
+	RbfCtx		ctx = {x, 2, 3.0, -1};
+	SvcSmoParams p;
+	SvcSmoResult plain,
+				cb,
+				warm;
+	SvcError	err;
+	UnitBudget	b = {0, 0};
+	SvcEnv		env = {.alloc = unit_counted_alloc, .release = unit_counted_free,
+		.realloc = unit_counted_realloc, .ctx = &b};
+
+	for (int64_t i = 0; i < n; i++)
+		ones[i] = 1.0;
+	svc_smo_params_default(&p);
+	p.gamma = 3.0;
+	p.c_all = 1.0 / (0.1 * (double) n);
+	p.eps = 1e-9;
+	p.cache_bytes = 8 * (size_t) n * 10;	/* a small cache: shrinking and eviction */
+	CHECK(svc_smo_solve(&svc_env_malloc, x, n, 2, &p, &plain, &err) == SVC_OK, "plain smo");
+	p.kernel = rbf_callback;
+	p.kernel_ctx = &ctx;
+	p.diag = ones;
+	CHECK(svc_smo_solve(&svc_env_malloc, NULL, n, 2, &p, &cb, &err) == SVC_OK, "smo by callback");
+	CHECK(cb.iterations == plain.iterations && cb.objective == plain.objective &&
+		  memcmp(cb.alpha, plain.alpha, sizeof(double) * (size_t) n) == 0,
+		  "the callback with K_tt = 1 is the RBF path, bit for bit (%lld / %lld iterations)",
+		  (long long) cb.iterations, (long long) plain.iterations);
+	p.alpha0 = plain.alpha;
+	CHECK(svc_smo_solve(&svc_env_malloc, NULL, n, 2, &p, &warm, &err) == SVC_OK &&
+		  warm.iterations <= 2 && fabs(warm.objective - plain.objective) <= 1e-12,
+		  "started at the optimum, it stays (%lld iterations)", (long long) warm.iterations);
+	svc_smo_result_free(&svc_env_malloc, &warm);
+	/* a start that is not feasible is refused */
+	ones[0] = 2.0;
+	p.alpha0 = ones;
+	CHECK(svc_smo_solve(&svc_env_malloc, NULL, n, 2, &p, &warm, &err) == SVC_ERR_INVALID_PARAMETER,
+		  "a start outside the box is refused");
+	ones[0] = 1.0;
+	p.alpha0 = NULL;
+	/* the kernel fails at each of its calls in turn: clean, nothing left */
+	{
+		int			stops = 0;
+
+		for (long k = 0; k < 100000; k++)
+		{
+			SvcStatus	st;
+
+			ctx.calls_left = k;
+			st = svc_smo_solve(&env, NULL, n, 2, &p, &warm, &err);
+			if (st == SVC_OK)
+			{
+				svc_smo_result_free(&env, &warm);
+				break;
+			}
+			if (st != SVC_ERR_INTERRUPTED || b.live != 0)
+			{
+				CHECK(false, "the kernel's failure at call %ld: status %d, %ld blocks left",
+					  k, st, b.live);
+				break;
+			}
+			stops++;
+			/* past the first 200 calls, every 37th: the loop stays short */
+			if (k >= 200)
+				k += 36;
+		}
+		CHECK(stops > 10 && b.live == 0, "the kernel's failures end cleanly (%d)", stops);
+	}
+	svc_smo_result_free(&svc_env_malloc, &plain);
+	svc_smo_result_free(&svc_env_malloc, &cb);
+	free(ones);
+	free(x);
+}
+
 /* The default gap stops early, with bounds that hold. */
 static void
 test_gap(void)
@@ -470,6 +568,7 @@ test_limits(void)
 int
 main(void)
 {
+	test_smo_callback();
 	test_solve();
 	test_gap();
 	test_fit();
