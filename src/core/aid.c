@@ -155,7 +155,7 @@ cache_block(Aid *s, SvcStatus *st, SvcError *err)
 		if (s->rc[g] != NULL && (victim < 0 || s->stamp[g] < s->stamp[victim]))
 			victim = g;
 	if (victim < 0)
-		return NULL;			/* every block is in the split under way */
+		return NULL;			/* no cluster holds a block (after a failure) */
 	v = s->rc[victim];
 	s->rc[victim] = NULL;
 	return v;
