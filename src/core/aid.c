@@ -892,8 +892,7 @@ svc_aid_solve(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 				smo_cache;
 	int64_t		k,
 				cap = 0;
-	double		upper_prev = HUGE_VAL,
-				lower = -HUGE_VAL,
+	double		lower = -HUGE_VAL,
 				c = p->c < 1.0 ? p->c : 1.0,
 				rho = 0.0,
 				q = 0.0;
@@ -1008,9 +1007,12 @@ svc_aid_solve(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		lr = lower_bound(&s, q);
 		if (lr > lower)
 			lower = lr;
-		/* F never rises (the warm start is the last solution); rounding may */
-		out->objective = fmin(q - 1.0, upper_prev);
-		upper_prev = out->objective;
+		/*
+		 * F of this round's multipliers, from the rows' sums: it never rises
+		 * (the solve starts from the last solution and every step lowers
+		 * it), but it is not clamped, so that the tests see it if it did
+		 */
+		out->objective = q - 1.0;
 		out->lower = lower;
 		/* F <= 0 <= -lower; rounding aside, so the gap is in [0, 1] */
 		out->gap = out->objective - lower > 0 ?
