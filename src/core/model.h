@@ -97,6 +97,19 @@ typedef struct SvcModel
 	int64_t    *aid_aggregates; /* [aid_rounds]: clusters of each solve */
 	double		aid_final_gap;	/* relative gap of the bounds at the end */
 	double		aid_share;		/* rows in clusters of 2+ rows at the end */
+
+	/*
+	 * Labelled rows (the three-argument aggregate, supervision.h; all 0
+	 * without them).  Stored in section 3 of format 5.
+	 */
+	int64_t		lab_normal;		/* labelled normal rows trained on */
+	int64_t		lab_anomaly;	/* labelled anomalies trained on */
+	int64_t		lab_seen_normal;	/* ... seen by the aggregate */
+	int64_t		lab_seen_anomaly;
+	int64_t		lab_wrong_normal;	/* trained-on normals with f < 0 */
+	int64_t		lab_wrong_anomaly;	/* trained-on anomalies with f >= 0 */
+	double		lab_weight_min; /* range of C_i / C over the training rows */
+	double		lab_weight_max;
 } SvcModel;
 
 /* Allocate the arrays of a model of the given sizes (zeroed). */

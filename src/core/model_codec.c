@@ -183,12 +183,77 @@ aid_report_decode(const SvcEnv *env, SvcReader *r, size_t len, SvcModel *m, SvcE
 }
 
 /*
+ * Tag 3: the labelled rows' report, when the aggregate saw labelled rows:
+ * u64 normal, anomaly (trained on), seen_normal, seen_anomaly,
+ * wrong_normal, wrong_anomaly; f64 weight_min, weight_max.
+ */
+#define LABELS_SECTION_SIZE (6 * 8 + 2 * 8)
+
+static bool
+labels_present(const SvcModel *m)
+{
+	return m->lab_seen_normal > 0 || m->lab_seen_anomaly > 0;
+}
+
+static size_t
+labels_size(const SvcModel *m)
+{
+	(void) m;
+	return LABELS_SECTION_SIZE;
+}
+
+static void
+labels_encode(const SvcModel *m, SvcWriter *w)
+{
+	svc_put_u64(w, (uint64_t) m->lab_normal);
+	svc_put_u64(w, (uint64_t) m->lab_anomaly);
+	svc_put_u64(w, (uint64_t) m->lab_seen_normal);
+	svc_put_u64(w, (uint64_t) m->lab_seen_anomaly);
+	svc_put_u64(w, (uint64_t) m->lab_wrong_normal);
+	svc_put_u64(w, (uint64_t) m->lab_wrong_anomaly);
+	svc_put_f64(w, m->lab_weight_min);
+	svc_put_f64(w, m->lab_weight_max);
+}
+
+static SvcStatus
+labels_decode(const SvcEnv *env, SvcReader *r, size_t len, SvcModel *m, SvcError *err)
+{
+	uint64_t	v[6];
+
+	(void) env;
+	if (len != LABELS_SECTION_SIZE)
+		return svc_model_corrupt(err, "The labelled rows' report has the wrong length.");
+	for (int i = 0; i < 6; i++)
+		v[i] = svc_get_u64(r);
+	m->lab_weight_min = svc_get_f64(r);
+	m->lab_weight_max = svc_get_f64(r);
+	if (r->failed)
+		return svc_model_corrupt(err, "The value is truncated.");
+	/* trained on <= seen, wrong side <= trained on, within the model's rows */
+	if (v[2] > (uint64_t) m->rows_seen || v[3] > (uint64_t) m->rows_seen - v[2] ||
+		v[0] > v[2] || v[1] > v[3] || v[0] + v[1] > (uint64_t) m->rows_used ||
+		v[4] > v[0] || v[5] > v[1] || v[2] + v[3] == 0)
+		return svc_model_corrupt(err, "The labelled rows' counts are inconsistent.");
+	if (!(isfinite(m->lab_weight_min) && isfinite(m->lab_weight_max) &&
+		  m->lab_weight_min >= 0 && m->lab_weight_min <= m->lab_weight_max))
+		return svc_model_corrupt(err, "The labelled rows' weights are invalid.");
+	m->lab_normal = (int64_t) v[0];
+	m->lab_anomaly = (int64_t) v[1];
+	m->lab_seen_normal = (int64_t) v[2];
+	m->lab_seen_anomaly = (int64_t) v[3];
+	m->lab_wrong_normal = (int64_t) v[4];
+	m->lab_wrong_anomaly = (int64_t) v[5];
+	return SVC_OK;
+}
+
+/*
  * Tags, in increasing order: 1 extended options, 2 aid's report, 3 the
  * labelled rows' report, 4 the scoring certificates.
  */
 static const ModelSection model_sections[] = {
 	{1, ext_options_present, ext_options_size, ext_options_encode, ext_options_decode},
 	{2, aid_report_present, aid_report_size, aid_report_encode, aid_report_decode},
+	{3, labels_present, labels_size, labels_encode, labels_decode},
 };
 
 #define N_SECTIONS (sizeof(model_sections) / sizeof(model_sections[0]))

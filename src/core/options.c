@@ -51,6 +51,7 @@ svc_options_default(SvcOptions *opt)
 	opt->aid_gap = SVC_AID_GAP_DEFAULT;
 	opt->label_radius = SVC_LABEL_RADIUS_DEFAULT;
 	opt->label_sample = SVC_LABEL_SAMPLE_DEFAULT;
+	opt->label_curve = SVC_LABEL_CURVE_GEOMETRIC;
 }
 
 /* ---------------------------------------------------------------------
@@ -89,6 +90,12 @@ static const OptChoice solver_choices[] = {
 	{"bsgd", SVC_SOLVER_BSGD},
 	{"smo", SVC_SOLVER_SMO},
 	{"aid", SVC_SOLVER_AID},
+	{NULL, 0}
+};
+
+static const OptChoice label_curve_choices[] = {
+	{"geometric", SVC_LABEL_CURVE_GEOMETRIC},
+	{"linear", SVC_LABEL_CURVE_LINEAR},
 	{NULL, 0}
 };
 
@@ -148,6 +155,12 @@ const char *
 svc_cut_name(SvcCutRule c)
 {
 	return choice_name(cut_choices, (int) c);
+}
+
+const char *
+svc_label_curve_name(SvcLabelCurve c)
+{
+	return choice_name(label_curve_choices, (int) c);
 }
 
 /* ---------------------------------------------------------------------
@@ -213,6 +226,8 @@ static const OptKey option_table[] = {
 	.hi = 0.999},
 	{.name = "label_sample", .kind = OPT_INT, FIELD(label_sample), .ilo = 1,
 	.ihi = SVC_MAX_SAMPLE},
+	{.name = "label_interpolation", .kind = OPT_ENUM, FIELD(label_curve),
+	.choices = label_curve_choices},
 	{.name = "cut", .kind = OPT_ENUM, FIELD(cut), .choices = cut_choices, .cut = true},
 	{.name = "merge_ratio", .kind = OPT_REAL, FIELD(merge_ratio), .lo = 0.0, .hi = 1.0,
 	.cut = true},
@@ -232,6 +247,7 @@ static const OptKey option_table[] = {
 /* OPT_ENUM fields are read and written as int32_t. */
 _Static_assert(sizeof(SvcStrategy) == sizeof(int32_t) && sizeof(SvcScale) == sizeof(int32_t) &&
 			   sizeof(SvcLabeling) == sizeof(int32_t) && sizeof(SvcCutRule) == sizeof(int32_t) &&
+			   sizeof(SvcLabelCurve) == sizeof(int32_t) &&
 			   sizeof(SvcSolver) == sizeof(int32_t),
 			   "the enum options are int32_t-sized");
 
@@ -1170,6 +1186,7 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 	o->aid_gap = SVC_AID_GAP_DEFAULT;
 	o->label_radius = SVC_LABEL_RADIUS_DEFAULT;
 	o->label_sample = SVC_LABEL_SAMPLE_DEFAULT;
+	o->label_curve = SVC_LABEL_CURVE_GEOMETRIC;
 	return svc_options_validate(o, err);
 }
 
@@ -1178,7 +1195,8 @@ svc_options_ext_default(const SvcOptions *o)
 {
 	return o->aid_gap == SVC_AID_GAP_DEFAULT &&
 		o->label_radius == SVC_LABEL_RADIUS_DEFAULT &&
-		o->label_sample == SVC_LABEL_SAMPLE_DEFAULT;
+		o->label_sample == SVC_LABEL_SAMPLE_DEFAULT &&
+		o->label_curve == SVC_LABEL_CURVE_GEOMETRIC;
 }
 
 void
@@ -1192,6 +1210,7 @@ svc_options_encode_ext(const SvcOptions *o, uint8_t *out)
 	svc_put_f64(&w, o->label_radius == SVC_LABEL_RADIUS_DEFAULT ? 0.0 : o->label_radius);
 	svc_put_u64(&w, o->label_sample == SVC_LABEL_SAMPLE_DEFAULT ? 0 :
 				(uint64_t) o->label_sample);
+	svc_put_u8(&w, o->label_curve == SVC_LABEL_CURVE_GEOMETRIC ? 0 : (uint8_t) o->label_curve);
 }
 
 /*
@@ -1206,12 +1225,14 @@ svc_options_decode_ext(const uint8_t *in, SvcOptions *o, SvcError *err)
 	double		aid_gap,
 				label_radius;
 	uint64_t	label_sample;
+	uint8_t		curve;
 
 	svc_reader_init(&r, in, SVC_OPTIONS_EXT_SIZE);
 	aid_gap = svc_get_f64(&r);
 	label_radius = svc_get_f64(&r);
 	label_sample = svc_get_u64(&r);
-	for (size_t i = 24; i < SVC_OPTIONS_EXT_SIZE; i++)
+	curve = svc_get_u8(&r);
+	for (size_t i = 25; i < SVC_OPTIONS_EXT_SIZE; i++)
 		if (in[i] != 0)
 		{
 			svc_fail(err, SVC_ERR_INVALID_PARAMETER,
@@ -1227,7 +1248,10 @@ svc_options_decode_ext(const uint8_t *in, SvcOptions *o, SvcError *err)
 		return bad_value(err, "label_sample", "stored as 0 when it is the default");
 	o->aid_gap = aid_gap == 0.0 ? SVC_AID_GAP_DEFAULT : aid_gap;
 	o->label_radius = label_radius == 0.0 ? SVC_LABEL_RADIUS_DEFAULT : label_radius;
+	if (curve != 0 && curve != SVC_LABEL_CURVE_LINEAR)
+		return bad_value(err, "label_interpolation", "one of \"geometric\", \"linear\"");
 	o->label_sample = label_sample == 0 ? SVC_LABEL_SAMPLE_DEFAULT : (int64_t) label_sample;
+	o->label_curve = curve == 0 ? SVC_LABEL_CURVE_GEOMETRIC : (SvcLabelCurve) curve;
 	return svc_options_validate(o, err);
 }
 

@@ -44,6 +44,13 @@ typedef enum SvcLabeling
 #define SVC_SEGMENT_POINTS_DEFAULT 20
 #define SVC_SEGMENT_POINTS_MAX 1000
 
+/* How a row's bound moves from C to a labelled row's (supervision.h). */
+typedef enum SvcLabelCurve
+{
+	SVC_LABEL_CURVE_GEOMETRIC = 1,	/* linear in log C_i (the default) */
+	SVC_LABEL_CURVE_LINEAR = 2	/* linear in C_i, as the authors' code */
+} SvcLabelCurve;
+
 /* How the saddle tree is cut when neither n_clusters nor level is given. */
 typedef enum SvcCutRule
 {
@@ -94,6 +101,8 @@ typedef struct SvcOptions
 	double		label_radius;	/* labelled rows: the kernel neighbourhood
 								 * k(x, x_l) >= label_radius they weigh */
 	int64_t		label_sample;	/* most labelled rows the aggregate keeps */
+	SvcLabelCurve label_curve;	/* how a bound moves from C to a labelled
+								 * row's (supervision.h) */
 } SvcOptions;
 
 #define SVC_AID_GAP_DEFAULT 1e-4
@@ -210,6 +219,7 @@ const char *svc_strategy_name(SvcStrategy s);
 const char *svc_scale_name(SvcScale s);
 const char *svc_labeling_name(SvcLabeling l);
 const char *svc_cut_name(SvcCutRule c);
+const char *svc_label_curve_name(SvcLabelCurve c);
 
 /* smo's tol when the options name the solver without one: libsvm's -e. */
 #define SVC_SMO_DEFAULT_TOL 1e-3
@@ -237,7 +247,8 @@ SvcStatus	svc_options_decode(const uint8_t *in, SvcOptions *opt, SvcError *err);
  * such options keeps the bytes it had before the block existed (the model
  * stores a non-zero block in a section of format 5).  Layout:
  *   0: f64 aid_gap  8: f64 label_radius  16: u64 label_sample
- *   24-63: 0 (reserved: a build that reads a non-zero byte there refuses
+ *   24: u8 label_interpolation (0 geometric, 2 linear)
+ *   25-63: 0 (reserved: a build that reads a non-zero byte there refuses
  *   the options rather than ignore an option it does not know)
  */
 #define SVC_OPTIONS_EXT_SIZE 64

@@ -5,9 +5,12 @@
 #include "solver_aid.h"
 
 static const SvcSolverOps solvers[] = {
-	{SVC_SOLVER_BSGD, "bsgd", SVC_BOUNDARY_HYPERPLANE, false, svc_train_bsgd},
-	{SVC_SOLVER_SMO, "smo", SVC_BOUNDARY_SPHERE, true, svc_train_smo},
-	{SVC_SOLVER_AID, "aid", SVC_BOUNDARY_SPHERE, true, svc_train_aid},
+	{.id = SVC_SOLVER_BSGD, .name = "bsgd", .boundary = SVC_BOUNDARY_HYPERPLANE,
+	.honours_nu = false, .takes_weights = true, .fit = svc_train_bsgd},
+	{.id = SVC_SOLVER_SMO, .name = "smo", .boundary = SVC_BOUNDARY_SPHERE,
+	.honours_nu = true, .takes_weights = true, .fit = svc_train_smo},
+	{.id = SVC_SOLVER_AID, .name = "aid", .boundary = SVC_BOUNDARY_SPHERE,
+	.honours_nu = true, .takes_weights = false, .fit = svc_train_aid},
 };
 
 const SvcSolverOps *

@@ -38,7 +38,8 @@ too_many_rows(SvcError *err, int64_t n, size_t need, size_t budget)
 
 SvcStatus
 svc_train_aid(const SvcEnv *env, const double *x, int64_t n, int32_t d,
-			  const SvcOptions *opt, double gamma, SvcModel *m, SvcError *err)
+			  const SvcOptions *opt, double gamma, const double *weight, SvcModel *m,
+			  SvcError *err)
 {
 	SvcAidParams p;
 	SvcAidResult res;
@@ -50,6 +51,8 @@ svc_train_aid(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	int64_t		n_sv = 0,
 				k = 0;
 
+	if (weight != NULL)
+		return svc_fail(err, SVC_ERR_INTERNAL, "the solver \"aid\" takes no row weights");
 	svc_aid_params_default(&p);
 	p.gamma = gamma;
 	/* C = 1 / (nu n), as smo: the same problem */
