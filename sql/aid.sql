@@ -92,7 +92,8 @@ SELECT pg_temp.try($$SELECT svc_train(f, '{"solver": "aid", "cache_mb": 1}')
 -- labelled rows are smo's and bsgd's: aid refuses them (its clusters share
 -- one bound per row)
 SELECT pg_temp.try($$SELECT svc_train(f, CASE WHEN id % 50 = 0 THEN 1 END, '{"solver": "aid"}')
-                     FROM aid_shapes$$);
+                     FROM aid_shapes$$)
+       LIKE '22023: the solver "aid" does not take labelled rows%' AS refused;
 -- a damaged report is refused: the first aggregate count set to 0 (its
 -- place: 4 bytes of CRC, the counts and the 24 fixed bytes before them)
 SELECT pg_temp.try(format($$SELECT svc_model_info(%L::bytea)$$,

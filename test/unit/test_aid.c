@@ -531,6 +531,20 @@ test_limits(void)
 	svc_model_free(&env, &m);
 	CHECK(b0.live == 0, "the refusal leaves nothing allocated (%ld)", b0.live);
 
+	/* labelled rows give per-row bounds, which aid does not take */
+	{
+		int8_t	   *label = calloc((size_t) n, sizeof(int8_t));
+
+		label[3] = 1;
+		parse("{\"solver\": \"aid\"}", &opt, &err);
+		CHECK(svc_fit_rows_labelled(&env, x, label, n, 2, &opt, &m, &err) == SVC_ERR_INVALID_PARAMETER &&
+			  strcmp(err.message, "the solver \"aid\" does not take labelled rows") == 0,
+			  "labelled rows are refused: %s", err.message);
+		svc_model_free(&env, &m);
+		CHECK(b0.live == 0, "the refusal leaves nothing allocated (%ld)", b0.live);
+		free(label);
+	}
+
 	parse("{\"solver\": \"aid\"}", &opt, &err);
 	for (int kind = 0; kind < 2; kind++)
 	{
