@@ -52,7 +52,8 @@ $(OBJS): $(HEADERS)
 
 # The exact solver alone as a command-line filter, from the extension's own
 # objects (same flags), for test/smo_libsvm_test.py and the benchmark.
-SMO_CLI_OBJS = src/core/smo.o src/core/kernel.o src/core/svc_core.o
+SMO_CLI_OBJS = src/core/smo.o src/core/aid.o src/core/kdtree.o src/core/kernel.o \
+	src/core/svc_core.o
 test/smo_cli: test/smo_cli.c $(SMO_CLI_OBJS) $(HEADERS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/smo_cli.c $(SMO_CLI_OBJS) -lmvec -lm
 

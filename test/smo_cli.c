@@ -5,7 +5,9 @@
  * compare it with libsvm's one-class SVM (scikit-learn's OneClassSVM).
  *
  *   smo_cli --gamma G --nu NU [--eps E] [--cache-mb M] [--no-shrinking]
- *           [--max-iter N] [--header] [--alpha] [--no-f] [FILE]
+ *           [--max-iter N] [--header] [--alpha] [--no-f]
+ *           [--solver smo|aid] [--aid-gap G] [--aid-init kmeans|grid]
+ *           [--aid-clusters K] [--seed S] [FILE]
  *
  * Reads rows of numbers from FILE (default stdin), fields separated by
  * commas and/or white space; blank lines and lines starting with '#' are
@@ -30,9 +32,20 @@
  * nu n it is libsvm's decision value), and with --alpha one line
  * "alpha VALUE" per row.
  *
- * Built from src/core/smo.c, kernel.c and svc_core.c only, with the
- * extension's compiler flags (`make test/smo_cli`).
+ * With --solver aid the same dual is solved by aid.c (aggregation and
+ * iterative disaggregation, stopping at the relative gap --aid-gap,
+ * default 1e-4); it prints the same lines (cache counts and iterations
+ * summed over its solves) and also lower (its lower bound on objective),
+ * aid_gap, rounds, final_clusters, share_aggregated, all_passed,
+ * sums_computed (clusters whose kernel sums over every row it computed,
+ * each |G| n kernel values, recomputations after eviction included), and one
+ * line "round R aggregates upper lower gap smo_iterations failed" per
+ * round before them.
+ *
+ * Built from src/core/smo.c, aid.c, kdtree.c, kernel.c and svc_core.c
+ * only, with the extension's compiler flags (`make test/smo_cli`).
  */
+#include "aid.h"
 #include "kernel.h"
 #include "smo.h"
 
@@ -45,7 +58,19 @@
 
 static const char *usage =
 "usage: smo_cli --gamma G --nu NU [--eps E] [--cache-mb M] [--no-shrinking]\n"
-"               [--max-iter N] [--header] [--alpha] [--no-f] [FILE]\n";
+"               [--max-iter N] [--header] [--alpha] [--no-f]\n"
+"               [--solver smo|aid] [--aid-gap G] [--aid-init kmeans|grid]\n"
+"               [--aid-clusters K] [--seed S] [FILE]\n";
+
+/* One line per AID round, as it ends. */
+static void
+print_round(void *ctx, const SvcAidRound *r)
+{
+	(void) ctx;
+	printf("round %d %lld %.17g %.17g %.17g %lld %lld\n", (int) r->round,
+		   (long long) r->aggregates, r->upper, r->lower, r->gap,
+		   (long long) r->smo_iterations, (long long) r->failed);
+}
 
 static void
 die(const char *msg, long line)
@@ -113,11 +138,18 @@ main(int argc, char **argv)
 				nu = 0.0,
 				eps_lib = 1e-3,
 				cache_mb = 100.0;
-	bool		shrinking = true,
+	bool		use_aid = false,
+				shrinking = true,
 				header = false,
 				print_alpha = false,
 				print_f = true;
-	int64_t		max_iter = 0;
+	int64_t		max_iter = 0,
+				aid_clusters = 0;
+	double		aid_gap = 1e-4;
+	uint64_t	seed = 0;
+	SvcAidInit	aid_init = SVC_AID_INIT_GRID;	/* aid.h's default */
+	SvcAidParams ap;
+	SvcAidResult ar;
 	const char *path = NULL;
 	FILE	   *in = stdin;
 	static char buf[1 << 20];
@@ -155,6 +187,32 @@ main(int argc, char **argv)
 			cache_mb = num_arg(argv[++i]);
 		else if (strcmp(a, "--max-iter") == 0 && more)
 			max_iter = (int64_t) num_arg(argv[++i]);
+		else if (strcmp(a, "--solver") == 0 && more)
+		{
+			const char *v = argv[++i];
+
+			if (strcmp(v, "aid") == 0)
+				use_aid = true;
+			else if (strcmp(v, "smo") != 0)
+				die("--solver is smo or aid", 0);
+		}
+		else if (strcmp(a, "--aid-gap") == 0 && more)
+			aid_gap = num_arg(argv[++i]);
+		else if (strcmp(a, "--aid-clusters") == 0 && more)
+			aid_clusters = (int64_t) num_arg(argv[++i]);
+		else if (strcmp(a, "--seed") == 0 && more)
+			seed = (uint64_t) num_arg(argv[++i]);
+		else if (strcmp(a, "--aid-init") == 0 && more)
+		{
+			const char *v = argv[++i];
+
+			if (strcmp(v, "grid") == 0)
+				aid_init = SVC_AID_INIT_GRID;
+			else if (strcmp(v, "kmeans") == 0)
+				aid_init = SVC_AID_INIT_KMEANS;
+			else
+				die("--aid-init is kmeans or grid", 0);
+		}
 		else if (strcmp(a, "--no-shrinking") == 0)
 			shrinking = false;
 		else if (strcmp(a, "--header") == 0)
@@ -215,7 +273,40 @@ main(int argc, char **argv)
 
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (svc_smo_solve(&svc_env_malloc, x, n, d, &p, &r, &err) != SVC_OK)
+	memset(&ar, 0, sizeof(ar));
+	if (use_aid)
+	{
+		svc_aid_params_default(&ap);
+		ap.gamma = gamma;
+		ap.c = p.c_all;
+		ap.eps = p.eps;
+		ap.gap = aid_gap;
+		ap.max_iter = max_iter;
+		ap.cache_bytes = p.cache_bytes;
+		ap.init = aid_init;
+		ap.init_clusters = aid_clusters;
+		ap.seed = seed;
+		ap.observe = print_round;
+		if (svc_aid_solve(&svc_env_malloc, x, n, d, &ap, &ar, &err) != SVC_OK)
+		{
+			fprintf(stderr, "smo_cli: %s\n", err.message);
+			return 1;
+		}
+		/* the fields smo's lines print */
+		memset(&r, 0, sizeof(r));
+		r.alpha = ar.alpha;
+		r.offset = ar.offset;
+		r.r2 = ar.r2;
+		r.objective = ar.objective;
+		r.gap = ar.smo_gap;
+		r.iterations = ar.smo_iterations;
+		r.converged = ar.converged;
+		r.n_free = ar.n_free;
+		r.n_bound = ar.n_bound;
+		r.cache_hits = ar.cache_hits;
+		r.cache_misses = ar.cache_misses;
+	}
+	else if (svc_smo_solve(&svc_env_malloc, x, n, d, &p, &r, &err) != SVC_OK)
 	{
 		fprintf(stderr, "smo_cli: %s\n", err.message);
 		return 1;
@@ -265,6 +356,16 @@ main(int argc, char **argv)
 		   (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) * 1e-9);
 	printf("cpu_seconds %.6f\n",
 		   (double) (c1.tv_sec - c0.tv_sec) + (double) (c1.tv_nsec - c0.tv_nsec) * 1e-9);
+	if (use_aid)
+	{
+		printf("lower %.17g\n", ar.lower);
+		printf("aid_gap %.17g\n", ar.gap);
+		printf("rounds %d\n", (int) ar.rounds);
+		printf("final_clusters %lld\n", (long long) ar.final_clusters);
+		printf("share_aggregated %.17g\n", ar.share_aggregated);
+		printf("all_passed %d\n", ar.all_passed ? 1 : 0);
+		printf("sums_computed %lld\n", (long long) ar.sums_computed);
+	}
 	if (print_f)
 		for (int64_t t = 0; t < n; t++)
 			printf("f %.17g\n",
@@ -273,7 +374,10 @@ main(int argc, char **argv)
 	if (print_alpha)
 		for (int64_t t = 0; t < n; t++)
 			printf("alpha %.17g\n", r.alpha[t]);
-	svc_smo_result_free(&svc_env_malloc, &r);
+	if (use_aid)
+		svc_aid_result_free(&svc_env_malloc, &ar);
+	else
+		svc_smo_result_free(&svc_env_malloc, &r);
 	free(x);
 	free(sv);
 	free(sv_alpha);

@@ -34,6 +34,11 @@ min F(alpha) = alpha'K alpha - sum alpha (K_ii = 1) with sum alpha = 1,
               their tolerance, and rho (up to nu n) moves with them.
   converged   our solver reports convergence.
 
+Every generated case runs twice on our side: with smo.c, and with aid.c
+(smo_cli --solver aid, aggregation and iterative disaggregation, to a gap
+of 1e-12, so that it stops when every cluster of rows passes its check)
+under the same checks against the same libsvm solution.
+
     /usr/bin/python3 test/smo_libsvm_test.py [--data DIR] [--cli PATH]
 
 DIR defaults to $SVCLUST_DATA, else to the benchmark's default data
@@ -72,19 +77,24 @@ def build():
     return os.path.join(ROOT, "test", "smo_cli")
 
 
-def run_core(exe, x, gamma, nu, tol):
+def run_core(exe, x, gamma, nu, tol, solver="smo"):
     """Run the driver on x; returns (scalars dict, f array, alpha array)."""
     with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as fh:
         np.savetxt(fh, x, delimiter=",", fmt="%.17g")
         path = fh.name
     try:
+        # aid to a gap below any the checks see: it stops when every
+        # cluster passes, at the solver's own tolerance
+        extra = ["--solver", "aid", "--aid-gap", "1e-12"] if solver == "aid" else []
         out = subprocess.run([exe, "--gamma", repr(gamma), "--nu", repr(nu),
-                              "--eps", repr(tol), "--alpha", path],
+                              "--eps", repr(tol), "--alpha"] + extra + [path],
                              text=True, capture_output=True, check=True).stdout
     finally:
         os.unlink(path)
     scalars, f, alpha = {}, [], []
     for line in out.splitlines():
+        if line.startswith("round "):
+            continue
         name, value = line.split()
         if name == "f":
             f.append(float(value))
@@ -125,7 +135,7 @@ def median_sqdist(x, rng):
     return m if m > 0 else (d[d > 0].mean() if (d > 0).any() else 1.0)
 
 
-def compare(exe, case, x, gamma, nu):
+def compare(exe, case, x, gamma, nu, solver="smo"):
     """Solve with both, check, print one line."""
     n = len(x)
     nul = nu * n
@@ -138,7 +148,7 @@ def compare(exe, case, x, gamma, nu):
     obj_sk = 0.5 * a @ rbf_kernel(sv, sv, gamma=gamma) @ a
     dec_sk = sk.decision_function(x)
 
-    got, f, alpha = run_core(exe, x, gamma, nu, TOL_LIBSVM)
+    got, f, alpha = run_core(exe, x, gamma, nu, TOL_LIBSVM, solver)
     nz = alpha > 0
     quad = alpha[nz] @ rbf_kernel(x[nz], x[nz], gamma=gamma) @ alpha[nz]
     obj_ours = got["objective_libsvm"]
@@ -235,6 +245,7 @@ def generated(exe):
         x = standard(GENERATORS[gen](rng, n, dims))
         gamma = mult / median_sqdist(x, rng)
         compare(exe, f"{gen} seed={1000 + seed}", x, gamma, nu)
+        compare(exe, f"{gen} seed={1000 + seed} solver aid", x, gamma, nu, "aid")
 
 
 def datasets(exe, data):

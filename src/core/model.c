@@ -57,7 +57,10 @@ svc_model_free(const SvcEnv *env, SvcModel *m)
 	svc_free(env, m->sv);
 	svc_free(env, m->alpha);
 	svc_free(env, m->sv_gamma);
+	svc_free(env, m->aid_aggregates);
 	m->shift = m->mul = m->sv = m->alpha = m->sv_gamma = NULL;
+	m->aid_aggregates = NULL;
+	m->aid_rounds = 0;
 	svc_model_free_labelling(env, m);
 }
 

@@ -92,6 +92,12 @@ typedef struct SvcModel
 	int64_t		cache_hits;		/* kernel columns found in the cache */
 	int64_t		cache_misses;	/* ... and computed */
 
+	/* aid's report (solver aid only; section 2 of format 5). */
+	int32_t		aid_rounds;		/* aggregated solves */
+	int64_t    *aid_aggregates; /* [aid_rounds]: clusters of each solve */
+	double		aid_final_gap;	/* relative gap of the bounds at the end */
+	double		aid_share;		/* rows in clusters of 2+ rows at the end */
+
 	/*
 	 * Labelled rows (the three-argument aggregate, supervision.h; all 0
 	 * without them).  Stored in section 3 of format 5.

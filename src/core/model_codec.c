@@ -115,6 +115,74 @@ ext_options_decode(const SvcEnv *env, SvcReader *r, size_t len, SvcModel *m, Svc
 }
 
 /*
+ * Tag 2: aid's report, in every model of solver aid:
+ *   u32 rounds, u32 0, f64 final gap, f64 share aggregated,
+ *   u64 aggregates[rounds]
+ * Each round splits at least one cluster, so the counts rise strictly and
+ * there are at most rows_used of each.
+ */
+#define AID_REPORT_FIXED 24
+
+static bool
+aid_report_present(const SvcModel *m)
+{
+	return m->solver == SVC_SOLVER_AID;
+}
+
+static size_t
+aid_report_size(const SvcModel *m)
+{
+	return AID_REPORT_FIXED + 8 * (size_t) m->aid_rounds;
+}
+
+static void
+aid_report_encode(const SvcModel *m, SvcWriter *w)
+{
+	svc_put_u32(w, (uint32_t) m->aid_rounds);
+	svc_put_u32(w, 0);
+	svc_put_f64(w, m->aid_final_gap);
+	svc_put_f64(w, m->aid_share);
+	for (int32_t i = 0; i < m->aid_rounds; i++)
+		svc_put_u64(w, (uint64_t) m->aid_aggregates[i]);
+}
+
+static SvcStatus
+aid_report_decode(const SvcEnv *env, SvcReader *r, size_t len, SvcModel *m, SvcError *err)
+{
+	uint32_t	rounds,
+				zero;
+
+	if (m->solver != SVC_SOLVER_AID)
+		return svc_model_corrupt(err, "A model of another solver has aid's report.");
+	if (len < AID_REPORT_FIXED)
+		return svc_model_corrupt(err, "aid's report has the wrong length.");
+	rounds = svc_get_u32(r);
+	zero = svc_get_u32(r);
+	m->aid_final_gap = svc_get_f64(r);
+	m->aid_share = svc_get_f64(r);
+	if (r->failed || zero != 0 || rounds < 1 || (uint64_t) rounds > (uint64_t) m->rows_used ||
+		len != AID_REPORT_FIXED + 8 * (size_t) rounds)
+		return svc_model_corrupt(err, "aid's report has the wrong length or round count.");
+	if (!(m->aid_final_gap >= 0 && m->aid_final_gap <= 1) ||
+		!(m->aid_share >= 0 && m->aid_share <= 1))
+		return svc_model_corrupt(err, "aid's gap or share is out of range.");
+	m->aid_aggregates = svc_alloc(env, sizeof(int64_t) * rounds, err);
+	if (m->aid_aggregates == NULL)
+		return SVC_ERR_NOMEM;
+	m->aid_rounds = (int32_t) rounds;
+	for (uint32_t i = 0; i < rounds; i++)
+	{
+		uint64_t	v = svc_get_u64(r);
+
+		if (r->failed || v < 1 || v > (uint64_t) m->rows_used ||
+			(i > 0 && v <= (uint64_t) m->aid_aggregates[i - 1]))
+			return svc_model_corrupt(err, "aid's aggregate counts are out of range.");
+		m->aid_aggregates[i] = (int64_t) v;
+	}
+	return SVC_OK;
+}
+
+/*
  * Tag 3: the labelled rows' report, when the aggregate saw labelled rows:
  * u64 normal, anomaly (trained on), seen_normal, seen_anomaly,
  * wrong_normal, wrong_anomaly; f64 weight_min, weight_max.
@@ -184,6 +252,7 @@ labels_decode(const SvcEnv *env, SvcReader *r, size_t len, SvcModel *m, SvcError
  */
 static const ModelSection model_sections[] = {
 	{1, ext_options_present, ext_options_size, ext_options_encode, ext_options_decode},
+	{2, aid_report_present, aid_report_size, aid_report_encode, aid_report_decode},
 	{3, labels_present, labels_size, labels_encode, labels_decode},
 };
 
@@ -552,6 +621,8 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 			return st;
 		if (!svc_model_has_sections(m))
 			return svc_model_corrupt(err, "A model of format 5 has no section.");
+		if (m->solver == SVC_SOLVER_AID && m->aid_rounds == 0)
+			return svc_model_corrupt(err, "A model of solver aid has no report.");
 	}
 	if (m->opt.labeling == SVC_LABELING_TREE)
 	{

@@ -144,11 +144,20 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 		 "\"converged\": %s",
 		 (long long) m->rows_seen, (long long) m->rows_used,
 		 (long long) m->iterations, m->converged ? "true" : "false");
-	if (m->solver == SVC_SOLVER_SMO)
+	if (m->solver == SVC_SOLVER_SMO || m->solver == SVC_SOLVER_AID)
 		emit(&t, ", \"objective\": %s, \"gap\": %s, \"cache_hits\": %lld, "
 			 "\"cache_misses\": %lld, \"cache_mb\": %d",
 			 num(&t, m->objective), num(&t, m->gap), (long long) m->cache_hits,
 			 (long long) m->cache_misses, m->opt.cache_mb);
+	if (m->solver == SVC_SOLVER_AID)
+	{
+		emit(&t, ", \"aid_gap\": %s, \"aid_rounds\": %d, \"aid_aggregates\": [",
+			 num(&t, m->opt.aid_gap), m->aid_rounds);
+		for (int32_t i = 0; i < m->aid_rounds; i++)
+			emit(&t, "%s%lld", i ? ", " : "", (long long) m->aid_aggregates[i]);
+		emit(&t, "], \"aid_final_gap\": %s, \"aid_share_aggregated\": %s",
+			 num(&t, m->aid_final_gap), num(&t, m->aid_share));
+	}
 	if (m->lab_seen_normal > 0 || m->lab_seen_anomaly > 0)
 	{
 		/* labelled rows: on the wrong side means counted, not hidden */

@@ -89,6 +89,7 @@ static const OptChoice labeling_choices[] = {
 static const OptChoice solver_choices[] = {
 	{"bsgd", SVC_SOLVER_BSGD},
 	{"smo", SVC_SOLVER_SMO},
+	{"aid", SVC_SOLVER_AID},
 	{NULL, 0}
 };
 
@@ -674,9 +675,9 @@ svc_options_finish(SvcOptionsSetter *s, SvcError *err)
 	 * come.  Naming bsgd after smo gives bsgd's back.
 	 */
 	if (s->saw_solver && !s->saw_tol)
-		opt->tol = opt->solver == SVC_SOLVER_SMO ? SVC_SMO_DEFAULT_TOL : 0.01;
+		opt->tol = opt->solver != SVC_SOLVER_BSGD ? SVC_SMO_DEFAULT_TOL : 0.01;
 	if (s->saw_solver && !s->saw_max_iter)
-		opt->max_iter = opt->solver == SVC_SOLVER_SMO ? 0 : 100000;
+		opt->max_iter = opt->solver != SVC_SOLVER_BSGD ? 0 : 100000;
 	return svc_options_validate(opt, err);
 }
 
@@ -1054,9 +1055,10 @@ field_valid(const SvcOptions *o, const OptKey *k)
 	{
 		case OPT_INT:
 			iv = get_int(o, k);
-			/* max_iter 0: smo chooses its own cap (set only by omission) */
+			/* max_iter 0: smo (and aid's solves) choose their own cap
+			 * (set only by omission) */
 			if (iv == 0 && k->offset == offsetof(SvcOptions, max_iter) &&
-				o->solver == SVC_SOLVER_SMO)
+				o->solver != SVC_SOLVER_BSGD)
 				return true;
 			return iv >= k->ilo && iv <= k->ihi;
 		case OPT_REAL:
@@ -1178,7 +1180,7 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 		return bad_value(err, "level", LEVEL_EXPECT);
 	/* bsgd is written as 0 only: one set of options has one encoding */
 	if (solver == SVC_SOLVER_BSGD || reserved != 0)
-		return bad_value(err, "solver", "one of \"bsgd\", \"smo\"");
+		return bad_value(err, "solver", "one of \"bsgd\", \"smo\", \"aid\"");
 	o->solver = solver == 0 ? SVC_SOLVER_BSGD : (SvcSolver) solver;
 	o->has_level = has_level == 1;
 	o->aid_gap = SVC_AID_GAP_DEFAULT;

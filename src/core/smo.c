@@ -70,6 +70,11 @@ typedef struct Smo
 	double		gamma;
 	const double *c;
 	double		c_all;
+	const double *alpha0;
+	SvcSmoKernelFn kernel;		/* NULL: the RBF of x */
+	void	   *kernel_ctx;
+	const double *diag;			/* K_tt with kernel, else 1 */
+	double	   *scratch;		/* n doubles, with kernel only */
 
 	double	   *alpha;
 	double	   *g;				/* G = 2 K alpha - 1, valid on active rows */
@@ -96,19 +101,47 @@ upper(const Smo *s, int64_t t)
 	return s->c != NULL ? s->c[t] : s->c_all;
 }
 
+/* K_tt: 1 for the RBF */
+static inline double
+diag(const Smo *s, int64_t t)
+{
+	return s->diag != NULL ? s->diag[t] : 1.0;
+}
+
+/*
+ * The curvature of F along e_i - e_j in libsvm's scale (see the top),
+ * from K_ij; with the RBF, 2 (2 - 2 K_ij) as it always was.
+ */
+static inline double
+curvature(const Smo *s, int64_t i, int64_t j, double kij)
+{
+	if (s->diag == NULL)
+		return 2.0 * (2.0 - 2.0 * kij);
+	return 2.0 * (s->diag[i] + s->diag[j] - 2.0 * kij);
+}
+
 /*
  * Column j of K on the rows order[from..to) into q, by the vector exp of
- * kernel.c; q[j] = K_jj = 1 exactly whether or not j is among them (an
- * entry outside a column's rows is never read, so writing it is harmless).
+ * kernel.c (or the caller's kernel); q[j] = K_jj exactly whether or not j
+ * is among them (an entry outside a column's rows is never read, so
+ * writing it is harmless).
  */
-static void
-fill_col(const Smo *s, int64_t j, int64_t from, int64_t to, double *q)
+static SvcStatus
+fill_col(const Smo *s, int64_t j, int64_t from, int64_t to, double *q, SvcError *err)
 {
-	if (from == 0 && to == s->n)
-		svc_kernel_column(s->x, s->d, j, s->gamma, NULL, s->n, q);
+	const int64_t *idx = from == 0 && to == s->n ? NULL : s->order + from;
+
+	if (s->kernel != NULL)
+	{
+		SvcStatus	st = s->kernel(s->kernel_ctx, j, idx, to - from, q, err);
+
+		if (st != SVC_OK)
+			return st;
+	}
 	else
-		svc_kernel_column(s->x, s->d, j, s->gamma, s->order + from, to - from, q);
-	q[j] = 1.0;
+		svc_kernel_column(s->x, s->d, j, s->gamma, idx, to - from, q);
+	q[j] = diag(s, j);
+	return SVC_OK;
 }
 
 static void
@@ -164,7 +197,15 @@ get_col(Smo *s, int64_t i, SvcError *err)
 	}
 	s->col[i] = q;
 	lru_push_front(s, i);
-	fill_col(s, i, 0, s->active, q);
+	if (fill_col(s, i, 0, s->active, q, err) != SVC_OK)
+	{
+		/* not a valid column: out of the cache, its buffer freed */
+		lru_unlink(s, i);
+		s->col[i] = NULL;
+		s->used--;
+		svc_free(s->env, q);
+		return NULL;
+	}
 	s->col_epoch[i] = s->active == s->n ? COL_COMPLETE : s->epoch;
 	s->col_active[i] = s->active;
 	return q;
@@ -205,7 +246,10 @@ reconstruct_gradient(Smo *s, SvcError *err)
 			return err->status;
 		if (q != NULL && s->col_epoch[j] == s->epoch)
 		{
-			fill_col(s, j, s->col_active[j], s->n, q);
+			SvcStatus	st = fill_col(s, j, s->col_active[j], s->n, q, err);
+
+			if (st != SVC_OK)
+				return st;
 			s->col_epoch[j] = COL_COMPLETE;
 		}
 		if (q != NULL && s->col_epoch[j] == COL_COMPLETE)
@@ -215,6 +259,21 @@ reconstruct_gradient(Smo *s, SvcError *err)
 
 				s->g[t] += aj * q[t];
 			}
+		else if (s->kernel != NULL)
+		{
+			/* the caller's kernel, on the shrunk rows, into the scratch column */
+			SvcStatus	st = s->kernel(s->kernel_ctx, j, s->order + s->active,
+									   s->n - s->active, s->scratch, err);
+
+			if (st != SVC_OK)
+				return st;
+			for (int64_t k = s->active; k < s->n; k++)
+			{
+				int64_t		t = s->order[k];
+
+				s->g[t] += aj * (t == j ? diag(s, j) : s->scratch[t]);
+			}
+		}
 		else
 		{
 			/* not cached, or stale: the shrunk rows alone, a block at a time */
@@ -352,7 +411,7 @@ select_pair(Smo *s, double eps, int64_t *pi, int64_t *pj, const double **qi,
 				gmax2 = s->g[t];
 			if (q != NULL && b > 0)
 			{
-				double		a = 2.0 * (2.0 - 2.0 * q[t]);
+				double		a = curvature(s, i, t, q[t]);
 				double		o;
 
 				if (a <= 0)
@@ -381,7 +440,7 @@ update_pair(Smo *s, int64_t i, int64_t j, const double *qi, SvcError *err)
 	double		ci = upper(s, i);
 	double		ai = s->alpha[i],
 				aj = s->alpha[j];
-	double		a = 2.0 * (2.0 - 2.0 * qi[j]);
+	double		a = curvature(s, i, j, qi[j]);
 	double		step,
 				room,
 				ai_new,
@@ -436,7 +495,7 @@ check_params(const double *x, int64_t n, int32_t d, const SvcSmoParams *p,
 		return svc_fail(err, SVC_ERR_INVALID_INPUT, "no rows to train on");
 	if (d < 1 || d > SVC_MAX_DIMS)
 		return svc_fail(err, SVC_ERR_INVALID_INPUT, "dimension %d is out of range", (int) d);
-	if (!(p->gamma > 0) || !isfinite(p->gamma))
+	if (p->kernel == NULL && (!(p->gamma > 0) || !isfinite(p->gamma)))
 		return svc_fail(err, SVC_ERR_INVALID_PARAMETER, "gamma must be finite and positive");
 	if (!(p->eps > 0) || !isfinite(p->eps))
 		return svc_fail(err, SVC_ERR_INVALID_PARAMETER, "eps must be finite and positive");
@@ -444,9 +503,31 @@ check_params(const double *x, int64_t n, int32_t d, const SvcSmoParams *p,
 		svc_smo_memory(n, d, p) == SIZE_MAX)
 		return svc_fail(err, SVC_ERR_LIMIT, "%lld rows of %d values are too many",
 						(long long) n, (int) d);
-	if (svc_first_nonfinite(x, cells) >= 0)
+	if (p->kernel == NULL && svc_first_nonfinite(x, cells) >= 0)
 		return svc_fail(err, SVC_ERR_INVALID_INPUT, "row %lld has a non-finite value",
 						(long long) (svc_first_nonfinite(x, cells) / d));
+	if (p->kernel != NULL && p->diag != NULL)
+		for (int64_t t = 0; t < n; t++)
+			if (!(p->diag[t] > 0) || !isfinite(p->diag[t]))
+				return svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+								"K_tt of row %lld is not finite and positive", (long long) t);
+	if (p->alpha0 != NULL)
+	{
+		double		a0 = 0.0;
+
+		for (int64_t t = 0; t < n; t++)
+		{
+			double		ct = p->c != NULL ? p->c[t] : p->c_all;
+
+			if (!(p->alpha0[t] >= 0 && p->alpha0[t] <= ct))
+				return svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+								"the start alpha of row %lld is outside [0, C]", (long long) t);
+			a0 += p->alpha0[t];
+		}
+		if (!(fabs(a0 - 1.0) <= 1e-9))
+			return svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+							"the start alphas sum to %.17g, not 1", a0);
+	}
 	/* Neumaier's compensated sum, so that n copies of 1/n sum to 1 */
 	for (int64_t t = 0; t < n; t++)
 	{
@@ -492,10 +573,10 @@ svc_smo_params_default(SvcSmoParams *p)
 size_t
 svc_smo_memory(int64_t n, int32_t d, const SvcSmoParams *p)
 {
-	size_t		per_row = 11 * sizeof(double);
+	/* one more for the scratch column of a general kernel */
+	size_t		per_row = (p->kernel != NULL ? 12 : 11) * sizeof(double);
 	size_t		total;
 
-	(void) p;
 	(void) d;
 	if (n < 0 || (uint64_t) n > SIZE_MAX / 2)
 		return SIZE_MAX;
@@ -522,9 +603,11 @@ smo_release(Smo *s)
 	svc_free(env, s->col_active);
 	svc_free(env, s->prev);
 	svc_free(env, s->next);
+	svc_free(env, s->scratch);
 }
 
-/* Initial feasible alpha (fill rows to their bound until the sum is 1), and G. */
+/* Initial feasible alpha (alpha0, or fill rows to their bound until the
+ * sum is 1), and G. */
 static SvcStatus
 smo_init(Smo *s, SvcError *err)
 {
@@ -534,6 +617,8 @@ smo_init(Smo *s, SvcError *err)
 	{
 		double		a = rest > 0 ? fmin(upper(s, t), rest) : 0.0;
 
+		if (s->alpha0 != NULL)
+			a = s->alpha0[t];
 		s->alpha[t] = a;
 		rest -= a;
 		s->g[t] = -1.0;
@@ -634,6 +719,10 @@ svc_smo_solve(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	s.gamma = p->gamma;
 	s.c = p->c;
 	s.c_all = p->c_all;
+	s.alpha0 = p->alpha0;
+	s.kernel = p->kernel;
+	s.kernel_ctx = p->kernel_ctx;
+	s.diag = p->kernel != NULL ? p->diag : NULL;
 	s.active = n;
 	s.cap = (int64_t) (p->cache_bytes / (sizeof(double) * (size_t) n));
 	if (s.cap < 2)
@@ -650,7 +739,8 @@ svc_smo_solve(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		(s.col_epoch = svc_alloc(env, vec1, err)) == NULL ||
 		(s.col_active = svc_alloc(env, vec1, err)) == NULL ||
 		(s.prev = svc_alloc(env, vec1, err)) == NULL ||
-		(s.next = svc_alloc(env, vec1, err)) == NULL)
+		(s.next = svc_alloc(env, vec1, err)) == NULL ||
+		(p->kernel != NULL && (s.scratch = svc_alloc(env, vec, err)) == NULL))
 	{
 		st = err->status;
 		goto fail;

@@ -27,15 +27,37 @@
 
 #include "svc_core.h"
 
+/*
+ * A kernel other than the RBF of the rows (the aggregates of aid.c): write
+ * out[t] = K(j, t) for t = idx[k], k < m, or for t = k < m when idx is
+ * NULL, touching no other entry of out.  It may fail (out of memory,
+ * interrupted) with err set.
+ */
+typedef SvcStatus (*SvcSmoKernelFn) (void *ctx, int64_t j, const int64_t *idx,
+									 int64_t m, double *out, SvcError *err);
+
 typedef struct SvcSmoParams
 {
-	double		gamma;			/* kernel width, finite and > 0 */
+	double		gamma;			/* kernel width, finite and > 0 (RBF only) */
 	const double *c;			/* per-row upper bounds C_i, or NULL */
 	double		c_all;			/* C_i for every row when c is NULL */
 	double		eps;			/* stop when m(alpha) - M(alpha) < eps (> 0) */
 	int64_t		max_iter;		/* <= 0: max(10^7, 100 n) */
 	size_t		cache_bytes;	/* kernel-column cache budget (LRU) */
 	bool		shrinking;		/* libsvm-style shrinking */
+
+	/*
+	 * A general kernel: with kernel set, x and gamma are not used (x may
+	 * be NULL), K(t, t) = diag[t] (> 0) and the linear term of F stays
+	 * sum_i alpha_i, as for rows whose K_ii is 1 (the aggregates' mean
+	 * self-kernel is 1 though their K_tt is less).  NULL: the RBF.
+	 */
+	SvcSmoKernelFn kernel;
+	void	   *kernel_ctx;
+	const double *diag;
+	/* A feasible start (sum 1 within 1e-9, 0 <= alpha0_t <= C_t), or NULL:
+	 * rows filled to their bound in order. */
+	const double *alpha0;
 } SvcSmoParams;
 
 typedef struct SvcSmoResult

@@ -2,12 +2,15 @@
 #include "solver.h"
 #include "train.h"
 #include "solver_smo.h"
+#include "solver_aid.h"
 
 static const SvcSolverOps solvers[] = {
 	{.id = SVC_SOLVER_BSGD, .name = "bsgd", .boundary = SVC_BOUNDARY_HYPERPLANE,
 	.honours_nu = false, .takes_weights = true, .fit = svc_train_bsgd},
 	{.id = SVC_SOLVER_SMO, .name = "smo", .boundary = SVC_BOUNDARY_SPHERE,
 	.honours_nu = true, .takes_weights = true, .fit = svc_train_smo},
+	{.id = SVC_SOLVER_AID, .name = "aid", .boundary = SVC_BOUNDARY_SPHERE,
+	.honours_nu = true, .takes_weights = false, .fit = svc_train_aid},
 };
 
 const SvcSolverOps *

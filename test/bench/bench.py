@@ -29,7 +29,11 @@ Sections (--only picks some):
             paper's figures and to label-tuned DBSCAN;
   exact     per dataset: the exact solver (solver "smo") labelled by the
             saddle tree and by Ben-Hur's complete graph, next to the
-            budgeted defaults and the paper's exact SVC column (NMI, times);
+            budgeted defaults and the paper's exact SVC column (NMI, times),
+            and the solver "aid" (the same sphere by aggregation) with the
+            tree, checked row by row against smo's clusters;
+  aid       "aid" against "smo" as the rows grow (aid_vs_smo.py: the
+            solvers alone through test/smo_cli, 5k-40k generated rows);
   assign    svc_assign on synthetic 9-dimensional rows with budget 100:
             rows/second at 10k, 43.5k (the paper's Shuttle: 1,766 s), 100k
             and 1M rows, and the ratio to SELECT count(*) over the same query;
@@ -65,6 +69,7 @@ from pgrun import TOP, PsqlError, log, machine_line, median, psql, q1, timed_que
 import labelled  # noqa: E402
 import score_speed  # noqa: E402
 import train_speed  # noqa: E402
+import aid_vs_smo  # noqa: E402
 
 # The paper's exact SVC (SMO and Ben-Hur's labelling): NMI per dataset, and
 # its train / clustering seconds where the paper gives them.
@@ -680,8 +685,10 @@ def bench_exact(args, loaded, defaults, out):
     out.append("| dataset | rows | method | clusters | NMI | Rand | SVs | train s | assign s | paper SVC NMI | paper SVC s (train / clustering) |")
     out.append("|---|---|---|---|---|---|---|---|---|---|---|")
     configs = [("smo", "SMO + tree", {"solver": "smo"}),
-               ("graph", "SMO + complete-graph", {"solver": "smo", "labeling": "complete-graph"})]
-    nmis = {"smo": [], "graph": [], "bsgd": []}
+               ("graph", "SMO + complete-graph", {"solver": "smo", "labeling": "complete-graph"}),
+               ("aid", "AID + tree", {"solver": "aid"})]
+    nmis = {"smo": [], "graph": [], "bsgd": [], "aid": []}
+    same = []
     for ds in loaded:
         # the complete graph labels at most 3,000 rows: past that, a sample
         batch = [(key, dict(opts, sample=3000) if key == "graph" and ds["rows"] > 3000 else opts, False)
@@ -702,6 +709,7 @@ def bench_exact(args, loaded, defaults, out):
                     fmt(r["cvi"].get("rand")), r["info"].get("n_support_vectors", "-"), fsec(r["train_s"]),
                     fsec(r["assign_s"]), paper_cols))
             print(out[-1], flush=True)
+        same.append((ds["name"], aid_equals_smo(ds)))
         d = defaults.get(ds["name"])
         if d is None:
             d = summarise(list(run_batch(ds, [("s%d" % sd, {"seed": sd}, False) for sd in args.seeds]).values()))
@@ -710,10 +718,52 @@ def bench_exact(args, loaded, defaults, out):
             out.append("| %s | %d | BSGD defaults | %.1f | %s | %s | - | %s | %s | %s |" % (
                 ds["name"], ds["rows"], d["clusters"], fmt(d["nmi"]), fmt(d["rand"]),
                 fsec(d["train_s"]), fsec(d["assign_s"]), paper_cols))
-    out.append("| **mean NMI** | | SMO + tree %s, SMO + complete-graph %s, BSGD defaults %s | | | | | | | %s | |" % (
-        fmt(mean(nmis["smo"])), fmt(mean(nmis["graph"])), fmt(mean(nmis["bsgd"])),
+    out.append("| **mean NMI** | | SMO + tree %s, SMO + complete-graph %s, AID + tree %s, BSGD defaults %s | | | | | | | %s | |" % (
+        fmt(mean(nmis["smo"])), fmt(mean(nmis["graph"])), fmt(mean(nmis["aid"])), fmt(mean(nmis["bsgd"])),
         fmt(mean([PAPER_SVC_NMI.get(d["name"]) for d in loaded]))))
     out.append("")
+    out.append("AID against SMO on the same rows and options (`{\"solver\": \"aid\"}`, default `aid_gap` "
+               "1e-4, and `{\"solver\": \"aid\", \"aid_gap\": 1e-9}`): rows whose cluster "
+               "(`svc_predict`) differs from smo's, and the objectives' relative difference.\n")
+    out.append("| dataset | rows | differing rows (aid_gap 1e-4) | objective rel diff | rounds | "
+               "differing rows (aid_gap 1e-9) | objective rel diff | rounds |")
+    out.append("|---|---|---|---|---|---|---|---|")
+    for name, r in same:
+        if r is None:
+            out.append("| %s | | FAILED | | | | | |" % name)
+        else:
+            out.append("| %s | %d | %d | %.1e | %d | %d | %.1e | %d |" % ((name,) + r))
+        print(out[-1], flush=True)
+    out.append("")
+
+
+def aid_equals_smo(ds):
+    """(rows, differing rows, rel diff, rounds) at aid_gap 1e-4 and at 1e-9, or None."""
+    sql = """
+SET statement_timeout = '900s';
+WITH m AS (SELECT svc_train(features, '{"solver": "smo"}') AS s,
+                  svc_train(features, '{"solver": "aid"}') AS a,
+                  svc_train(features, '{"solver": "aid", "aid_gap": 1e-9}') AS b FROM %(t)s)
+SELECT count(*),
+       count(*) FILTER (WHERE svc_predict(m.s, t.features) <> svc_predict(m.a, t.features)),
+       ((svc_model_info(a)->>'objective')::float8 - (svc_model_info(s)->>'objective')::float8)
+           / abs((svc_model_info(s)->>'objective')::float8),
+       (svc_model_info(a)->>'aid_rounds')::int,
+       count(*) FILTER (WHERE svc_predict(m.s, t.features) <> svc_predict(m.b, t.features)),
+       ((svc_model_info(b)->>'objective')::float8 - (svc_model_info(s)->>'objective')::float8)
+           / abs((svc_model_info(s)->>'objective')::float8),
+       (svc_model_info(b)->>'aid_rounds')::int
+FROM %(t)s t, m GROUP BY m.s, m.a, m.b;
+""" % {"t": ds["table"]}
+    try:
+        lines, _ = psql(sql, check=False)
+    except (OSError, PsqlError):
+        return None
+    for line in lines:
+        f = line.split("\t")
+        if len(f) == 7:
+            return (int(f[0]), int(f[1]), float(f[2]), int(f[3]), int(f[4]), float(f[5]), int(f[6]))
+    return None
 
 
 def bench_assign(args, out):
@@ -778,9 +828,9 @@ def main():
     ap.add_argument("--out", default="bench-results.md", help="markdown file to write the tables to")
     ap.add_argument("--quick", action="store_true",
                     help="reduced grid (gamma, C in 2^1, 2^3, 2^5), seeds 1-2, 3 rounds of training speed")
-    ap.add_argument("--only", default="defaults,labeling,tuned,grid,exact,assign,train,labelled,scoring",
+    ap.add_argument("--only", default="defaults,labeling,tuned,grid,exact,assign,train,labelled,scoring,aid",
                     help="comma-separated sections to run (default: all of "
-                         "defaults,labeling,tuned,grid,exact,assign,train,labelled,scoring)")
+                         "defaults,labeling,tuned,grid,exact,assign,train,labelled,scoring,aid)")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                     help="concurrent sessions for the grid (default %(default)s)")
     ap.add_argument("--no-predict-check", action="store_true",
@@ -798,7 +848,7 @@ def main():
     args.assign_sizes = [10000, 43500, 100000, 1000000]
     sections = {s.strip() for s in args.only.split(",") if s.strip()}
     unknown = sections - {"defaults", "labeling", "tuned", "grid", "exact", "assign", "train",
-                          "labelled", "scoring"}
+                          "labelled", "scoring", "aid"}
     if unknown:
         ap.error("unknown section(s): %s" % ", ".join(sorted(unknown)))
 
@@ -832,6 +882,11 @@ def main():
     if "scoring" in sections:
         score_speed.run(args.train_rows, 2 if args.quick else 3, out,
                         os.path.join(cwd, args.score_ref) if args.score_ref else None)
+    if "aid" in sections:
+        out.append("## AID against SMO as the rows grow\n")
+        out.extend(aid_vs_smo.measure("5000,10000,20000" if args.quick else "5000,10000,20000,40000",
+                                      "clustered,shuttle", 1.0, 1, 0 if args.quick else 20000))
+        out.append("")
     if sections & {"defaults", "labeling", "tuned", "grid", "exact"}:
         for ds in loaded:
             psql("DROP TABLE IF EXISTS %s;" % ds["table"], check=False)

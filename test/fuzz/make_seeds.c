@@ -240,6 +240,9 @@ main(int argc, char **argv)
 			   "{\"budget\": 12, \"max_iter\": 2000, \"label_radius\": 0.3}");
 	model_seed(dir, "smoext2d.bin", 60, 2, 3,
 			   "{\"solver\": \"smo\", \"aid_gap\": 0.001, \"label_sample\": 7}");
+	/* format version 5 with aid's report (section 2), and with both sections */
+	model_seed(dir, "aid2d.bin", 60, 2, 3, "{\"solver\": \"aid\"}");
+	model_seed(dir, "aidext2d.bin", 60, 2, 3, "{\"solver\": \"aid\", \"aid_gap\": 1e-9}");
 	state_seed(dir, "empty2d.bin", 0, 2, "{}");
 	state_seed(dir, "one1d.bin", 1, 1, "{\"budget\": 3}");
 	state_seed(dir, "filling2d.bin", 20, 2, "{\"budget\": 10, \"max_iter\": 500}");

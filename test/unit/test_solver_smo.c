@@ -72,12 +72,13 @@ test_options(void)
 	/* the errors */
 	CHECK(parse("{\"solver\": \"libsvm\"}", &o, &err) == SVC_ERR_INVALID_PARAMETER &&
 		  strcmp(err.message, "invalid value for svclust option \"solver\"") == 0 &&
-		  strcmp(err.detail, "\"solver\" must be one of \"bsgd\", \"smo\".") == 0,
+		  strcmp(err.detail, "\"solver\" must be one of \"bsgd\", \"smo\", \"aid\".") == 0,
 		  "an unknown solver lists the valid ones: %s / %s", err.message, err.detail);
 	CHECK(parse("{\"solver\": 2}", &o, &err) == SVC_ERR_INVALID_PARAMETER,
 		  "a number is not a solver");
-	CHECK(parse("{\"solver\": \"aid\"}", &o, &err) == SVC_ERR_INVALID_PARAMETER,
-		  "a solver no build trains is refused");
+	CHECK(parse("{\"solver\": \"aid\"}", &o, &err) == SVC_OK && o.solver == SVC_SOLVER_AID &&
+		  o.tol == SVC_SMO_DEFAULT_TOL && o.max_iter == 0,
+		  "aid is a solver, with smo's tol and automatic cap");
 	CHECK(parse("{\"cache_mb\": -1}", &o, &err) == SVC_ERR_INVALID_PARAMETER &&
 		  strcmp(err.detail, "\"cache_mb\" must be an integer between 0 and 1048576.") == 0,
 		  "cache_mb -1: %s", err.detail);
@@ -117,8 +118,11 @@ test_options(void)
 		CHECK(svc_options_decode(wire, &b, &err) == SVC_ERR_INVALID_PARAMETER &&
 			  strstr(err.detail, "\"solver\"") != NULL, "solver byte 1 is refused: %s", err.detail);
 		wire[120] = 3;
+		CHECK(svc_options_decode(wire, &b, &err) == SVC_OK && b.solver == SVC_SOLVER_AID,
+			  "solver byte 3 is aid");
+		wire[120] = 4;
 		CHECK(svc_options_decode(wire, &b, &err) == SVC_ERR_INVALID_PARAMETER,
-			  "solver byte 3 is refused");
+			  "solver byte 4 is refused");
 		wire[120] = 2;
 		wire[121] = 1;
 		CHECK(svc_options_decode(wire, &b, &err) == SVC_ERR_INVALID_PARAMETER,
