@@ -1,2 +1,29 @@
 -- svclust 0.3.0 to 0.4.0
 \echo Use "ALTER EXTENSION svclust UPDATE TO '0.4.0'" to load this file. \quit
+
+-- window: clustering as a window function, an SVG picture of a model, and
+-- realistic costs for the per-row scoring functions
+
+-- svc_cluster(features [, options]) OVER (PARTITION BY ...): one model per
+-- partition, trained as svc_train trains on the partition's rows in their
+-- order, and each row's cluster as svc_predict gives it.  IMMUTABLE as
+-- row_number() is: the result depends on the partition's rows, their order
+-- and the options only (identical calls in one query then train once).
+CREATE FUNCTION svc_cluster(features float8[]) RETURNS integer
+    AS 'MODULE_PATHNAME', 'svc_cluster' LANGUAGE C WINDOW IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION svc_cluster(features float8[], options jsonb) RETURNS integer
+    AS 'MODULE_PATHNAME', 'svc_cluster' LANGUAGE C WINDOW IMMUTABLE PARALLEL SAFE;
+
+-- The same with f and the outlier flag beside the cluster, as svc_assign
+-- returns them: (svc_cluster_row(...) OVER w).decision
+CREATE TYPE svc_cluster_result AS (cluster integer, decision float8, outlier boolean);
+CREATE FUNCTION svc_cluster_row(features float8[]) RETURNS svc_cluster_result
+    AS 'MODULE_PATHNAME', 'svc_cluster_row' LANGUAGE C WINDOW IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION svc_cluster_row(features float8[], options jsonb) RETURNS svc_cluster_result
+    AS 'MODULE_PATHNAME', 'svc_cluster_row' LANGUAGE C WINDOW IMMUTABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION svc_cluster(float8[]) IS 'window function: trains a model on the partition''s rows with the default options and returns each row''s cluster';
+COMMENT ON FUNCTION svc_cluster(float8[], jsonb) IS 'window function: trains a model on the partition''s rows with the given options and returns each row''s cluster';
+COMMENT ON TYPE svc_cluster_result IS 'a row''s cluster, decision value and outlier flag, as svc_cluster_row returns them';
+COMMENT ON FUNCTION svc_cluster_row(float8[]) IS 'window function: svc_cluster with the decision value and outlier flag, default options';
+COMMENT ON FUNCTION svc_cluster_row(float8[], jsonb) IS 'window function: svc_cluster with the decision value and outlier flag, given options';

@@ -239,6 +239,9 @@ fit_scaled(const SvcEnv *env, double *rows, int64_t n, SvcModel *m, SvcError *er
 			return st;
 	}
 	m->epsilon = m->opt.epsilon;
+	if (env->progress != NULL)
+		env->progress(env->ctx, SVC_PROGRESS_LABEL, 0,
+					  n < SVC_LABEL_ROWS ? n : SVC_LABEL_ROWS);
 	if (n <= SVC_LABEL_ROWS)
 		return svc_label_train(env, m, rows, n, NULL, err);
 	else
