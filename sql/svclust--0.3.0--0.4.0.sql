@@ -28,6 +28,13 @@ COMMENT ON TYPE svc_cluster_result IS 'a row''s cluster, decision value and outl
 COMMENT ON FUNCTION svc_cluster_row(float8[]) IS 'window function: svc_cluster with the decision value and outlier flag, default options';
 COMMENT ON FUNCTION svc_cluster_row(float8[], jsonb) IS 'window function: svc_cluster with the decision value and outlier flag, given options';
 
+-- An SVG picture of a model over two of its dimensions, with the rows of a
+-- query ((features) or (id, features)) coloured by cluster.  VOLATILE
+-- PARALLEL UNSAFE as svc_assign: it runs a query of yours.
+CREATE FUNCTION svc_plot_svg(model bytea, query text, options jsonb DEFAULT NULL) RETURNS text
+    AS 'MODULE_PATHNAME', 'svc_plot_svg_sql' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION svc_plot_svg(bytea, text, jsonb) IS 'an SVG picture of a model (boundary, levels of f, support vectors, equilibria) and the rows of a query coloured by cluster';
+
 -- Costs, in cpu_operator_cost units (one simple operator such as float8
 -- addition is 1): measured on 1,000,000 rows of 2 features with the default
 -- model (budget 300), svc_decision took 1.2 us a row and svc_predict 115 us,
