@@ -30,6 +30,7 @@ PG_FUNCTION_INFO_V1(svc_state_out);
 PG_FUNCTION_INFO_V1(svc_state_recv);
 PG_FUNCTION_INFO_V1(svc_state_send);
 PG_FUNCTION_INFO_V1(svc_train_transfn);
+PG_FUNCTION_INFO_V1(svc_train_labelled_transfn);
 PG_FUNCTION_INFO_V1(svc_train_combinefn);
 PG_FUNCTION_INFO_V1(svc_train_finalfn);
 
@@ -56,7 +57,7 @@ typedef struct OptionsEntry
 {
 	OptionsKey	key;			/* first, as dynahash requires */
 	SvcOptions	opt;
-	uint8_t		wire[SVC_OPTIONS_WIRE_SIZE];
+	uint8_t		wire[SVC_OPTIONS_WIRE_FULL];
 } OptionsEntry;
 
 typedef struct OptionsCache
@@ -87,27 +88,34 @@ check_state(const bytea *s)
 		svc_report(&err);
 }
 
-/* The bytes of a state of that capacity; an error past what a value holds. */
+/* The bytes of a state of those capacities; an error past what a value holds. */
 static size_t
-checked_state_size(int32 dims, int64 capacity)
+checked_state_size(int32 dims, int64 capacity, int64 lab_capacity)
 {
-	size_t		len = svc_state_size(dims, capacity);
+	size_t		len = svc_state_size_labelled(dims, capacity, lab_capacity);
 
-	if (len == 0 || len > MaxAllocSize - VARHDRSZ)
+	if ((len == 0 || len > MaxAllocSize - VARHDRSZ) && lab_capacity == 0)
 		ereport(ERROR,
 				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				errmsg("svc_train sample would need more than 1 GB"),
 				errdetail("%lld rows of %d features do not fit in one aggregate state.",
 						  (long long) capacity, dims),
 				errhint("Lower the \"sample\" option."));
+	if (len == 0 || len > MaxAllocSize - VARHDRSZ)
+		ereport(ERROR,
+				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				errmsg("svc_train sample would need more than 1 GB"),
+				errdetail("%lld rows and %lld labelled rows of %d features do not fit in one aggregate state.",
+						  (long long) capacity, (long long) lab_capacity, dims),
+				errhint("Lower the \"sample\" or \"label_sample\" option."));
 	return len;
 }
 
-/* Allocate a state of the given capacity in CurrentMemoryContext. */
+/* Allocate a state of the given capacities in CurrentMemoryContext. */
 static bytea *
-new_state(int32 dims, int64 capacity)
+new_state(int32 dims, int64 capacity, int64 lab_capacity)
 {
-	size_t		len = checked_state_size(dims, capacity);
+	size_t		len = checked_state_size(dims, capacity, lab_capacity);
 	bytea	   *s;
 
 	/* zeroed: the rows past the kept ones are part of the value's bytes */
@@ -170,7 +178,7 @@ options_key_match(const void *key1, const void *key2, Size keysize)
  * of its jsonb value, parsed the first time the value is seen.
  */
 static const OptionsEntry *
-get_options(FunctionCallInfo fcinfo)
+get_options(FunctionCallInfo fcinfo, int argno)
 {
 	OptionsCache *cache = (OptionsCache *) fcinfo->flinfo->fn_extra;
 	OptionsKey	key;
@@ -182,13 +190,13 @@ get_options(FunctionCallInfo fcinfo)
 	{
 		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(OptionsCache));
 		svc_options_default(&cache->defaults.opt);
-		svc_options_encode(&cache->defaults.opt, cache->defaults.wire);
+		svc_options_encode_full(&cache->defaults.opt, cache->defaults.wire);
 		fcinfo->flinfo->fn_extra = cache;
 	}
-	if (PG_NARGS() <= 2 || PG_ARGISNULL(2))
+	if (PG_NARGS() <= argno || PG_ARGISNULL(argno))
 		return &cache->defaults;
 
-	key.bytes = (const char *) PG_GETARG_POINTER(2);
+	key.bytes = (const char *) PG_GETARG_POINTER(argno);
 	key.len = VARSIZE_ANY(key.bytes);
 	if (cache->last != NULL && options_key_match(&cache->last->key, &key, 0) == 0)
 		return cache->last;
@@ -204,7 +212,7 @@ get_options(FunctionCallInfo fcinfo)
 
 	/* a new value: parsed before it has an entry, so an error leaves none */
 	svc_options_default(&opt);
-	svc_parse_options(DatumGetJsonbP(PG_GETARG_DATUM(2)), false, &opt);
+	svc_parse_options(DatumGetJsonbP(PG_GETARG_DATUM(argno)), false, &opt);
 
 	if (cache->table != NULL && hash_get_num_entries(cache->table) >= OPTIONS_CACHE_MAX)
 	{
@@ -234,46 +242,44 @@ get_options(FunctionCallInfo fcinfo)
 	entry = (OptionsEntry *) hash_search(cache->table, &key, HASH_ENTER, &found);
 	Assert(!found);
 	entry->opt = opt;
-	svc_options_encode(&entry->opt, entry->wire);
+	svc_options_encode_full(&entry->opt, entry->wire);
 	cache->last = entry;
 	return entry;
 }
 
-Datum
-svc_train_transfn(PG_FUNCTION_ARGS)
+/*
+ * Add one row to the group's state (NULL: the first row): label 0 for an
+ * unlabelled row, 1 or -1 for a labelled one.  The options are those of
+ * argument optarg.
+ */
+static bytea *
+add_row(FunctionCallInfo fcinfo, bytea *state, int featarg, int optarg, int label)
 {
-	MemoryContext aggctx;
-	bytea	   *state = PG_ARGISNULL(0) ? NULL : (bytea *) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
 	ArrayType  *arr;
 	const double *values;
 	int			dims;
 	const OptionsEntry *opts;
+	bool		added;
 
-	if (!AggCheckCallContext(fcinfo, &aggctx))
-		elog(ERROR, "svc_train_transfn called in non-aggregate context");
-
-	/* a NULL feature array is skipped, like avg() skips NULL */
-	if (PG_ARGISNULL(1))
-	{
-		if (state == NULL)
-			PG_RETURN_NULL();
-		PG_RETURN_POINTER(state);
-	}
-	opts = get_options(fcinfo);
-	arr = PG_GETARG_ARRAYTYPE_P(1);
+	opts = get_options(fcinfo, optarg);
+	arr = PG_GETARG_ARRAYTYPE_P(featarg);
 	values = svc_check_features(arr, 0, &dims, "features");
 	svc_check_train_row(&opts->opt, values, dims);
 
 	if (state == NULL)
 	{
+		int64		first = Min(16, opts->opt.sample);
+
 		/*
 		 * Fail now, not after a long scan, if the full sample cannot fit.
 		 * The state is built in the per-row context: the executor copies a
-		 * new state value into the aggregate context itself.
+		 * new state value into the aggregate context itself.  The labelled
+		 * area is made when the first labelled row comes.
 		 */
-		(void) checked_state_size(dims, opts->opt.sample);
-		state = new_state(dims, Min(16, opts->opt.sample));
-		svc_state_init(STATE_DATA(state), dims, Min(16, opts->opt.sample), &opts->opt);
+		(void) checked_state_size(dims, opts->opt.sample,
+								  PG_NARGS() > 3 ? opts->opt.label_sample : 0);
+		state = new_state(dims, first, 0);
+		svc_state_init(STATE_DATA(state), dims, first, &opts->opt);
 		/*
 		 * The workers of one parallel scan draw from streams of their own,
 		 * so that their samples are independent; a serial scan keeps
@@ -295,19 +301,84 @@ svc_train_transfn(PG_FUNCTION_ARGS)
 					errmsg("svc_train options must be the same for every row of a group"));
 	}
 
-	if (!svc_state_add(STATE_DATA(state), values))
+	added = label == 0 ? svc_state_add(STATE_DATA(state), values) :
+		svc_state_add_labelled(STATE_DATA(state), values, label);
+	if (!added)
 	{
-		int64		capacity = svc_state_next_capacity(STATE_DATA(state));
-		bytea	   *grown = new_state(dims, capacity);
+		const uint8_t *old = STATE_DATA(state);
+		int64		capacity = svc_state_capacity(old);
+		int64		lab_capacity = svc_state_lab_capacity(old);
+		bytea	   *grown;
 
-		svc_state_copy(STATE_DATA(state), STATE_DATA(grown), capacity);
+		if (label == 0)
+			capacity = svc_state_next_capacity(old);
+		else
+			lab_capacity = svc_state_next_lab_capacity(old);
+		grown = new_state(dims, capacity, lab_capacity);
+		svc_state_copy_labelled(old, STATE_DATA(grown), capacity, lab_capacity);
 		state = grown;
-		if (!svc_state_add(STATE_DATA(state), values))
+		added = label == 0 ? svc_state_add(STATE_DATA(state), values) :
+			svc_state_add_labelled(STATE_DATA(state), values, label);
+		if (!added)
 			elog(ERROR, "svclust state did not grow. Please report a bug.");
 	}
 	if (svc_progress_on)
 		svc_progress_tick("svc_train", "rows scanned", svc_state_seen(STATE_DATA(state)));
-	PG_RETURN_POINTER(state);
+	return state;
+}
+
+Datum
+svc_train_transfn(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggctx;
+	bytea	   *state = PG_ARGISNULL(0) ? NULL : (bytea *) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
+
+	if (!AggCheckCallContext(fcinfo, &aggctx))
+		elog(ERROR, "svc_train_transfn called in non-aggregate context");
+
+	/* a NULL feature array is skipped, like avg() skips NULL */
+	if (PG_ARGISNULL(1))
+	{
+		if (state == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_POINTER(state);
+	}
+	PG_RETURN_POINTER(add_row(fcinfo, state, 1, 2, 0));
+}
+
+/*
+ * svc_train(features, label, options): label 1 (normal), -1 (anomaly) or
+ * NULL (unknown, an ordinary row).  Labelled rows are kept apart from the
+ * sample (state.h) and steer the bounds of the rows near them.
+ */
+Datum
+svc_train_labelled_transfn(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggctx;
+	bytea	   *state = PG_ARGISNULL(0) ? NULL : (bytea *) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
+	int			label = 0;
+
+	if (!AggCheckCallContext(fcinfo, &aggctx))
+		elog(ERROR, "svc_train_labelled_transfn called in non-aggregate context");
+	if (PG_ARGISNULL(1))
+	{
+		if (state == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_POINTER(state);
+	}
+	if (!PG_ARGISNULL(2))
+	{
+		int32		given = PG_GETARG_INT32(2);
+
+		if (given != 1 && given != -1)
+			ereport(ERROR,
+					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					errmsg("svc_train label must be 1, -1 or NULL"),
+					errdetail("The label is %d.", given),
+					errhint("Pass 1 for a row known to be normal, -1 for a known anomaly, NULL for an unknown row."));
+		label = given;
+	}
+	PG_RETURN_POINTER(add_row(fcinfo, state, 1, 3, label));
 }
 
 Datum
@@ -316,7 +387,8 @@ svc_train_combinefn(PG_FUNCTION_ARGS)
 	MemoryContext aggctx;
 	bytea	   *a;
 	bytea	   *b;
-	int64		need;
+	int64		need,
+				need_lab;
 	SvcError	err;
 
 	if (!AggCheckCallContext(fcinfo, &aggctx))
@@ -331,20 +403,23 @@ svc_train_combinefn(PG_FUNCTION_ARGS)
 	check_state(b);
 	if (PG_ARGISNULL(0))
 	{
-		bytea	   *copy = new_state(svc_state_dims(STATE_DATA(b)),
-									 svc_state_capacity(STATE_DATA(b)));
+		bytea	   *copy = (bytea *) palloc(VARSIZE(b));
 
-		memcpy(VARDATA(copy), VARDATA(b), STATE_LEN(b));
+		memcpy(copy, b, VARSIZE(b));
 		PG_RETURN_POINTER(copy);
 	}
 	a = (bytea *) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
 	svc_check_dims(svc_state_dims(STATE_DATA(a)), svc_state_dims(STATE_DATA(b)));
 	need = svc_state_merged_kept(STATE_DATA(a), STATE_DATA(b));
-	if (need > svc_state_capacity(STATE_DATA(a)))
+	need_lab = svc_state_merged_lab_kept(STATE_DATA(a), STATE_DATA(b));
+	if (need > svc_state_capacity(STATE_DATA(a)) ||
+		need_lab > svc_state_lab_capacity(STATE_DATA(a)))
 	{
-		bytea	   *grown = new_state(svc_state_dims(STATE_DATA(a)), need);
+		int64		cap = Max(need, svc_state_capacity(STATE_DATA(a)));
+		int64		lab_cap = Max(need_lab, svc_state_lab_capacity(STATE_DATA(a)));
+		bytea	   *grown = new_state(svc_state_dims(STATE_DATA(a)), cap, lab_cap);
 
-		svc_state_copy(STATE_DATA(a), STATE_DATA(grown), need);
+		svc_state_copy_labelled(STATE_DATA(a), STATE_DATA(grown), cap, lab_cap);
 		a = grown;
 	}
 	if (svc_state_merge(STATE_DATA(a), STATE_DATA(b), &err) != SVC_OK)
@@ -367,7 +442,8 @@ svc_train_finalfn(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	state = (bytea *) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
-	if (svc_state_seen(STATE_DATA(state)) == 0)
+	if (svc_state_seen(STATE_DATA(state)) == 0 && svc_state_lab_seen(STATE_DATA(state), 1) == 0 &&
+		svc_state_lab_seen(STATE_DATA(state), -1) == 0)
 		PG_RETURN_NULL();
 
 	/* training allocates a lot of scratch: give it a context of its own */

@@ -46,7 +46,7 @@ row_options(Datum d, bool isnull, SvcOptions *opt, uint8_t *wire)
 	svc_options_default(opt);
 	if (!isnull)
 		svc_parse_options(DatumGetJsonbP(d), false, opt);
-	svc_options_encode(opt, wire);
+	svc_options_encode_full(opt, wire);
 }
 
 /*
@@ -61,7 +61,7 @@ partition_state(WindowObject winobj, FunctionCallInfo fcinfo, MemoryContext rowc
 	MemoryContext outer = CurrentMemoryContext;
 	uint8_t    *state = NULL;
 	SvcOptions	opt;
-	uint8_t		wire[SVC_OPTIONS_WIRE_SIZE];
+	uint8_t		wire[SVC_OPTIONS_WIRE_FULL];
 	bytea	   *first_options = NULL;	/* the first row's jsonb, as passed */
 	bool		first_null = false;
 	int32		dims = 0;
@@ -119,7 +119,7 @@ partition_state(WindowObject winobj, FunctionCallInfo fcinfo, MemoryContext rowc
 										VARSIZE_ANY(first_options)) != 0)))
 			{
 				SvcOptions	other;
-				uint8_t		other_wire[SVC_OPTIONS_WIRE_SIZE];
+				uint8_t		other_wire[SVC_OPTIONS_WIRE_FULL];
 
 				row_options(od, onull, &other, other_wire);
 				if (memcmp(wire, other_wire, sizeof(wire)) != 0)

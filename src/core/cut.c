@@ -485,15 +485,15 @@ SvcStatus
 svc_model_recut(const SvcEnv *env, SvcModel *m, const SvcOptions *wanted,
 				SvcError *err)
 {
-	uint8_t		current_wire[SVC_OPTIONS_WIRE_SIZE];
-	uint8_t		wanted_wire[SVC_OPTIONS_WIRE_SIZE];
+	uint8_t		current_wire[SVC_OPTIONS_WIRE_FULL];
+	uint8_t		wanted_wire[SVC_OPTIONS_WIRE_FULL];
 	SvcOptions	before = m->opt;
 	SvcStatus	st;
 
 	/* compared as the model stores them, so equal means the same cut */
-	svc_options_encode(&m->opt, current_wire);
-	svc_options_encode(wanted, wanted_wire);
-	if (memcmp(current_wire, wanted_wire, SVC_OPTIONS_WIRE_SIZE) == 0)
+	svc_options_encode_full(&m->opt, current_wire);
+	svc_options_encode_full(wanted, wanted_wire);
+	if (memcmp(current_wire, wanted_wire, SVC_OPTIONS_WIRE_FULL) == 0)
 		return SVC_OK;
 	m->opt = *wanted;
 	st = svc_cut_apply(env, m, err);

@@ -6,6 +6,7 @@
 #include "label.h"
 #include "state.h"
 #include "solver.h"
+#include "supervision.h"
 #include "train.h"
 #include "kernel.h"
 #include "kdtree.h"
@@ -171,13 +172,83 @@ done:
 	return st;
 }
 
-/* Scale, train and label; rows are scaled in place. */
+/*
+ * The weights of labelled rows (supervision.h), their range in the model,
+ * and NULL in *weight when no row is labelled.
+ */
 static SvcStatus
-fit_scaled(const SvcEnv *env, double *rows, int64_t n, SvcModel *m, SvcError *err)
+supervise(const SvcEnv *env, const SvcSolverOps *solver, const double *rows,
+		  const int8_t *label, int64_t n, double gamma, SvcModel *m, double **weight,
+		  SvcError *err)
+{
+	double		c;
+	SvcStatus	st;
+
+	*weight = NULL;
+	if (label == NULL || (m->lab_normal == 0 && m->lab_anomaly == 0))
+		return SVC_OK;
+	if (!solver->takes_weights)
+	{
+		svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+				 "the solver \"%s\" does not take labelled rows", solver->name);
+		svc_error_hint(err, "Use the solver \"smo\" or \"bsgd\", or pass NULL labels.");
+		return SVC_ERR_INVALID_PARAMETER;
+	}
+	/* the sphere's C = 1 / (nu n), as smo bounds the rows */
+	c = m->opt.nu * (double) n > 1.0 ? 1.0 / (m->opt.nu * (double) n) : 1.0;
+	*weight = svc_alloc(env, sizeof(double) * (size_t) n, err);
+	if (*weight == NULL)
+		return SVC_ERR_NOMEM;
+	st = svc_supervision_weights(env, rows, label, n, m->dims, gamma, c,
+								 m->opt.label_radius, m->opt.label_curve, *weight, err);
+	if (st != SVC_OK)
+	{
+		svc_free(env, *weight);
+		*weight = NULL;
+		return st;
+	}
+	m->lab_weight_min = HUGE_VAL;
+	m->lab_weight_max = -HUGE_VAL;
+	for (int64_t i = 0; i < n; i++)
+	{
+		m->lab_weight_min = fmin(m->lab_weight_min, (*weight)[i]);
+		m->lab_weight_max = fmax(m->lab_weight_max, (*weight)[i]);
+	}
+	return SVC_OK;
+}
+
+/* Labelled rows that end on the wrong side of the domain: counted, not hidden. */
+static void
+count_wrong_side(SvcModel *m, const double *rows, const int8_t *label, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+	{
+		double		f;
+
+		if (label[i] == 0)
+			continue;
+		f = svc_model_decision_scaled(m, rows + (size_t) i * m->dims);
+		if (label[i] > 0 && f < 0)
+			m->lab_wrong_normal++;
+		else if (label[i] < 0 && f >= 0)
+			m->lab_wrong_anomaly++;
+	}
+}
+
+/*
+ * Scale, train and label; rows are scaled in place.  label is NULL or a
+ * label per row (1, -1, or 0 for unknown; m->lab_normal and lab_anomaly
+ * count them).
+ */
+static SvcStatus
+fit_scaled(const SvcEnv *env, double *rows, const int8_t *label, int64_t n, SvcModel *m,
+		   SvcError *err)
 {
 	const SvcSolverOps *solver;
 	SvcStatus	st;
 	double		gamma = m->opt.gamma;
+	double	   *weight;
+	bool		supervised;
 
 	/* before the solver's work: the graph labels every row or refuses */
 	if (m->opt.labeling == SVC_LABELING_COMPLETE_GRAPH)
@@ -214,7 +285,12 @@ fit_scaled(const SvcEnv *env, double *rows, int64_t n, SvcModel *m, SvcError *er
 	if (solver == NULL)
 		return svc_fail(err, SVC_ERR_INTERNAL, "solver %d is not available", (int) m->solver);
 	m->boundary = solver->boundary;
-	st = solver->fit(env, rows, n, m->dims, &m->opt, gamma, m, err);
+	st = supervise(env, solver, rows, label, n, gamma, m, &weight, err);
+	if (st != SVC_OK)
+		return st;
+	supervised = weight != NULL;
+	st = solver->fit(env, rows, n, m->dims, &m->opt, gamma, weight, m, err);
+	svc_free(env, weight);
 	if (st != SVC_OK)
 		return st;
 	if (m->opt.bandwidth_k > 0)
@@ -238,6 +314,8 @@ fit_scaled(const SvcEnv *env, double *rows, int64_t n, SvcModel *m, SvcError *er
 		if (st != SVC_OK)
 			return st;
 	}
+	if (supervised)
+		count_wrong_side(m, rows, label, n);
 	m->epsilon = m->opt.epsilon;
 	if (env->progress != NULL)
 		env->progress(env->ctx, SVC_PROGRESS_LABEL, 0,
@@ -296,42 +374,87 @@ svc_fit_state(const SvcEnv *env, const uint8_t *state, SvcModel *m, SvcError *er
 {
 	int32_t		dims = svc_state_dims(state);
 	int64_t		kept = svc_state_kept(state);
+	int64_t		lab_kept = svc_state_lab_kept(state);
+	int64_t		n = kept + lab_kept;
 	SvcOptions	opt;
 	double	   *rows,
+			   *lab = NULL,
 			   *stats;
-	size_t		nvals;
+	int8_t	   *label = NULL;
+	size_t		nvals,
+				lab_vals = 0;
 	SvcStatus	st;
 
 	svc_state_options(state, &opt);
 	st = model_start(env, m, dims, &opt, err);
 	if (st != SVC_OK)
 		return st;
-	if (kept < 1)
+	if (n < 1)
 		return svc_fail(err, SVC_ERR_INTERNAL, "no rows to train on");
-	/* twice the rows: extraction sorts with the second half as scratch */
-	if (!svc_size_mul((size_t) kept * 2, (size_t) dims, &nvals))
+	/*
+	 * Twice the rows: extraction sorts with the second half as scratch.
+	 * The labelled rows follow the others, and take their place after it.
+	 */
+	if (!svc_size_mul((size_t) n * 2, (size_t) dims, &nvals) ||
+		!svc_size_mul((size_t) lab_kept * 2, (size_t) dims + 1, &lab_vals))
 		return svc_fail(err, SVC_ERR_LIMIT, "training sample is too large");
 	rows = svc_alloc(env, sizeof(double) * nvals, err);
 	stats = svc_alloc(env, sizeof(double) * 4 * (size_t) dims, err);
-	if (!rows || !stats)
+	if (lab_kept > 0)
+	{
+		lab = svc_alloc(env, sizeof(double) * lab_vals, err);
+		label = svc_alloc(env, (size_t) n, err);
+	}
+	if (!rows || !stats || (lab_kept > 0 && (!lab || !label)))
 	{
 		svc_free(env, rows);
 		svc_free(env, stats);
+		svc_free(env, lab);
+		svc_free(env, label);
 		return SVC_ERR_NOMEM;
 	}
-	svc_state_extract(state, rows, stats, stats + dims, stats + 2 * dims, stats + 3 * dims);
+	svc_state_extract_labelled(state, rows, lab, stats, stats + dims, stats + 2 * dims,
+							   stats + 3 * dims);
 	set_scaling(m, stats, stats + dims, stats + 2 * dims, stats + 3 * dims);
-	m->rows_seen = svc_state_seen(state);
-	m->rows_used = kept;
-	st = fit_scaled(env, rows, kept, m, err);
+	m->rows_seen = svc_state_seen(state) + svc_state_lab_seen(state, 1) +
+		svc_state_lab_seen(state, -1);
+	m->rows_used = n;
+	if (lab_kept > 0)
+	{
+		memset(label, 0, (size_t) kept);
+		for (int64_t i = 0; i < lab_kept; i++)
+		{
+			const double *src = lab + (size_t) i * ((size_t) dims + 1);
+
+			memcpy(rows + (size_t) (kept + i) * dims, src, sizeof(double) * (size_t) dims);
+			label[kept + i] = src[dims] > 0 ? 1 : -1;
+			if (src[dims] > 0)
+				m->lab_normal++;
+			else
+				m->lab_anomaly++;
+		}
+		m->lab_seen_normal = svc_state_lab_seen(state, 1);
+		m->lab_seen_anomaly = svc_state_lab_seen(state, -1);
+	}
+	st = fit_scaled(env, rows, label, n, m, err);
 	svc_free(env, rows);
 	svc_free(env, stats);
+	svc_free(env, lab);
+	svc_free(env, label);
 	return st;
 }
 
 SvcStatus
 svc_fit_rows(const SvcEnv *env, const double *rows, int64_t n, int32_t dims,
 			 const SvcOptions *opt, SvcModel *m, SvcError *err)
+{
+	return svc_fit_rows_labelled(env, rows, NULL, n, dims, opt, m, err);
+}
+
+SvcStatus
+svc_fit_rows_labelled(const SvcEnv *env, const double *rows, const int8_t *label,
+					  int64_t n, int32_t dims, const SvcOptions *opt, SvcModel *m,
+					  SvcError *err)
 {
 	double	   *copy,
 			   *stats;
@@ -388,7 +511,14 @@ svc_fit_rows(const SvcEnv *env, const double *rows, int64_t n, int32_t dims,
 	set_scaling(m, stats, stats + dims, stats + 2 * dims, stats + 3 * dims);
 	m->rows_seen = n;
 	m->rows_used = n;
-	st = fit_scaled(env, copy, n, m, err);
+	for (int64_t i = 0; label != NULL && i < n; i++)
+	{
+		m->lab_normal += label[i] > 0;
+		m->lab_anomaly += label[i] < 0;
+	}
+	m->lab_seen_normal = m->lab_normal;
+	m->lab_seen_anomaly = m->lab_anomaly;
+	st = fit_scaled(env, copy, label, n, m, err);
 	svc_free(env, copy);
 	svc_free(env, stats);
 	return st;

@@ -26,4 +26,12 @@ SvcStatus	svc_fit_rows(const SvcEnv *env, const double *rows, int64_t n,
 						 int32_t dims, const SvcOptions *opt, SvcModel *m,
 						 SvcError *err);
 
+/*
+ * The same with a label per row: 1 (normal), -1 (anomaly) or 0 (unknown);
+ * label may be NULL (no labelled row).  See supervision.h.
+ */
+SvcStatus	svc_fit_rows_labelled(const SvcEnv *env, const double *rows,
+								  const int8_t *label, int64_t n, int32_t dims,
+								  const SvcOptions *opt, SvcModel *m, SvcError *err);
+
 #endif							/* SVC_FIT_H */

@@ -29,6 +29,12 @@
  * bsgd models keep their version 2 or 3 bytes.
  */
 #define SVC_MODEL_FORMAT_SOLVER_STATS 4
+/*
+ * Version 5 adds tagged sections (model_codec.c) and is written only for
+ * a model that has one: extended options other than their defaults, and
+ * the reports and certificates of later features.
+ */
+#define SVC_MODEL_FORMAT_SECTIONS 5
 
 typedef enum SvcBoundary
 {
@@ -85,6 +91,19 @@ typedef struct SvcModel
 	double		gap;			/* final KKT violation, in tol's scale */
 	int64_t		cache_hits;		/* kernel columns found in the cache */
 	int64_t		cache_misses;	/* ... and computed */
+
+	/*
+	 * Labelled rows (the three-argument aggregate, supervision.h; all 0
+	 * without them).  Stored in section 3 of format 5.
+	 */
+	int64_t		lab_normal;		/* labelled normal rows trained on */
+	int64_t		lab_anomaly;	/* labelled anomalies trained on */
+	int64_t		lab_seen_normal;	/* ... seen by the aggregate */
+	int64_t		lab_seen_anomaly;
+	int64_t		lab_wrong_normal;	/* trained-on normals with f < 0 */
+	int64_t		lab_wrong_anomaly;	/* trained-on anomalies with f >= 0 */
+	double		lab_weight_min; /* range of C_i / C over the training rows */
+	double		lab_weight_max;
 } SvcModel;
 
 /* Allocate the arrays of a model of the given sizes (zeroed). */

@@ -6,14 +6,22 @@
  *   options (SVC_OPTIONS_WIRE_SIZE bytes)
  *   f64 gamma epsilon offset; u64 rows_seen rows_used iterations
  *   u32 converged u32 n_sv u32 n_eq u32 n_clusters u32 n_edges u32 0
- *   f64 objective gap; u64 cache_hits cache_misses   (version 4 only)
+ *   f64 objective gap; u64 cache_hits cache_misses   (versions 4 and 5)
  *   f64 shift[dims] mul[dims]
  *   f64 sv[n_sv*dims] alpha[n_sv]
  *   f64 sv_gamma[n_sv]       (version 3, and version 4 with bandwidth_k > 0)
  *   f64 eq[n_eq*dims]; u32 eq_cluster[n_eq]; f64 eq_f[n_eq]; u64 eq_rows[n_eq]
  *   u64 cluster_size[n_clusters]
  *   u32 edge_a[n_edges] edge_b[n_edges]; f64 edge_f[n_edges]
+ *   sections (version 5 only): u16 tag u16 0 u32 length, length bytes
  *   u32 crc32c of everything before it
+ *
+ * Version 5 is written only for a model that has a section (model.h), so
+ * every other model keeps the bytes of version 2, 3 or 4.  Its solver
+ * report block is there for every solver (zero for bsgd).  A section is a
+ * row of the table below; the tags of a model are strictly increasing,
+ * each at most once, and a tag this build does not know is refused, never
+ * skipped: a section may change what the model's f or clusters mean.
  */
 #include "model_codec.h"
 #include "bytes.h"
@@ -49,13 +57,214 @@ encoded_size(uint64_t dims, uint64_t n_sv, bool widths, bool stats, uint64_t n_e
 	return (size_t) total;
 }
 
+/* ---------------------------------------------------------------------
+ * Sections of format 5.  A section's decode reads exactly len bytes from r
+ * (the codec checks that it did) after every array of the model has been
+ * read and checked, so it may refer to them (n_eq, dims, ...).
+ */
+#define SECTION_HEADER_SIZE 8
+
+typedef struct ModelSection
+{
+	uint16_t	tag;
+	bool		(*present) (const SvcModel *m);
+	size_t		(*size) (const SvcModel *m);	/* payload bytes */
+	void		(*encode) (const SvcModel *m, SvcWriter *w);
+	SvcStatus	(*decode) (const SvcEnv *env, SvcReader *r, size_t len, SvcModel *m,
+						   SvcError *err);
+} ModelSection;
+
+/* Tag 1: the extended options, when one of them is not its default. */
+static bool
+ext_options_present(const SvcModel *m)
+{
+	return !svc_options_ext_default(&m->opt);
+}
+
+static size_t
+ext_options_size(const SvcModel *m)
+{
+	(void) m;
+	return SVC_OPTIONS_EXT_SIZE;
+}
+
+static void
+ext_options_encode(const SvcModel *m, SvcWriter *w)
+{
+	uint8_t		buf[SVC_OPTIONS_EXT_SIZE];
+
+	svc_options_encode_ext(&m->opt, buf);
+	svc_put_raw(w, buf, sizeof(buf));
+}
+
+static SvcStatus
+ext_options_decode(const SvcEnv *env, SvcReader *r, size_t len, SvcModel *m, SvcError *err)
+{
+	const uint8_t *buf;
+
+	(void) env;
+	if (len != SVC_OPTIONS_EXT_SIZE)
+		return svc_model_corrupt(err, "The extended options have the wrong length.");
+	buf = svc_get_raw(r, SVC_OPTIONS_EXT_SIZE);
+	if (r->failed || svc_options_decode_ext(buf, &m->opt, err) != SVC_OK)
+		return svc_model_corrupt(err, "The stored options are invalid.");
+	/* all defaults are no section at all: one model, one encoding */
+	if (svc_options_ext_default(&m->opt))
+		return svc_model_corrupt(err, "The extended options section holds only defaults.");
+	return SVC_OK;
+}
+
+/*
+ * Tag 3: the labelled rows' report, when the aggregate saw labelled rows:
+ * u64 normal, anomaly (trained on), seen_normal, seen_anomaly,
+ * wrong_normal, wrong_anomaly; f64 weight_min, weight_max.
+ */
+#define LABELS_SECTION_SIZE (6 * 8 + 2 * 8)
+
+static bool
+labels_present(const SvcModel *m)
+{
+	return m->lab_seen_normal > 0 || m->lab_seen_anomaly > 0;
+}
+
+static size_t
+labels_size(const SvcModel *m)
+{
+	(void) m;
+	return LABELS_SECTION_SIZE;
+}
+
+static void
+labels_encode(const SvcModel *m, SvcWriter *w)
+{
+	svc_put_u64(w, (uint64_t) m->lab_normal);
+	svc_put_u64(w, (uint64_t) m->lab_anomaly);
+	svc_put_u64(w, (uint64_t) m->lab_seen_normal);
+	svc_put_u64(w, (uint64_t) m->lab_seen_anomaly);
+	svc_put_u64(w, (uint64_t) m->lab_wrong_normal);
+	svc_put_u64(w, (uint64_t) m->lab_wrong_anomaly);
+	svc_put_f64(w, m->lab_weight_min);
+	svc_put_f64(w, m->lab_weight_max);
+}
+
+static SvcStatus
+labels_decode(const SvcEnv *env, SvcReader *r, size_t len, SvcModel *m, SvcError *err)
+{
+	uint64_t	v[6];
+
+	(void) env;
+	if (len != LABELS_SECTION_SIZE)
+		return svc_model_corrupt(err, "The labelled rows' report has the wrong length.");
+	for (int i = 0; i < 6; i++)
+		v[i] = svc_get_u64(r);
+	m->lab_weight_min = svc_get_f64(r);
+	m->lab_weight_max = svc_get_f64(r);
+	if (r->failed)
+		return svc_model_corrupt(err, "The value is truncated.");
+	/* trained on <= seen, wrong side <= trained on, within the model's rows */
+	if (v[2] > (uint64_t) m->rows_seen || v[3] > (uint64_t) m->rows_seen - v[2] ||
+		v[0] > v[2] || v[1] > v[3] || v[0] + v[1] > (uint64_t) m->rows_used ||
+		v[4] > v[0] || v[5] > v[1] || v[2] + v[3] == 0)
+		return svc_model_corrupt(err, "The labelled rows' counts are inconsistent.");
+	if (!(isfinite(m->lab_weight_min) && isfinite(m->lab_weight_max) &&
+		  m->lab_weight_min >= 0 && m->lab_weight_min <= m->lab_weight_max))
+		return svc_model_corrupt(err, "The labelled rows' weights are invalid.");
+	m->lab_normal = (int64_t) v[0];
+	m->lab_anomaly = (int64_t) v[1];
+	m->lab_seen_normal = (int64_t) v[2];
+	m->lab_seen_anomaly = (int64_t) v[3];
+	m->lab_wrong_normal = (int64_t) v[4];
+	m->lab_wrong_anomaly = (int64_t) v[5];
+	return SVC_OK;
+}
+
+/*
+ * Tags, in increasing order: 1 extended options, 2 aid's report, 3 the
+ * labelled rows' report, 4 the scoring certificates.
+ */
+static const ModelSection model_sections[] = {
+	{1, ext_options_present, ext_options_size, ext_options_encode, ext_options_decode},
+	{3, labels_present, labels_size, labels_encode, labels_decode},
+};
+
+#define N_SECTIONS (sizeof(model_sections) / sizeof(model_sections[0]))
+
+/* Bytes of the sections of m (headers included), 0 when it has none. */
+static uint64_t
+sections_size(const SvcModel *m)
+{
+	uint64_t	total = 0;
+
+	for (size_t i = 0; i < N_SECTIONS; i++)
+		if (model_sections[i].present(m))
+			total += SECTION_HEADER_SIZE + (uint64_t) model_sections[i].size(m);
+	return total;
+}
+
+bool
+svc_model_has_sections(const SvcModel *m)
+{
+	for (size_t i = 0; i < N_SECTIONS; i++)
+		if (model_sections[i].present(m))
+			return true;
+	return false;
+}
+
+static SvcStatus
+decode_sections(const SvcEnv *env, SvcReader *r, SvcModel *m, SvcError *err)
+{
+	int			last_tag = 0;
+
+	if (r->left <= 4)
+		return svc_model_corrupt(err, "A model of format 5 has no section.");
+	while (r->left > 4)
+	{
+		uint16_t	tag = svc_get_u16(r);
+		uint16_t	zero = svc_get_u16(r);
+		uint32_t	len = svc_get_u32(r);
+		const ModelSection *sec = NULL;
+		size_t		left_before;
+		SvcStatus	st;
+
+		if (r->failed || zero != 0 || len > r->left - 4)
+			return svc_model_corrupt(err, "A section header is damaged.");
+		if (tag <= last_tag)
+			return svc_model_corrupt(err, "The sections are out of order or repeated.");
+		for (size_t i = 0; i < N_SECTIONS; i++)
+			if (model_sections[i].tag == tag)
+				sec = &model_sections[i];
+		if (sec == NULL)
+		{
+			svc_fail(err, SVC_ERR_CORRUPT,
+					 "the svclust model has a section this build does not know (tag %u)", tag);
+			svc_error_hint(err, "Read the model with the version of svclust that wrote it, or train it again.");
+			return SVC_ERR_CORRUPT;
+		}
+		left_before = r->left;
+		st = sec->decode(env, r, len, m, err);
+		if (st != SVC_OK)
+			return st;
+		if (r->failed || left_before - r->left != len)
+			return svc_model_corrupt(err, "A section's length does not match its contents.");
+		last_tag = tag;
+	}
+	return SVC_OK;
+}
+
 size_t
 svc_model_encoded_size(const SvcModel *m)
 {
-	return encoded_size((uint64_t) m->dims, (uint64_t) m->n_sv,
-						m->sv_gamma != NULL, m->solver == SVC_SOLVER_SMO,
-						(uint64_t) m->n_eq, (uint64_t) m->n_clusters,
-						(uint64_t) m->n_edges);
+	bool		v5 = svc_model_has_sections(m);
+	size_t		base = encoded_size((uint64_t) m->dims, (uint64_t) m->n_sv,
+									m->sv_gamma != NULL,
+									v5 || m->solver == SVC_SOLVER_SMO,
+									(uint64_t) m->n_eq, (uint64_t) m->n_clusters,
+									(uint64_t) m->n_edges);
+	uint64_t	extra = v5 ? sections_size(m) : 0;
+
+	if (base == 0 || extra > (uint64_t) (SIZE_MAX - base))
+		return 0;
+	return base + (size_t) extra;
 }
 
 void
@@ -91,7 +300,7 @@ svc_model_encode(const SvcModel *m, uint8_t *out)
 	svc_put_u32(&w, (uint32_t) m->n_clusters);
 	svc_put_u32(&w, (uint32_t) m->n_edges);
 	svc_put_u32(&w, 0);
-	if (m->solver == SVC_SOLVER_SMO)
+	if (svc_model_format_version(m) >= SVC_MODEL_FORMAT_SOLVER_STATS)
 	{
 		svc_put_f64(&w, m->objective);
 		svc_put_f64(&w, m->gap);
@@ -125,6 +334,17 @@ svc_model_encode(const SvcModel *m, uint8_t *out)
 		svc_put_u32(&w, (uint32_t) m->edge_b[i]);
 	for (int32_t i = 0; i < m->n_edges; i++)
 		svc_put_f64(&w, m->edge_f[i]);
+	for (size_t i = 0; i < N_SECTIONS; i++)
+	{
+		const ModelSection *sec = &model_sections[i];
+
+		if (!sec->present(m))
+			continue;
+		svc_put_u16(&w, sec->tag);
+		svc_put_u16(&w, 0);
+		svc_put_u32(&w, (uint32_t) sec->size(m));
+		sec->encode(m, &w);
+	}
 	svc_put_u32(&w, svc_crc32c(out, len - 4));
 }
 
@@ -161,7 +381,8 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 	uint64_t	eq_total = 0,
 				hits = 0,
 				misses = 0;
-	bool		stats;
+	bool		stats,
+				v5;
 	size_t		expect;
 	size_t		d;
 	SvcStatus	st;
@@ -174,16 +395,15 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 	if (memcmp(magic, SVC_MODEL_MAGIC, 4) != 0)
 		return svc_model_corrupt(err, "The value does not start with the svclust model signature.");
 	version = svc_get_u16(&r);
-	if (version != SVC_MODEL_FORMAT_VERSION && version != SVC_MODEL_FORMAT_ONE_WIDTH &&
-		version != SVC_MODEL_FORMAT_SOLVER_STATS)
+	if (version < SVC_MODEL_FORMAT_ONE_WIDTH || version > SVC_MODEL_FORMAT_SECTIONS)
 	{
 		svc_fail(err, SVC_ERR_CORRUPT, "unsupported svclust model format version %u", version);
-		svc_error_detail(err, "This build of svclust reads model format versions %d, %d and %d.",
-						 SVC_MODEL_FORMAT_ONE_WIDTH, SVC_MODEL_FORMAT_VERSION,
-						 SVC_MODEL_FORMAT_SOLVER_STATS);
+		svc_error_detail(err, "This build of svclust reads model format versions %d to %d.",
+						 SVC_MODEL_FORMAT_ONE_WIDTH, SVC_MODEL_FORMAT_SECTIONS);
 		svc_error_hint(err, "Train the model again with this version of svclust.");
 		return SVC_ERR_CORRUPT;
 	}
+	v5 = version == SVC_MODEL_FORMAT_SECTIONS;
 	(void) svc_get_u16(&r);
 	dims = svc_get_u32(&r);
 	solver = svc_get_u8(&r);
@@ -206,7 +426,7 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 	n_clusters = svc_get_u32(&r);
 	n_edges = svc_get_u32(&r);
 	pad = svc_get_u32(&r);
-	stats = version == SVC_MODEL_FORMAT_SOLVER_STATS;
+	stats = version >= SVC_MODEL_FORMAT_SOLVER_STATS;
 	if (stats)
 	{
 		m->objective = svc_get_f64(&r);
@@ -222,13 +442,20 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 	if (solver < SVC_SOLVER_BSGD || solver > SVC_SOLVER_AID ||
 		boundary < SVC_BOUNDARY_HYPERPLANE || boundary > SVC_BOUNDARY_SPHERE)
 		return svc_model_corrupt(err, "The solver or boundary kind is unknown.");
-	/* version 4 is smo's, which always draws the sphere it names */
-	if (stats != (solver == SVC_SOLVER_SMO) ||
-		(solver == SVC_SOLVER_SMO) != (m->opt.solver == SVC_SOLVER_SMO) ||
-		(stats && boundary != SVC_BOUNDARY_SPHERE))
+	/*
+	 * The solver trains what the options name; version 4 is smo's only, and
+	 * bsgd, the one solver of the hyperplane, has no report to write.
+	 */
+	if (solver != (m->opt.solver) ||
+		(solver == SVC_SOLVER_BSGD) != (boundary == SVC_BOUNDARY_HYPERPLANE) ||
+		(version == SVC_MODEL_FORMAT_SOLVER_STATS) != (solver == SVC_SOLVER_SMO && !v5) ||
+		(version < SVC_MODEL_FORMAT_SOLVER_STATS && solver != SVC_SOLVER_BSGD))
 		return svc_model_corrupt(err, "The format version, solver and boundary do not match.");
 	if (stats && (!isfinite(m->objective) || !isfinite(m->gap) ||
 				  hits > (uint64_t) INT64_MAX || misses > (uint64_t) INT64_MAX))
+		return svc_model_corrupt(err, "The solver's report is invalid.");
+	if (stats && solver == SVC_SOLVER_BSGD &&
+		(m->objective != 0 || m->gap != 0 || hits != 0 || misses != 0))
 		return svc_model_corrupt(err, "The solver's report is invalid.");
 	m->cache_hits = (int64_t) hits;
 	m->cache_misses = (int64_t) misses;
@@ -246,7 +473,8 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 		return svc_model_corrupt(err, "The format version does not match the bandwidth_k option.");
 	expect = encoded_size(dims, n_sv, m->opt.bandwidth_k > 0, stats, n_eq, n_clusters,
 						  n_edges);
-	if (expect == 0 || expect != len)
+	/* version 5 has its sections between the arrays and the checksum */
+	if (expect == 0 || (v5 ? len < expect + SECTION_HEADER_SIZE : expect != len))
 		return svc_model_corrupt(err, "The length does not match the counts in the header.");
 	if (svc_crc32c(data, len - 4) != svc_load_u32(data + len - 4))
 		return svc_model_corrupt(err, "The checksum does not match: the value was changed or truncated.");
@@ -315,8 +543,16 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 		m->edge_b[i] = (int32_t) svc_get_u32(&r);
 	if (!get_finite(&r, m->edge_f, n_edges))
 		return svc_model_corrupt(err, "A saddle height is not finite.");
-	if (r.failed || r.left != 4)
+	if (r.failed || (v5 ? r.left <= 4 : r.left != 4))
 		return svc_model_corrupt(err, "The value is truncated.");
+	if (v5)
+	{
+		st = decode_sections(env, &r, m, err);
+		if (st != SVC_OK)
+			return st;
+		if (!svc_model_has_sections(m))
+			return svc_model_corrupt(err, "A model of format 5 has no section.");
+	}
 	if (m->opt.labeling == SVC_LABELING_TREE)
 	{
 		st = svc_cut_check(env, m, err);

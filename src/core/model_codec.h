@@ -5,6 +5,9 @@
 #include "svc_core.h"
 #include "model.h"
 
+/* Whether m has a section of format 5 (and is written as version 5). */
+bool		svc_model_has_sections(const SvcModel *m);
+
 /* Size of the encoded model in bytes; 0 if it is beyond the format's limits. */
 size_t		svc_model_encoded_size(const SvcModel *m);
 

@@ -149,6 +149,24 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 			 "\"cache_misses\": %lld, \"cache_mb\": %d",
 			 num(&t, m->objective), num(&t, m->gap), (long long) m->cache_hits,
 			 (long long) m->cache_misses, m->opt.cache_mb);
+	if (m->lab_seen_normal > 0 || m->lab_seen_anomaly > 0)
+	{
+		/* labelled rows: on the wrong side means counted, not hidden */
+		emit(&t, ", \"labelled\": {\"normal\": %lld, \"anomaly\": %lld, "
+			 "\"seen_normal\": %lld, \"seen_anomaly\": %lld, \"sampled\": %s, ",
+			 (long long) m->lab_normal, (long long) m->lab_anomaly,
+			 (long long) m->lab_seen_normal, (long long) m->lab_seen_anomaly,
+			 m->lab_normal + m->lab_anomaly < m->lab_seen_normal + m->lab_seen_anomaly ?
+			 "true" : "false");
+		emit(&t, "\"wrong_side_normal\": %lld, \"wrong_side_anomaly\": %lld, "
+			 "\"weight_min\": %s, ",
+			 (long long) m->lab_wrong_normal, (long long) m->lab_wrong_anomaly,
+			 num(&t, m->lab_weight_min));
+		emit(&t, "\"weight_max\": %s, \"label_radius\": %s, \"label_sample\": %lld, "
+			 "\"label_interpolation\": \"%s\"}",
+			 num(&t, m->lab_weight_max), num(&t, m->opt.label_radius),
+			 (long long) m->opt.label_sample, svc_label_curve_name(m->opt.label_curve));
+	}
 	emit(&t, "}");
 	svc_free(env, stability);
 	if (t.status != SVC_OK)

@@ -48,6 +48,10 @@ svc_options_default(SvcOptions *opt)
 	opt->level = 0.0;
 	opt->solver = SVC_SOLVER_BSGD;
 	opt->cache_mb = 0;
+	opt->aid_gap = SVC_AID_GAP_DEFAULT;
+	opt->label_radius = SVC_LABEL_RADIUS_DEFAULT;
+	opt->label_sample = SVC_LABEL_SAMPLE_DEFAULT;
+	opt->label_curve = SVC_LABEL_CURVE_GEOMETRIC;
 }
 
 /* ---------------------------------------------------------------------
@@ -85,6 +89,12 @@ static const OptChoice labeling_choices[] = {
 static const OptChoice solver_choices[] = {
 	{"bsgd", SVC_SOLVER_BSGD},
 	{"smo", SVC_SOLVER_SMO},
+	{NULL, 0}
+};
+
+static const OptChoice label_curve_choices[] = {
+	{"geometric", SVC_LABEL_CURVE_GEOMETRIC},
+	{"linear", SVC_LABEL_CURVE_LINEAR},
 	{NULL, 0}
 };
 
@@ -146,6 +156,12 @@ svc_cut_name(SvcCutRule c)
 	return choice_name(cut_choices, (int) c);
 }
 
+const char *
+svc_label_curve_name(SvcLabelCurve c)
+{
+	return choice_name(label_curve_choices, (int) c);
+}
+
 /* ---------------------------------------------------------------------
  * The keys.  Each row is all there is to know about one: its names, the
  * field it sets, its range and whether a trained model may change it.  The
@@ -204,6 +220,13 @@ static const OptKey option_table[] = {
 	{.name = "bandwidth_k", .kind = OPT_INT, FIELD(bandwidth_k), .ilo = 0, .ihi = SVC_MAX_K},
 	{.name = "solver", .kind = OPT_ENUM, FIELD(solver), .choices = solver_choices},
 	{.name = "cache_mb", .kind = OPT_INT, FIELD(cache_mb), .ilo = 0, .ihi = SVC_MAX_CACHE_MB},
+	{.name = "aid_gap", .kind = OPT_REAL, FIELD(aid_gap), .lo = 0.0, .lo_open = true, .hi = 1.0},
+	{.name = "label_radius", .kind = OPT_REAL, FIELD(label_radius), .lo = 0.0, .lo_open = true,
+	.hi = 0.999},
+	{.name = "label_sample", .kind = OPT_INT, FIELD(label_sample), .ilo = 1,
+	.ihi = SVC_MAX_SAMPLE},
+	{.name = "label_interpolation", .kind = OPT_ENUM, FIELD(label_curve),
+	.choices = label_curve_choices},
 	{.name = "cut", .kind = OPT_ENUM, FIELD(cut), .choices = cut_choices, .cut = true},
 	{.name = "merge_ratio", .kind = OPT_REAL, FIELD(merge_ratio), .lo = 0.0, .hi = 1.0,
 	.cut = true},
@@ -223,6 +246,7 @@ static const OptKey option_table[] = {
 /* OPT_ENUM fields are read and written as int32_t. */
 _Static_assert(sizeof(SvcStrategy) == sizeof(int32_t) && sizeof(SvcScale) == sizeof(int32_t) &&
 			   sizeof(SvcLabeling) == sizeof(int32_t) && sizeof(SvcCutRule) == sizeof(int32_t) &&
+			   sizeof(SvcLabelCurve) == sizeof(int32_t) &&
 			   sizeof(SvcSolver) == sizeof(int32_t),
 			   "the enum options are int32_t-sized");
 
@@ -1157,5 +1181,91 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 		return bad_value(err, "solver", "one of \"bsgd\", \"smo\"");
 	o->solver = solver == 0 ? SVC_SOLVER_BSGD : (SvcSolver) solver;
 	o->has_level = has_level == 1;
+	o->aid_gap = SVC_AID_GAP_DEFAULT;
+	o->label_radius = SVC_LABEL_RADIUS_DEFAULT;
+	o->label_sample = SVC_LABEL_SAMPLE_DEFAULT;
+	o->label_curve = SVC_LABEL_CURVE_GEOMETRIC;
 	return svc_options_validate(o, err);
+}
+
+bool
+svc_options_ext_default(const SvcOptions *o)
+{
+	return o->aid_gap == SVC_AID_GAP_DEFAULT &&
+		o->label_radius == SVC_LABEL_RADIUS_DEFAULT &&
+		o->label_sample == SVC_LABEL_SAMPLE_DEFAULT &&
+		o->label_curve == SVC_LABEL_CURVE_GEOMETRIC;
+}
+
+void
+svc_options_encode_ext(const SvcOptions *o, uint8_t *out)
+{
+	SvcWriter	w;
+
+	memset(out, 0, SVC_OPTIONS_EXT_SIZE);
+	svc_writer_init(&w, out, SVC_OPTIONS_EXT_SIZE);
+	svc_put_f64(&w, o->aid_gap == SVC_AID_GAP_DEFAULT ? 0.0 : o->aid_gap);
+	svc_put_f64(&w, o->label_radius == SVC_LABEL_RADIUS_DEFAULT ? 0.0 : o->label_radius);
+	svc_put_u64(&w, o->label_sample == SVC_LABEL_SAMPLE_DEFAULT ? 0 :
+				(uint64_t) o->label_sample);
+	svc_put_u8(&w, o->label_curve == SVC_LABEL_CURVE_GEOMETRIC ? 0 : (uint8_t) o->label_curve);
+}
+
+/*
+ * A stored 0 is the default; so is the default's own value, which no
+ * encoder writes (one set of options has one encoding): refuse it, as the
+ * base wire refuses bsgd written as 1.
+ */
+SvcStatus
+svc_options_decode_ext(const uint8_t *in, SvcOptions *o, SvcError *err)
+{
+	SvcReader	r;
+	double		aid_gap,
+				label_radius;
+	uint64_t	label_sample;
+	uint8_t		curve;
+
+	svc_reader_init(&r, in, SVC_OPTIONS_EXT_SIZE);
+	aid_gap = svc_get_f64(&r);
+	label_radius = svc_get_f64(&r);
+	label_sample = svc_get_u64(&r);
+	curve = svc_get_u8(&r);
+	for (size_t i = 25; i < SVC_OPTIONS_EXT_SIZE; i++)
+		if (in[i] != 0)
+		{
+			svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+					 "the options hold an extended option this build does not know");
+			svc_error_hint(err, "Read the value with the version of svclust that wrote it.");
+			return SVC_ERR_INVALID_PARAMETER;
+		}
+	if (aid_gap == SVC_AID_GAP_DEFAULT)
+		return bad_value(err, "aid_gap", "stored as 0 when it is the default");
+	if (label_radius == SVC_LABEL_RADIUS_DEFAULT)
+		return bad_value(err, "label_radius", "stored as 0 when it is the default");
+	if (label_sample == (uint64_t) SVC_LABEL_SAMPLE_DEFAULT || label_sample > (uint64_t) INT64_MAX)
+		return bad_value(err, "label_sample", "stored as 0 when it is the default");
+	o->aid_gap = aid_gap == 0.0 ? SVC_AID_GAP_DEFAULT : aid_gap;
+	o->label_radius = label_radius == 0.0 ? SVC_LABEL_RADIUS_DEFAULT : label_radius;
+	if (curve != 0 && curve != SVC_LABEL_CURVE_LINEAR)
+		return bad_value(err, "label_interpolation", "one of \"geometric\", \"linear\"");
+	o->label_sample = label_sample == 0 ? SVC_LABEL_SAMPLE_DEFAULT : (int64_t) label_sample;
+	o->label_curve = curve == 0 ? SVC_LABEL_CURVE_GEOMETRIC : (SvcLabelCurve) curve;
+	return svc_options_validate(o, err);
+}
+
+void
+svc_options_encode_full(const SvcOptions *o, uint8_t *out)
+{
+	svc_options_encode(o, out);
+	svc_options_encode_ext(o, out + SVC_OPTIONS_WIRE_SIZE);
+}
+
+SvcStatus
+svc_options_decode_full(const uint8_t *in, SvcOptions *o, SvcError *err)
+{
+	SvcStatus	st = svc_options_decode(in, o, err);
+
+	if (st != SVC_OK)
+		return st;
+	return svc_options_decode_ext(in + SVC_OPTIONS_WIRE_SIZE, o, err);
 }

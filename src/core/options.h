@@ -43,6 +43,13 @@ typedef enum SvcLabeling
 #define SVC_SEGMENT_POINTS_DEFAULT 20
 #define SVC_SEGMENT_POINTS_MAX 1000
 
+/* How a row's bound moves from C to a labelled row's (supervision.h). */
+typedef enum SvcLabelCurve
+{
+	SVC_LABEL_CURVE_GEOMETRIC = 1,	/* linear in log C_i (the default) */
+	SVC_LABEL_CURVE_LINEAR = 2	/* linear in C_i, as the authors' code */
+} SvcLabelCurve;
+
 /* How the saddle tree is cut when neither n_clusters nor level is given. */
 typedef enum SvcCutRule
 {
@@ -87,7 +94,20 @@ typedef struct SvcOptions
 	SvcSolver	solver;			/* bsgd (the default) or smo */
 	int32_t		cache_mb;		/* smo's memory budget in MB; 0: the
 								 * environment's (SvcEnv.solver_memory) */
+
+	/* The extended options (SVC_OPTIONS_EXT_SIZE bytes on the wire). */
+	double		aid_gap;		/* aid: stop at this relative gap */
+	double		label_radius;	/* labelled rows: the kernel neighbourhood
+								 * k(x, x_l) >= label_radius they weigh */
+	int64_t		label_sample;	/* most labelled rows the aggregate keeps */
+	SvcLabelCurve label_curve;	/* how a bound moves from C to a labelled
+								 * row's (supervision.h) */
 } SvcOptions;
+
+#define SVC_AID_GAP_DEFAULT 1e-4
+#define SVC_LABEL_RADIUS_DEFAULT 0.1353352832366127	/* e^-2: a radius of
+														 * 2 sigma */
+#define SVC_LABEL_SAMPLE_DEFAULT 1000
 
 /* Multiplier of the "auto" gamma: gamma = GAMMA_AUTO_FACTOR / median d^2
  * (times 2/d above two dimensions; see svc_gamma_auto). */
@@ -198,6 +218,7 @@ const char *svc_strategy_name(SvcStrategy s);
 const char *svc_scale_name(SvcScale s);
 const char *svc_labeling_name(SvcLabeling l);
 const char *svc_cut_name(SvcCutRule c);
+const char *svc_label_curve_name(SvcLabelCurve c);
 
 /* smo's tol when the options name the solver without one: libsvm's -e. */
 #define SVC_SMO_DEFAULT_TOL 1e-3
@@ -215,6 +236,28 @@ const char *svc_cut_name(SvcCutRule c);
 #define SVC_OPTIONS_WIRE_SEGMENT_POINTS 122 /* u16 segment_points, 0 = default */
 #define SVC_OPTIONS_WIRE_CACHE_MB 124	/* u32 cache_mb */
 void		svc_options_encode(const SvcOptions *opt, uint8_t *out);
+/* Decodes the base wire; the extended options get their defaults. */
 SvcStatus	svc_options_decode(const uint8_t *in, SvcOptions *opt, SvcError *err);
+
+/*
+ * The extended options: a second fixed-size block for options added after
+ * the base wire was full.  Every field is stored as 0 when it has its
+ * default, so a block of zeros is "all defaults", and a model or state of
+ * such options keeps the bytes it had before the block existed (the model
+ * stores a non-zero block in a section of format 5).  Layout:
+ *   0: f64 aid_gap  8: f64 label_radius  16: u64 label_sample
+ *   24: u8 label_interpolation (0 geometric, 2 linear)
+ *   25-63: 0 (reserved: a build that reads a non-zero byte there refuses
+ *   the options rather than ignore an option it does not know)
+ */
+#define SVC_OPTIONS_EXT_SIZE 64
+/* Both blocks, base then extended: what a state stores and compares. */
+#define SVC_OPTIONS_WIRE_FULL (SVC_OPTIONS_WIRE_SIZE + SVC_OPTIONS_EXT_SIZE)
+bool		svc_options_ext_default(const SvcOptions *opt);
+void		svc_options_encode_ext(const SvcOptions *opt, uint8_t *out);
+/* Decodes the block over opt (decoded from its base wire) and validates. */
+SvcStatus	svc_options_decode_ext(const uint8_t *in, SvcOptions *opt, SvcError *err);
+void		svc_options_encode_full(const SvcOptions *opt, uint8_t *out);
+SvcStatus	svc_options_decode_full(const uint8_t *in, SvcOptions *opt, SvcError *err);
 
 #endif							/* SVC_OPTIONS_H */

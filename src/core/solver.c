@@ -4,8 +4,10 @@
 #include "solver_smo.h"
 
 static const SvcSolverOps solvers[] = {
-	{SVC_SOLVER_BSGD, "bsgd", SVC_BOUNDARY_HYPERPLANE, false, svc_train_bsgd},
-	{SVC_SOLVER_SMO, "smo", SVC_BOUNDARY_SPHERE, true, svc_train_smo},
+	{.id = SVC_SOLVER_BSGD, .name = "bsgd", .boundary = SVC_BOUNDARY_HYPERPLANE,
+	.honours_nu = false, .takes_weights = true, .fit = svc_train_bsgd},
+	{.id = SVC_SOLVER_SMO, .name = "smo", .boundary = SVC_BOUNDARY_SPHERE,
+	.honours_nu = true, .takes_weights = true, .fit = svc_train_smo},
 };
 
 const SvcSolverOps *

@@ -42,9 +42,17 @@ typedef struct SvcSolverOps
 	 * sets the offset at that quantile of f on the training rows.
 	 */
 	bool		honours_nu;
+
+	/*
+	 * Whether it takes per-row weights (labelled rows, supervision.h):
+	 * weight is then NULL (all 1) or n multipliers of each row's bound C,
+	 * in [0, 1 / C].  A solver without them is never given weights: the
+	 * fit refuses labelled rows for it.
+	 */
+	bool		takes_weights;
 	SvcStatus	(*fit) (const SvcEnv *env, const double *x, int64_t n, int32_t d,
-						const SvcOptions *opt, double gamma, SvcModel *m,
-						SvcError *err);
+						const SvcOptions *opt, double gamma, const double *weight,
+						SvcModel *m, SvcError *err);
 } SvcSolverOps;
 
 /* The solver of options that name none (options.c's default). */

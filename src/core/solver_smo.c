@@ -66,7 +66,8 @@ too_many_rows(SvcError *err, int64_t n, size_t need, size_t budget)
 
 SvcStatus
 svc_train_smo(const SvcEnv *env, const double *x, int64_t n, int32_t d,
-			  const SvcOptions *opt, double gamma, SvcModel *m, SvcError *err)
+			  const SvcOptions *opt, double gamma, const double *weight, SvcModel *m,
+			  SvcError *err)
 {
 	SvcSmoParams p;
 	SvcSmoResult res;
@@ -77,6 +78,7 @@ svc_train_smo(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 			   *alpha;
 	int64_t		n_sv = 0,
 				k = 0;
+	double	   *c_rows = NULL;
 
 	svc_smo_params_default(&p);
 	p.gamma = gamma;
@@ -85,6 +87,9 @@ svc_train_smo(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	p.eps = svc_smo_eps(opt->tol, opt->nu, n);
 	p.max_iter = opt->max_iter;	/* 0: smo.h's automatic cap */
 	need = svc_smo_memory(n, d, &p);
+	/* labelled rows: their bounds too */
+	if (weight != NULL && need <= SIZE_MAX - sizeof(double) * (size_t) n)
+		need += sizeof(double) * (size_t) n;
 	if (need == SIZE_MAX || need > budget)
 		return too_many_rows(err, n, need, budget);
 	/*
@@ -92,8 +97,19 @@ svc_train_smo(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	 * even without a budget, so it never holds more than the budget.
 	 */
 	p.cache_bytes = budget - need;
+	if (weight != NULL)
+	{
+		/* a bound per row, C_i = weight_i C */
+		c_rows = svc_alloc(env, sizeof(double) * (size_t) n, err);
+		if (c_rows == NULL)
+			return SVC_ERR_NOMEM;
+		for (int64_t i = 0; i < n; i++)
+			c_rows[i] = weight[i] * p.c_all;
+		p.c = c_rows;
+	}
 
 	st = svc_smo_solve(env, x, n, d, &p, &res, err);
+	svc_free(env, c_rows);
 	if (st != SVC_OK)
 		return st;
 	for (int64_t i = 0; i < n; i++)

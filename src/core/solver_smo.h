@@ -19,7 +19,7 @@
  */
 SvcStatus	svc_train_smo(const SvcEnv *env, const double *x, int64_t n,
 						  int32_t d, const SvcOptions *opt, double gamma,
-						  SvcModel *m, SvcError *err);
+						  const double *weight, SvcModel *m, SvcError *err);
 
 /* The solver's memory budget in bytes: cache_mb, else the env's, else
  * SVC_SOLVER_MEMORY_DEFAULT. */

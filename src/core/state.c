@@ -17,7 +17,12 @@
 #define OFF_SEEN		32
 #define OFF_RNG			40
 #define OFF_OPTIONS		72
-#define OFF_STATS		(OFF_OPTIONS + SVC_OPTIONS_WIRE_SIZE)
+#define OFF_LAB			(OFF_OPTIONS + SVC_OPTIONS_WIRE_FULL)
+#define OFF_LAB_CAPACITY	OFF_LAB
+#define OFF_LAB_KEPT	(OFF_LAB + 8)
+#define OFF_LAB_NORMAL	(OFF_LAB + 16)	/* labelled normal rows seen */
+#define OFF_LAB_ANOMALY (OFF_LAB + 24)	/* labelled anomalies seen */
+#define OFF_STATS		(OFF_LAB + 32)
 
 /*
  * The sample size inside the encoded options: svc_state_add reads it
@@ -25,6 +30,8 @@
  * it there.
  */
 #define OFF_SAMPLE		(OFF_OPTIONS + SVC_OPTIONS_WIRE_SAMPLE)
+/* label_sample in the extended options: 0 there is the default */
+#define OFF_LAB_SAMPLE	(OFF_OPTIONS + SVC_OPTIONS_WIRE_SIZE + 16)
 
 _Static_assert(OFF_STATS == SVC_STATE_HEADER_SIZE, "the header size matches its offsets");
 _Static_assert(SVC_OPTIONS_WIRE_SAMPLE + 8 <= SVC_OPTIONS_WIRE_SIZE,
@@ -39,17 +46,25 @@ _Static_assert(OFF_OPTIONS == OFF_RNG + 4 * 8, "the options follow the random st
 #define N_STATS		5
 
 size_t
-svc_state_size(int32_t dims, int64_t capacity)
+svc_state_size_labelled(int32_t dims, int64_t capacity, int64_t lab_capacity)
 {
 	uint64_t	d = (uint64_t) dims;
 	uint64_t	total;
 
-	if (dims < 1 || dims > SVC_MAX_DIMS || capacity < 0 || capacity > SVC_MAX_SAMPLE)
+	if (dims < 1 || dims > SVC_MAX_DIMS || capacity < 0 || capacity > SVC_MAX_SAMPLE ||
+		lab_capacity < 0 || lab_capacity > SVC_MAX_SAMPLE)
 		return 0;
-	total = SVC_STATE_HEADER_SIZE + 8 * N_STATS * d + 8 * d * (uint64_t) capacity;
+	total = SVC_STATE_HEADER_SIZE + 8 * N_STATS * d + 8 * d * (uint64_t) capacity +
+		8 * (d + 1) * (uint64_t) lab_capacity;
 	if (total > SIZE_MAX)
 		return 0;
 	return (size_t) total;
+}
+
+size_t
+svc_state_size(int32_t dims, int64_t capacity)
+{
+	return svc_state_size_labelled(dims, capacity, 0);
 }
 
 static int
@@ -95,13 +110,13 @@ svc_state_options(const uint8_t *buf, SvcOptions *opt)
 	SvcError	err;
 
 	/* validated when the state was made or checked */
-	(void) svc_options_decode(buf + OFF_OPTIONS, opt, &err);
+	(void) svc_options_decode_full(buf + OFF_OPTIONS, opt, &err);
 }
 
 bool
 svc_state_options_equal(const uint8_t *buf, const uint8_t *wire)
 {
-	return memcmp(buf + OFF_OPTIONS, wire, SVC_OPTIONS_WIRE_SIZE) == 0;
+	return memcmp(buf + OFF_OPTIONS, wire, SVC_OPTIONS_WIRE_FULL) == 0;
 }
 
 static uint8_t *
@@ -126,6 +141,51 @@ static const uint8_t *
 row_cptr(const uint8_t *buf, int32_t dims, int64_t i)
 {
 	return buf + OFF_STATS + (size_t) 8 * dims * N_STATS + (size_t) 8 * dims * (size_t) i;
+}
+
+/* Labelled row i: dims features, then its label (+1 or -1) as a double. */
+static uint8_t *
+lab_ptr(uint8_t *buf, int32_t dims, int64_t i)
+{
+	return row_ptr(buf, dims, svc_state_capacity(buf)) + (size_t) 8 * (dims + 1) * (size_t) i;
+}
+
+static const uint8_t *
+lab_cptr(const uint8_t *buf, int32_t dims, int64_t i)
+{
+	return row_cptr(buf, dims, svc_state_capacity(buf)) + (size_t) 8 * (dims + 1) * (size_t) i;
+}
+
+int64_t
+svc_state_lab_capacity(const uint8_t *buf)
+{
+	return (int64_t) svc_load_u64(buf + OFF_LAB_CAPACITY);
+}
+
+int64_t
+svc_state_lab_kept(const uint8_t *buf)
+{
+	return (int64_t) svc_load_u64(buf + OFF_LAB_KEPT);
+}
+
+int64_t
+svc_state_lab_seen(const uint8_t *buf, int label)
+{
+	return (int64_t) svc_load_u64(buf + (label > 0 ? OFF_LAB_NORMAL : OFF_LAB_ANOMALY));
+}
+
+static int64_t
+lab_seen_total(const uint8_t *buf)
+{
+	return svc_state_lab_seen(buf, 1) + svc_state_lab_seen(buf, -1);
+}
+
+static int64_t
+lab_sample(const uint8_t *buf)
+{
+	uint64_t	s = svc_load_u64(buf + OFF_LAB_SAMPLE);
+
+	return s == 0 ? SVC_LABEL_SAMPLE_DEFAULT : (int64_t) s;
 }
 
 static void
@@ -155,7 +215,7 @@ svc_state_init(uint8_t *buf, int32_t dims, int64_t capacity, const SvcOptions *o
 	/* a stream of its own, so the sample and the SGD draws are independent */
 	svc_rng_seed(&rng, opt->seed ^ UINT64_C(0x5245534552564F49));
 	store_rng(buf, &rng);
-	svc_options_encode(opt, buf + OFF_OPTIONS);
+	svc_options_encode_full(opt, buf + OFF_OPTIONS);
 	for (int32_t j = 0; j < dims; j++)
 	{
 		svc_store_f64(stat_ptr(buf, dims, STAT_MIN) + 8 * j, HUGE_VAL);
@@ -187,7 +247,13 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 	int32_t		dims;
 	int64_t		capacity,
 				kept,
-				seen;
+				seen,
+				lab_capacity,
+				lab_kept,
+				lab_normal,
+				lab_anomaly,
+				kept_normal = 0,
+				total;
 	SvcOptions	opt;
 	SvcError	opt_err;
 
@@ -198,15 +264,27 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 	capacity = (int64_t) svc_load_u64(buf + OFF_CAPACITY);
 	kept = (int64_t) svc_load_u64(buf + OFF_KEPT);
 	seen = (int64_t) svc_load_u64(buf + OFF_SEEN);
+	lab_capacity = (int64_t) svc_load_u64(buf + OFF_LAB_CAPACITY);
+	lab_kept = (int64_t) svc_load_u64(buf + OFF_LAB_KEPT);
+	lab_normal = (int64_t) svc_load_u64(buf + OFF_LAB_NORMAL);
+	lab_anomaly = (int64_t) svc_load_u64(buf + OFF_LAB_ANOMALY);
 	if (dims < 1 || dims > SVC_MAX_DIMS)
 		return bad_state(err, "The dimension is out of range.");
-	if (svc_options_decode(buf + OFF_OPTIONS, &opt, &opt_err) != SVC_OK)
+	if (svc_options_decode_full(buf + OFF_OPTIONS, &opt, &opt_err) != SVC_OK)
 		return bad_state(err, "The stored options are invalid.");
 	if (capacity < 0 || capacity > opt.sample || kept < 0 || kept > capacity ||
 		seen < kept || (seen > kept && kept != opt.sample) || seen < 0 ||
 		seen > SVC_MAX_SEEN)
 		return bad_state(err, "The row counts are inconsistent.");
-	if (svc_state_size(dims, capacity) != len)
+	if (lab_capacity < 0 || lab_capacity > opt.label_sample || lab_kept < 0 ||
+		lab_kept > lab_capacity || lab_normal < 0 || lab_anomaly < 0 ||
+		lab_normal > SVC_MAX_SEEN || lab_anomaly > SVC_MAX_SEEN - lab_normal ||
+		lab_normal + lab_anomaly < lab_kept ||
+		(lab_normal + lab_anomaly > lab_kept && lab_kept != opt.label_sample) ||
+		seen > SVC_MAX_SEEN - (lab_normal + lab_anomaly))
+		return bad_state(err, "The labelled row counts are inconsistent.");
+	total = seen + lab_normal + lab_anomaly;
+	if (svc_state_size_labelled(dims, capacity, lab_capacity) != len)
 		return bad_state(err, "The length does not match the header.");
 	for (int32_t j = 0; j < dims; j++)
 	{
@@ -216,12 +294,12 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 		double		hi = svc_load_f64(stat_cptr(buf, dims, STAT_MAX) + 8 * j);
 		int64_t		e = (int64_t) svc_load_u64(stat_cptr(buf, dims, STAT_EXP) + 8 * j);
 
-		if (seen > 0 && !(isfinite(lo) && isfinite(hi) && lo <= hi))
+		if (total > 0 && !(isfinite(lo) && isfinite(hi) && lo <= hi))
 			return bad_state(err, "The minimum and maximum are inconsistent.");
 		/* an empty state has the statistics svc_state_init gave it */
-		if (seen == 0 && !(mean == 0 && m2 == 0 && lo == HUGE_VAL && hi == -HUGE_VAL && e == 0))
+		if (total == 0 && !(mean == 0 && m2 == 0 && lo == HUGE_VAL && hi == -HUGE_VAL && e == 0))
 			return bad_state(err, "The statistics of an empty state are not empty.");
-		if (seen > 0 && e != svc_scale_exponent(fmax(fabs(lo), fabs(hi))))
+		if (total > 0 && e != svc_scale_exponent(fmax(fabs(lo), fabs(hi))))
 			return bad_state(err, "The scale of the statistics does not match the largest value.");
 
 		/*
@@ -231,7 +309,7 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 		 * Bounds proportional to seen stay valid when rows are added or
 		 * states merged.
 		 */
-		if (!(fabs(mean) <= 0x1p402) || !(m2 >= 0 && m2 <= 0x1p804 * (double) seen))
+		if (!(fabs(mean) <= 0x1p402) || !(m2 >= 0 && m2 <= 0x1p804 * (double) total))
 			return bad_state(err, "The scaling statistics are not finite or out of range.");
 
 		/*
@@ -242,14 +320,14 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 		 * scores stay within 2 sqrt(seen) (half of it allowed, for
 		 * rounding), and at most seen (hi - lo)^2 / 4 (allowed 4 times).
 		 */
-		if (seen > 0)
+		if (total > 0)
 		{
 			double		lo_s = ldexp(lo, (int) -e),
 						hi_s = ldexp(hi, (int) -e),
 						range = hi_s - lo_s;
 
 			if (!(mean >= lo_s - range / 2 && mean <= hi_s + range / 2) ||
-				!(m2 >= range * range / 4 && m2 <= range * range * (double) seen))
+				!(m2 >= range * range / 4 && m2 <= range * range * (double) total))
 				return bad_state(err, "The scaling statistics do not fit the minimum and maximum.");
 		}
 	}
@@ -264,6 +342,25 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 			if (!(v >= lo && v <= hi))
 				return bad_state(err, "A sampled row is not finite or lies outside the minimum and maximum.");
 		}
+	for (int64_t i = 0; i < lab_kept; i++)
+	{
+		double		label = svc_load_f64(lab_cptr(buf, dims, i) + 8 * (size_t) dims);
+
+		if (label != 1.0 && label != -1.0)
+			return bad_state(err, "A labelled row's label is neither 1 nor -1.");
+		kept_normal += label > 0;
+		for (int32_t j = 0; j < dims; j++)
+		{
+			double		v = svc_load_f64(lab_cptr(buf, dims, i) + 8 * j);
+			double		lo = svc_load_f64(stat_cptr(buf, dims, STAT_MIN) + 8 * j);
+			double		hi = svc_load_f64(stat_cptr(buf, dims, STAT_MAX) + 8 * j);
+
+			if (!(v >= lo && v <= hi))
+				return bad_state(err, "A labelled row is not finite or lies outside the minimum and maximum.");
+		}
+	}
+	if (kept_normal > lab_normal || lab_kept - kept_normal > lab_anomaly)
+		return bad_state(err, "The labelled row counts are inconsistent.");
 	return SVC_OK;
 }
 
@@ -363,7 +460,47 @@ svc_state_add(uint8_t *buf, const double *row)
 			store_row(row_ptr(buf, dims, (int64_t) j), row, dims);
 	}
 	svc_store_u64(buf + OFF_SEEN, (uint64_t) (seen + 1));
-	update_stats(buf, dims, seen + 1, row);
+	update_stats(buf, dims, seen + 1 + lab_seen_total(buf), row);
+	return true;
+}
+
+bool
+svc_state_add_labelled(uint8_t *buf, const double *row, int label)
+{
+	int32_t		dims = svc_state_dims(buf);
+	int64_t		capacity = svc_state_lab_capacity(buf);
+	int64_t		kept = svc_state_lab_kept(buf);
+	int64_t		seen = lab_seen_total(buf);
+	int64_t		sample = lab_sample(buf);
+	uint8_t    *dst = NULL;
+
+	if (kept < sample)
+	{
+		if (kept >= capacity)
+			return false;
+		dst = lab_ptr(buf, dims, kept);
+		svc_store_u64(buf + OFF_LAB_KEPT, (uint64_t) (kept + 1));
+	}
+	else
+	{
+		/* Algorithm R, as for the unlabelled rows */
+		SvcRng		rng;
+		uint64_t	j;
+
+		load_rng(buf, &rng);
+		j = svc_rng_below(&rng, (uint64_t) seen + 1);
+		store_rng(buf, &rng);
+		if (j < (uint64_t) sample)
+			dst = lab_ptr(buf, dims, (int64_t) j);
+	}
+	if (dst != NULL)
+	{
+		store_row(dst, row, dims);
+		svc_store_f64(dst + 8 * (size_t) dims, label > 0 ? 1.0 : -1.0);
+	}
+	svc_store_u64(buf + (label > 0 ? OFF_LAB_NORMAL : OFF_LAB_ANOMALY),
+				  (uint64_t) (svc_state_lab_seen(buf, label) + 1));
+	update_stats(buf, dims, svc_state_seen(buf) + seen + 1, row);
 	return true;
 }
 
@@ -378,14 +515,37 @@ svc_state_next_capacity(const uint8_t *buf)
 	return next > opt.sample ? opt.sample : next;
 }
 
+int64_t
+svc_state_next_lab_capacity(const uint8_t *buf)
+{
+	int64_t		cap = svc_state_lab_capacity(buf);
+	int64_t		next = cap < 16 ? 16 : cap * 2;
+	int64_t		sample = lab_sample(buf);
+
+	return next > sample ? sample : next;
+}
+
 void
-svc_state_copy(const uint8_t *src, uint8_t *dst, int64_t new_capacity)
+svc_state_copy_labelled(const uint8_t *src, uint8_t *dst, int64_t new_capacity,
+						int64_t new_lab_capacity)
 {
 	int32_t		dims = svc_state_dims(src);
 	int64_t		kept = svc_state_kept(src);
+	int64_t		lab_kept = svc_state_lab_kept(src);
 
+	/* the header, the statistics and the kept rows; then the labelled rows */
 	memcpy(dst, src, svc_state_size(dims, kept));
 	svc_store_u64(dst + OFF_CAPACITY, (uint64_t) new_capacity);
+	svc_store_u64(dst + OFF_LAB_CAPACITY, (uint64_t) new_lab_capacity);
+	if (lab_kept > 0)
+		memcpy(lab_ptr(dst, dims, 0), lab_cptr(src, dims, 0),
+			   (size_t) 8 * (dims + 1) * (size_t) lab_kept);
+}
+
+void
+svc_state_copy(const uint8_t *src, uint8_t *dst, int64_t new_capacity)
+{
+	svc_state_copy_labelled(src, dst, new_capacity, svc_state_lab_capacity(src));
 }
 
 int64_t
@@ -398,60 +558,29 @@ svc_state_merged_kept(const uint8_t *a, const uint8_t *b)
 	return total < opt.sample ? total : opt.sample;
 }
 
-/* Swap rows i and j of a state in place. */
-static void
-swap_rows(uint8_t *buf, int32_t dims, int64_t i, int64_t j)
+int64_t
+svc_state_merged_lab_kept(const uint8_t *a, const uint8_t *b)
 {
-	uint8_t    *pi = row_ptr(buf, dims, i);
-	uint8_t    *pj = row_ptr(buf, dims, j);
+	int64_t		total = svc_state_lab_kept(a) + svc_state_lab_kept(b);
+	int64_t		sample = lab_sample(a);
 
-	for (size_t k = 0; k < (size_t) 8 * dims; k++)
-	{
-		uint8_t		t = pi[k];
-
-		pi[k] = pj[k];
-		pj[k] = t;
-	}
+	return total < sample ? total : sample;
 }
 
-SvcStatus
-svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
+/*
+ * Merge reservoir b (kept_b rows of rowsz bytes, a uniform sample of seen_b
+ * rows) into reservoir a (likewise), which has room for the result: all
+ * rows while the two sides have seen at most sample, else a uniform sample
+ * of sample rows of the union.  Returns the rows a then holds.
+ */
+static int64_t
+merge_reservoir(uint8_t *a, int64_t kept_a, int64_t seen_a, const uint8_t *b,
+				int64_t kept_b, int64_t seen_b, size_t rowsz, int64_t sample, SvcRng *rng)
 {
-	int32_t		dims = svc_state_dims(a);
-	SvcOptions	opt_a,
-				opt_b;
-	uint8_t		wa[SVC_OPTIONS_WIRE_SIZE],
-				wb[SVC_OPTIONS_WIRE_SIZE];
-	int64_t		kept_a = svc_state_kept(a),
-				kept_b = svc_state_kept(b);
-	int64_t		seen_a = svc_state_seen(a),
-				seen_b = svc_state_seen(b);
-	int64_t		target = svc_state_merged_kept(a, b);
 	int64_t		take_a = 0,
 				take_b = 0;
-	SvcRng		rng;
 
-	if (svc_state_dims(b) != dims)
-	{
-		/* the glue's wording for a row of the wrong length */
-		return svc_fail(err, SVC_ERR_DIMENSION, "expected %d dimensions, not %d",
-						dims, svc_state_dims(b));
-	}
-	svc_state_options(a, &opt_a);
-	svc_state_options(b, &opt_b);
-	svc_options_encode(&opt_a, wa);
-	svc_options_encode(&opt_b, wb);
-	if (memcmp(wa, wb, sizeof(wa)) != 0)
-		return svc_fail(err, SVC_ERR_INVALID_PARAMETER,
-						"cannot merge svclust states trained with different options");
-	if (target > svc_state_capacity(a))
-		return svc_fail(err, SVC_ERR_INTERNAL, "merge target has no room");
-	if (seen_a > SVC_MAX_SEEN - seen_b)
-		return svc_fail(err, SVC_ERR_LIMIT, "cannot merge svclust states of more than %lld rows",
-						(long long) SVC_MAX_SEEN);
-
-	load_rng(a, &rng);
-	if (seen_a + seen_b <= opt_a.sample)
+	if (seen_a + seen_b <= sample)
 	{
 		/* neither side has dropped a row: keep everything */
 		take_a = kept_a;
@@ -466,10 +595,11 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 		 */
 		int64_t		left_a = seen_a,
 					left_b = seen_b;
+		int64_t		target = kept_a + kept_b < sample ? kept_a + kept_b : sample;
 
 		for (int64_t i = 0; i < target; i++)
 		{
-			if (svc_rng_below(&rng, (uint64_t) (left_a + left_b)) < (uint64_t) left_a)
+			if (svc_rng_below(rng, (uint64_t) (left_a + left_b)) < (uint64_t) left_a)
 			{
 				take_a++;
 				left_a--;
@@ -485,10 +615,21 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 	/* a uniform subset of each reservoir is a uniform subset of its side */
 	for (int64_t i = 0; i < take_a; i++)
 	{
-		int64_t		j = i + (int64_t) svc_rng_below(&rng, (uint64_t) (kept_a - i));
+		int64_t		j = i + (int64_t) svc_rng_below(rng, (uint64_t) (kept_a - i));
 
 		if (j != i)
-			swap_rows(a, dims, i, j);
+		{
+			uint8_t    *pi = a + rowsz * (size_t) i,
+					   *pj = a + rowsz * (size_t) j;
+
+			for (size_t k = 0; k < rowsz; k++)
+			{
+				uint8_t		t = pi[k];
+
+				pi[k] = pj[k];
+				pj[k] = t;
+			}
+		}
 	}
 	{
 		/* partial Fisher-Yates over b's indices without touching b */
@@ -498,25 +639,74 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 		for (int64_t i = 0; i < kept_b && need > 0; i++)
 		{
 			/* select row i with probability need / (kept_b - i) */
-			if (svc_rng_below(&rng, (uint64_t) (kept_b - i)) < (uint64_t) need)
+			if (svc_rng_below(rng, (uint64_t) (kept_b - i)) < (uint64_t) need)
 			{
-				memcpy(row_ptr(a, dims, take_a + chosen), row_cptr(b, dims, i),
-					   (size_t) 8 * dims);
+				memcpy(a + rowsz * (size_t) (take_a + chosen), b + rowsz * (size_t) i, rowsz);
 				chosen++;
 				need--;
 			}
 		}
 	}
+	return take_a + take_b;
+}
+
+SvcStatus
+svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
+{
+	int32_t		dims = svc_state_dims(a);
+	SvcOptions	opt_a,
+				opt_b;
+	uint8_t		wa[SVC_OPTIONS_WIRE_FULL],
+				wb[SVC_OPTIONS_WIRE_FULL];
+	int64_t		kept_a = svc_state_kept(a),
+				kept_b = svc_state_kept(b);
+	int64_t		seen_a = svc_state_seen(a),
+				seen_b = svc_state_seen(b);
+	int64_t		target = svc_state_merged_kept(a, b);
+	int64_t		kept,
+				lab_kept;
+	SvcRng		rng;
+	int64_t		stat_n_a = seen_a + lab_seen_total(a),
+				stat_n_b = seen_b + lab_seen_total(b);
+
+	if (svc_state_dims(b) != dims)
+	{
+		/* the glue's wording for a row of the wrong length */
+		return svc_fail(err, SVC_ERR_DIMENSION, "expected %d dimensions, not %d",
+						dims, svc_state_dims(b));
+	}
+	svc_state_options(a, &opt_a);
+	svc_state_options(b, &opt_b);
+	svc_options_encode_full(&opt_a, wa);
+	svc_options_encode_full(&opt_b, wb);
+	if (memcmp(wa, wb, sizeof(wa)) != 0)
+		return svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+						"cannot merge svclust states trained with different options");
+	if (target > svc_state_capacity(a) ||
+		svc_state_merged_lab_kept(a, b) > svc_state_lab_capacity(a))
+		return svc_fail(err, SVC_ERR_INTERNAL, "merge target has no room");
+	if (seen_a + lab_seen_total(a) > SVC_MAX_SEEN - seen_b - lab_seen_total(b))
+		return svc_fail(err, SVC_ERR_LIMIT, "cannot merge svclust states of more than %lld rows",
+						(long long) SVC_MAX_SEEN);
+
+	load_rng(a, &rng);
+	kept = merge_reservoir(row_ptr(a, dims, 0), kept_a, seen_a, row_cptr(b, dims, 0), kept_b,
+						   seen_b, (size_t) 8 * dims, opt_a.sample, &rng);
+	/* the labelled rows likewise, in their own reservoir */
+	lab_kept = merge_reservoir(lab_ptr(a, dims, 0), svc_state_lab_kept(a), lab_seen_total(a),
+							   lab_cptr(b, dims, 0), svc_state_lab_kept(b), lab_seen_total(b),
+							   (size_t) 8 * (dims + 1), opt_a.label_sample, &rng);
 	store_rng(a, &rng);
 
 	/*
 	 * Chan et al.'s exact merge of means and squared deviations, both
-	 * sides first brought to the scale of the merged largest magnitude.
+	 * sides first brought to the scale of the merged largest magnitude;
+	 * the statistics are of every row, labelled or not.
 	 */
-	for (int32_t j = 0; j < dims && seen_b > 0; j++)
+	for (int32_t j = 0; j < dims && stat_n_b > 0; j++)
 	{
-		double		n_a = (double) seen_a,
-					n_b = (double) seen_b,
+		double		n_a = (double) stat_n_a,
+					n_b = (double) stat_n_b,
 					n = n_a + n_b;
 		double		mean_a = svc_load_f64(stat_ptr(a, dims, STAT_MEAN) + 8 * j);
 		double		mean_b = svc_load_f64(stat_cptr(b, dims, STAT_MEAN) + 8 * j);
@@ -542,8 +732,13 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 		svc_store_f64(stat_ptr(a, dims, STAT_MAX) + 8 * j, hi);
 		set_stat_exp(a, dims, j, e);
 	}
-	svc_store_u64(a + OFF_KEPT, (uint64_t) (take_a + take_b));
+	svc_store_u64(a + OFF_KEPT, (uint64_t) kept);
 	svc_store_u64(a + OFF_SEEN, (uint64_t) (seen_a + seen_b));
+	svc_store_u64(a + OFF_LAB_KEPT, (uint64_t) lab_kept);
+	svc_store_u64(a + OFF_LAB_NORMAL,
+				  (uint64_t) (svc_state_lab_seen(a, 1) + svc_state_lab_seen(b, 1)));
+	svc_store_u64(a + OFF_LAB_ANOMALY,
+				  (uint64_t) (svc_state_lab_seen(a, -1) + svc_state_lab_seen(b, -1)));
 	return SVC_OK;
 }
 
@@ -604,26 +799,36 @@ sort_rows(double *rows, int64_t n, int32_t d, double *tmp)
 }
 
 void
-svc_state_extract(const uint8_t *buf, double *rows, double *mean,
-				  double *stddev, double *min, double *max)
+svc_state_extract_labelled(const uint8_t *buf, double *rows, double *lab, double *mean,
+						   double *stddev, double *min, double *max)
 {
 	int32_t		dims = svc_state_dims(buf);
 	int64_t		kept = svc_state_kept(buf);
 	int64_t		seen = svc_state_seen(buf);
+	int64_t		lab_kept = svc_state_lab_kept(buf);
+	int64_t		lab_seen = lab_seen_total(buf);
+	int64_t		total = seen + lab_seen;
+	size_t		lab_width = (size_t) dims + 1;
 
 	for (int64_t i = 0; i < kept; i++)
 		for (int32_t j = 0; j < dims; j++)
 			rows[(size_t) i * dims + j] = svc_load_f64(row_cptr(buf, dims, i) + 8 * j);
+	if (lab != NULL)
+		for (int64_t i = 0; i < lab_kept; i++)
+			for (size_t j = 0; j < lab_width; j++)
+				lab[i * lab_width + j] = svc_load_f64(lab_cptr(buf, dims, i) + 8 * j);
 
-	if (seen == kept && kept > 0)
+	if (seen == kept && lab_seen == lab_kept && total > 0 && (lab != NULL || lab_kept == 0))
 	{
 		/*
 		 * Every row is here: sort them and recompute the statistics with a
-		 * fixed summation order, so serial and parallel plans agree to the
-		 * last bit.  The rows' second half of the buffer is scratch space
-		 * supplied by the caller (rows has room for 2 * kept rows).
+		 * fixed summation order (the rows, then the labelled rows), so
+		 * serial and parallel plans agree to the last bit.  The second
+		 * halves of the buffers are scratch space supplied by the caller.
 		 */
 		sort_rows(rows, kept, dims, rows + (size_t) kept * dims);
+		if (lab_kept > 0)
+			sort_rows(lab, lab_kept, (int32_t) lab_width, lab + (size_t) lab_kept * lab_width);
 		for (int32_t j = 0; j < dims; j++)
 		{
 			double		s = 0.0,
@@ -633,23 +838,25 @@ svc_state_extract(const uint8_t *buf, double *rows, double *mean,
 						m;
 			int			e = stat_exp(buf, dims, j);
 
-			for (int64_t i = 0; i < kept; i++)
+			for (int64_t i = 0; i < total; i++)
 			{
-				double		v = ldexp(rows[(size_t) i * dims + j], -e);
+				double		v = ldexp(i < kept ? rows[(size_t) i * dims + j] :
+									  lab[(size_t) (i - kept) * lab_width + j], -e);
 
 				s += v;
 				lo = v < lo ? v : lo;
 				hi = v > hi ? v : hi;
 			}
-			m = s / (double) kept;
-			for (int64_t i = 0; i < kept; i++)
+			m = s / (double) total;
+			for (int64_t i = 0; i < total; i++)
 			{
-				double		t = ldexp(rows[(size_t) i * dims + j], -e) - m;
+				double		t = ldexp(i < kept ? rows[(size_t) i * dims + j] :
+									  lab[(size_t) (i - kept) * lab_width + j], -e) - m;
 
 				ss += t * t;
 			}
 			mean[j] = ldexp(m, e);
-			stddev[j] = ldexp(sqrt(ss / (double) kept), e);
+			stddev[j] = ldexp(sqrt(ss / (double) total), e);
 			min[j] = ldexp(lo, e);
 			max[j] = ldexp(hi, e);
 		}
@@ -662,8 +869,15 @@ svc_state_extract(const uint8_t *buf, double *rows, double *mean,
 		int			e = stat_exp(buf, dims, j);
 
 		mean[j] = ldexp(svc_load_f64(stat_cptr(buf, dims, STAT_MEAN) + 8 * j), e);
-		stddev[j] = seen > 0 ? ldexp(sqrt(m2 / (double) seen), e) : 0.0;
+		stddev[j] = total > 0 ? ldexp(sqrt(m2 / (double) total), e) : 0.0;
 		min[j] = svc_load_f64(stat_cptr(buf, dims, STAT_MIN) + 8 * j);
 		max[j] = svc_load_f64(stat_cptr(buf, dims, STAT_MAX) + 8 * j);
 	}
+}
+
+void
+svc_state_extract(const uint8_t *buf, double *rows, double *mean,
+				  double *stddev, double *min, double *max)
+{
+	svc_state_extract_labelled(buf, rows, NULL, mean, stddev, min, max);
 }

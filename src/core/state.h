@@ -11,13 +11,21 @@
  * exp = svc_scale_exponent(largest magnitude seen, svc_core.h), so that any finite
  * value trains; for ordinary data exp is 0 and nothing is scaled.
  *
+ * Rows given a label (the three-argument aggregate) are kept apart, in a
+ * reservoir of their own of at most opt.label_sample rows, so that a few
+ * labelled rows among millions are not sampled away.  They count in the
+ * scaling statistics like every row; "seen" and "kept" are of the
+ * unlabelled rows.
+ *
  * Layout:
  *   "SVCS" u16 version u16 0 u32 dims u32 0
  *   u64 capacity u64 kept u64 seen
  *   u64 rng[4]
- *   options (SVC_OPTIONS_WIRE_SIZE bytes)
+ *   options (SVC_OPTIONS_WIRE_FULL bytes: the base and the extended block)
+ *   u64 lab_capacity u64 lab_kept u64 normal_seen u64 anomaly_seen
  *   f64 mean[dims] m2[dims] min[dims] max[dims] i64 exp[dims]
  *   f64 rows[capacity * dims]
+ *   f64 labelled[lab_capacity * (dims + 1)]   (features, then 1 or -1)
  */
 #ifndef SVC_STATE_H
 #define SVC_STATE_H
@@ -26,11 +34,14 @@
 #include "options.h"
 
 #define SVC_STATE_MAGIC "SVCS"
-#define SVC_STATE_VERSION 3	/* 3: per-column scale exponents */
-#define SVC_STATE_HEADER_SIZE (4 + 2 + 2 + 4 + 4 + 3 * 8 + 4 * 8 + SVC_OPTIONS_WIRE_SIZE)
+#define SVC_STATE_VERSION 4	/* 3: per-column scale exponents; 4: the
+								 * extended options and labelled rows */
+#define SVC_STATE_HEADER_SIZE (4 + 2 + 2 + 4 + 4 + 3 * 8 + 4 * 8 + SVC_OPTIONS_WIRE_FULL + 4 * 8)
 
 /* Bytes of a state of dims columns and room for capacity rows; 0 on overflow. */
 size_t		svc_state_size(int32_t dims, int64_t capacity);
+/* ... and for lab_capacity labelled rows (svc_state_size has room for none). */
+size_t		svc_state_size_labelled(int32_t dims, int64_t capacity, int64_t lab_capacity);
 
 /* Initialise an empty state in buf (of svc_state_size bytes). */
 void		svc_state_init(uint8_t *buf, int32_t dims, int64_t capacity,
@@ -64,8 +75,25 @@ bool		svc_state_add(uint8_t *buf, const double *row);
 /* The capacity to grow to: double, capped at the sample size. */
 int64_t		svc_state_next_capacity(const uint8_t *buf);
 
-/* Copy a state into a buffer with room for new_capacity >= kept rows. */
+/* Copy a state into a buffer with room for new_capacity >= kept rows
+ * (and its labelled rows' capacity unchanged). */
 void		svc_state_copy(const uint8_t *src, uint8_t *dst, int64_t new_capacity);
+
+/*
+ * The labelled rows.  label is 1 (normal) or -1 (anomaly); add returns
+ * false, changing nothing, when the row must be kept and the labelled
+ * area is full: grow it with svc_state_copy_labelled (to
+ * svc_state_next_lab_capacity) and call again.
+ */
+bool		svc_state_add_labelled(uint8_t *buf, const double *row, int label);
+int64_t		svc_state_lab_capacity(const uint8_t *buf);
+int64_t		svc_state_lab_kept(const uint8_t *buf);
+int64_t		svc_state_lab_seen(const uint8_t *buf, int label);
+int64_t		svc_state_next_lab_capacity(const uint8_t *buf);
+void		svc_state_copy_labelled(const uint8_t *src, uint8_t *dst, int64_t new_capacity,
+									int64_t new_lab_capacity);
+/* The labelled rows a merge of b into a keeps (a needs room for them). */
+int64_t		svc_state_merged_lab_kept(const uint8_t *a, const uint8_t *b);
 
 /*
  * Merge state b into state a (same dims and options, else an error).
@@ -86,5 +114,17 @@ SvcStatus	svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err);
  */
 void		svc_state_extract(const uint8_t *buf, double *rows, double *mean,
 							  double *stddev, double *min, double *max);
+
+/*
+ * The same with the labelled rows: lab receives lab_kept rows of dims + 1
+ * values (features, then the label) and has room for twice that (scratch
+ * for the sort).  With every row kept, both sets come sorted and the
+ * statistics are recomputed over both.  svc_state_extract alone (lab
+ * NULL) recomputes only when there are no labelled rows, and otherwise
+ * returns the running statistics, which count them too.
+ */
+void		svc_state_extract_labelled(const uint8_t *buf, double *rows, double *lab,
+									   double *mean, double *stddev, double *min,
+									   double *max);
 
 #endif							/* SVC_STATE_H */

@@ -343,7 +343,8 @@ bsgd_maintain(Bsgd *g, const SvcOptions *opt, SvcRng *rng)
 
 SvcStatus
 svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n, int32_t d,
-			   const SvcOptions *opt, double gamma, SvcModel *m, SvcError *err)
+			   const SvcOptions *opt, double gamma, const double *weight, SvcModel *m,
+			   SvcError *err)
 {
 	Bsgd		g;
 	SvcRng		rng;
@@ -392,13 +393,17 @@ svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		double		o;
 		bool		violated;
 		double		inv_t = 1.0 / (double) t;
-		double		step = opt->c * inv_t;
+		double		c_r;
+		double		step;
 		double		delta2;
 
 		if (pos == 0)
 			svc_rng_sample(&rng, g.order, n, n);
 		r = g.order[pos];
 		xr = x + (size_t) r * d;
+		/* a labelled row's hinge weighs C_r / C (supervision.h) */
+		c_r = weight ? opt->c * weight[r] : opt->c;
+		step = c_r * inv_t;
 		o = g.b > 0 ? bsgd_dot(&g, xr) : 0.0;
 		violated = o < 1.0;
 		if (t % SVC_INTERRUPT_EVERY == 0 && svc_interrupted(env, err))
@@ -409,7 +414,7 @@ svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		svc_progress(env, SVC_PROGRESS_SGD, t, opt->max_iter);
 
 		/* ||w_{t+1} - w_t||^2 = (||w||^2 - 2C[v]o + C^2[v]) / t^2 */
-		delta2 = (g.wnorm2 - (violated ? 2.0 * opt->c * o - opt->c * opt->c : 0.0))
+		delta2 = (g.wnorm2 - (violated ? 2.0 * c_r * o - c_r * c_r : 0.0))
 			* inv_t * inv_t;
 
 		/* w <- (1 - 1/t) w: at t = 1 the model is empty anyway */

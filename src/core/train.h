@@ -21,7 +21,7 @@
  */
 SvcStatus	svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n,
 						   int32_t d, const SvcOptions *opt, double gamma,
-						   SvcModel *m, SvcError *err);
+						   const double *weight, SvcModel *m, SvcError *err);
 
 /*
  * The "auto" gamma: SVC_GAMMA_AUTO_FACTOR / median squared distance

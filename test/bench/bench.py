@@ -34,7 +34,10 @@ Sections (--only picks some):
             rows/second at 10k, 43.5k (the paper's Shuttle: 1,766 s), 100k
             and 1M rows, and the ratio to SELECT count(*) over the same query;
   train     svc_train on 1M x 8 rows against SELECT avg(f[1]), serial and
-            with 2 parallel workers (train_speed.py).
+            with 2 parallel workers (train_speed.py);
+  labelled  generated blobs with planted anomalies: outlier precision,
+            recall, F1 and NMI with 0, 1, 2 and 5% of the rows labelled,
+            for smo and bsgd (labelled.py).
 Every default-options run, and the first seed of every grid point, also
 checks that svc_predict and svc_assign give every row the same cluster.
 
@@ -55,6 +58,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pgrun import TOP, PsqlError, log, machine_line, median, psql, q1, timed_queries  # noqa: E402
+import labelled  # noqa: E402
 import train_speed  # noqa: E402
 
 # The paper's exact SVC (SMO and Ben-Hur's labelling): NMI per dataset, and
@@ -769,9 +773,9 @@ def main():
     ap.add_argument("--out", default="bench-results.md", help="markdown file to write the tables to")
     ap.add_argument("--quick", action="store_true",
                     help="reduced grid (gamma, C in 2^1, 2^3, 2^5), seeds 1-2, 3 rounds of training speed")
-    ap.add_argument("--only", default="defaults,labeling,tuned,grid,exact,assign,train",
+    ap.add_argument("--only", default="defaults,labeling,tuned,grid,exact,assign,train,labelled",
                     help="comma-separated sections to run (default: all of "
-                         "defaults,labeling,tuned,grid,exact,assign,train)")
+                         "defaults,labeling,tuned,grid,exact,assign,train,labelled)")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                     help="concurrent sessions for the grid (default %(default)s)")
     ap.add_argument("--no-predict-check", action="store_true",
@@ -785,7 +789,8 @@ def main():
     args.seeds = [1, 2] if args.quick else [1, 2, 3, 4, 5]
     args.assign_sizes = [10000, 43500, 100000, 1000000]
     sections = {s.strip() for s in args.only.split(",") if s.strip()}
-    unknown = sections - {"defaults", "labeling", "tuned", "grid", "exact", "assign", "train"}
+    unknown = sections - {"defaults", "labeling", "tuned", "grid", "exact", "assign", "train",
+                          "labelled"}
     if unknown:
         ap.error("unknown section(s): %s" % ", ".join(sorted(unknown)))
 
@@ -814,6 +819,8 @@ def main():
         bench_assign(args, out)
     if "train" in sections:
         train_speed.run(args.train_rows, 3 if args.quick else 5, out)
+    if "labelled" in sections:
+        labelled.run(out)
     if sections & {"defaults", "labeling", "tuned", "grid", "exact"}:
         for ds in loaded:
             psql("DROP TABLE IF EXISTS %s;" % ds["table"], check=False)

@@ -6,8 +6,10 @@
  * check must either fail with SVC_ERR_CORRUPT and a message, or pass a
  * state on which everything the aggregate does afterwards is safe and
  * keeps the state valid:
- *   - svc_state_extract (the rows and the scaling statistics);
- *   - svc_state_add of a row, growing the buffer the way the transition
+ *   - svc_state_extract_labelled (the rows, the labelled rows and the
+ *     scaling statistics);
+ *   - svc_state_add of a row, and svc_state_add_labelled of a normal and
+ *     of an anomalous one, growing the buffer the way the transition
  *     function does when the state is full; the result passes the check;
  *   - svc_state_merge of the state with itself, into a buffer of the
  *     capacity the combine function gives it; the result passes the check;
@@ -46,47 +48,80 @@ static void
 check_extract(const uint8_t *s, int32_t dims, int64_t kept)
 {
 	size_t		d = (size_t) dims;
+	size_t		lab_kept = (size_t) svc_state_lab_kept(s);
 	double	   *rows = malloc(sizeof(double) * (2 * (size_t) kept * d + 1));
+	double	   *lab = malloc(sizeof(double) * (2 * lab_kept * (d + 1) + 1));
 	double	   *stats = malloc(sizeof(double) * 4 * d);
 
-	FUZZ_CHECK(rows && stats);
-	svc_state_extract(s, rows, stats, stats + d, stats + 2 * d, stats + 3 * d);
+	FUZZ_CHECK(rows && lab && stats);
+	svc_state_extract_labelled(s, rows, lab, stats, stats + d, stats + 2 * d, stats + 3 * d);
 	for (size_t i = 0; i < (size_t) kept * d; i++)
 		FUZZ_CHECK(isfinite(rows[i]));
+	for (size_t i = 0; i < lab_kept; i++)
+	{
+		for (size_t j = 0; j < d; j++)
+			FUZZ_CHECK(isfinite(lab[i * (d + 1) + j]));
+		FUZZ_CHECK(lab[i * (d + 1) + d] == 1.0 || lab[i * (d + 1) + d] == -1.0);
+	}
 	for (size_t j = 0; j < d; j++)
 		FUZZ_CHECK(!isnan(stats[j]) && !isnan(stats[d + j]) && !(stats[d + j] < 0));
 	free(rows);
+	free(lab);
 	free(stats);
+}
+
+static size_t
+state_len(const uint8_t *s)
+{
+	return svc_state_size_labelled(svc_state_dims(s), svc_state_capacity(s),
+								   svc_state_lab_capacity(s));
+}
+
+/* Add a row with this label (0: unlabelled), growing as svc_train_transfn does. */
+static uint8_t *
+add_grow(uint8_t *s, const double *row, int label)
+{
+	bool		added = label ? svc_state_add_labelled(s, row, label) : svc_state_add(s, row);
+
+	if (!added)
+	{
+		int64_t		cap = svc_state_capacity(s),
+					lab_cap = svc_state_lab_capacity(s);
+		uint8_t    *grown;
+		size_t		len;
+
+		if (label)
+			lab_cap = svc_state_next_lab_capacity(s);
+		else
+			cap = svc_state_next_capacity(s);
+		FUZZ_CHECK(cap > svc_state_capacity(s) || lab_cap > svc_state_lab_capacity(s));
+		len = svc_state_size_labelled(svc_state_dims(s), cap, lab_cap);
+		FUZZ_CHECK(len > 0);
+		grown = calloc(1, len);
+		FUZZ_CHECK(grown != NULL);
+		svc_state_copy_labelled(s, grown, cap, lab_cap);
+		free(s);
+		s = grown;
+		FUZZ_CHECK(label ? svc_state_add_labelled(s, row, label) : svc_state_add(s, row));
+	}
+	return s;
 }
 
 static void
 check_add(const uint8_t *data, size_t size, int32_t dims)
 {
 	uint8_t    *s = copy_bytes(data, size);
-	size_t		len = size;
 	double	   *row = malloc(sizeof(double) * (size_t) dims);
 	SvcError	err;
 
 	FUZZ_CHECK(row != NULL);
 	for (int32_t j = 0; j < dims; j++)
 		row[j] = 0.25 * (j + 1) - (j % 2 ? 3.0 : 0.0);
-	if (!svc_state_add(s, row))
-	{
-		/* full: grow as svc_train_transfn does */
-		int64_t		next = svc_state_next_capacity(s);
-		uint8_t    *grown;
-
-		FUZZ_CHECK(next > svc_state_capacity(s));
-		len = svc_state_size(dims, next);
-		FUZZ_CHECK(len > 0);
-		grown = malloc(len);
-		FUZZ_CHECK(grown != NULL);
-		svc_state_copy(s, grown, next);
-		free(s);
-		s = grown;
-		FUZZ_CHECK(svc_state_add(s, row));
-	}
-	FUZZ_CHECK(svc_state_check(s, len, &err) == SVC_OK);
+	s = add_grow(s, row, 0);
+	FUZZ_CHECK(svc_state_check(s, state_len(s), &err) == SVC_OK);
+	s = add_grow(s, row, 1);
+	s = add_grow(s, row, -1);
+	FUZZ_CHECK(svc_state_check(s, state_len(s), &err) == SVC_OK);
 	free(row);
 	free(s);
 }
@@ -97,15 +132,18 @@ check_merge(const uint8_t *data, size_t size, int32_t dims)
 	int64_t		cap = svc_state_capacity(data);
 	int64_t		need = svc_state_merged_kept(data, data);
 	int64_t		newcap = need > cap ? need : cap;
-	size_t		len = svc_state_size(dims, newcap);
+	int64_t		lab_cap = svc_state_lab_capacity(data);
+	int64_t		lab_need = svc_state_merged_lab_kept(data, data);
+	int64_t		new_lab_cap = lab_need > lab_cap ? lab_need : lab_cap;
+	size_t		len = svc_state_size_labelled(dims, newcap, new_lab_cap);
 	uint8_t    *a;
 	SvcError	err;
 	SvcStatus	st;
 
 	FUZZ_CHECK(len > 0 && need >= svc_state_kept(data));
-	a = malloc(len);
+	a = calloc(1, len);
 	FUZZ_CHECK(a != NULL);
-	svc_state_copy(data, a, newcap);
+	svc_state_copy_labelled(data, a, newcap, new_lab_cap);
 	st = svc_state_merge(a, data, &err);
 	if (st != SVC_OK)
 		FUZZ_CHECK_ERROR(st, err);
@@ -127,6 +165,7 @@ check_fit(const uint8_t *data, size_t size, int32_t dims, int64_t kept)
 	SvcError	err;
 	SvcStatus	st;
 
+	kept += svc_state_lab_kept(data);
 	if (kept < 1 || kept > FIT_MAX_KEPT || kept * dims > FIT_MAX_VALUES)
 		return;
 	s = copy_bytes(data, size);
@@ -135,7 +174,7 @@ check_fit(const uint8_t *data, size_t size, int32_t dims, int64_t kept)
 		opt.budget = 16;
 	if (opt.max_iter > 3000 || opt.max_iter == 0)	/* 0: smo's automatic cap */
 		opt.max_iter = 3000;
-	svc_options_encode(&opt, s + STATE_OPTIONS_OFFSET);
+	svc_options_encode_full(&opt, s + STATE_OPTIONS_OFFSET);
 	FUZZ_CHECK(svc_state_check(s, size, &err) == SVC_OK);
 
 	memset(&err, 0, sizeof(err));
@@ -185,7 +224,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	dims = svc_state_dims(data);
 	kept = svc_state_kept(data);
-	FUZZ_CHECK(svc_state_size(dims, svc_state_capacity(data)) == size);
+	FUZZ_CHECK(state_len(data) == size);
 	FUZZ_CHECK(kept >= 0 && kept <= svc_state_capacity(data) &&
 			   svc_state_seen(data) >= kept);
 

@@ -69,6 +69,15 @@ blobs(int64_t n, int32_t d, int k, uint64_t seed)
 	return x;
 }
 
+/* When set, the seeds label rows: every 7th normal, every 11th an anomaly. */
+static bool seed_labels = false;
+
+static int8_t
+seed_label(int64_t i)
+{
+	return i % 7 == 0 ? 1 : i % 11 == 0 ? -1 : 0;
+}
+
 static void
 model_seed(const char *dir, const char *name, int64_t n, int32_t d, int k,
 		   const char *json)
@@ -83,7 +92,17 @@ model_seed(const char *dir, const char *name, int64_t n, int32_t d, int k,
 	svc_options_default(&opt);
 	if (svc_options_parse(json, strlen(json), &opt, &err) != SVC_OK)
 		die(json, &err);
-	if (svc_fit_rows(env, x, n, d, &opt, &m, &err) != SVC_OK)
+	if (seed_labels)
+	{
+		int8_t	   *lab = calloc((size_t) n, 1);
+
+		for (int64_t i = 0; i < n; i++)
+			lab[i] = seed_label(i);
+		if (svc_fit_rows_labelled(env, x, lab, n, d, &opt, &m, &err) != SVC_OK)
+			die(name, &err);
+		free(lab);
+	}
+	else if (svc_fit_rows(env, x, n, d, &opt, &m, &err) != SVC_OK)
 		die(name, &err);
 	len = svc_model_encoded_size(&m);
 	bytes = malloc(len);
@@ -103,7 +122,8 @@ state_seed(const char *dir, const char *name, int64_t n, int32_t d,
 	SvcOptions	opt;
 	SvcError	err;
 	double	   *x = blobs(n > 0 ? n : 1, d, 2, (uint64_t) n * 17 + (uint64_t) d);
-	int64_t		cap = 16;
+	int64_t		cap = 16,
+				lab_cap = 0;
 	uint8_t    *s;
 
 	svc_options_default(&opt);
@@ -117,24 +137,28 @@ state_seed(const char *dir, const char *name, int64_t n, int32_t d,
 	svc_state_init(s, d, cap, &opt);
 	for (int64_t i = 0; i < n; i++)
 	{
-		if (!svc_state_add(s, x + i * d))
+		int8_t		label = seed_labels ? seed_label(i) : 0;
+
+		if (!(label ? svc_state_add_labelled(s, x + i * d, label) : svc_state_add(s, x + i * d)))
 		{
-			int64_t		next = svc_state_next_capacity(s);
-			uint8_t    *g = malloc(svc_state_size(d, next));
+			int64_t		next = label ? cap : svc_state_next_capacity(s);
+			int64_t		lab_next = label ? svc_state_next_lab_capacity(s) : lab_cap;
+			uint8_t    *g = calloc(1, svc_state_size_labelled(d, next, lab_next));
 
 			if (g == NULL)
 				die("out of memory", NULL);
-			svc_state_copy(s, g, next);
+			svc_state_copy_labelled(s, g, next, lab_next);
 			free(s);
 			s = g;
 			cap = next;
-			if (!svc_state_add(s, x + i * d))
+			lab_cap = lab_next;
+			if (!(label ? svc_state_add_labelled(s, x + i * d, label) : svc_state_add(s, x + i * d)))
 				die("state did not grow", NULL);
 		}
 	}
-	if (svc_state_check(s, svc_state_size(d, cap), &err) != SVC_OK)
+	if (svc_state_check(s, svc_state_size_labelled(d, cap, lab_cap), &err) != SVC_OK)
 		die(name, &err);
-	write_file(dir, "state", name, s, svc_state_size(d, cap));
+	write_file(dir, "state", name, s, svc_state_size_labelled(d, cap, lab_cap));
 	free(s);
 	free(x);
 }
@@ -211,6 +235,11 @@ main(int argc, char **argv)
 	model_seed(dir, "smo2d.bin", 60, 2, 3, "{\"solver\": \"smo\"}");
 	model_seed(dir, "smowidths2d.bin", 60, 2, 3,
 			   "{\"solver\": \"smo\", \"bandwidth_k\": 4, \"cache_mb\": 1, \"nu\": 0.2}");
+	/* format version 5: a section (the extended options), bsgd and smo */
+	model_seed(dir, "ext2d.bin", 60, 2, 3,
+			   "{\"budget\": 12, \"max_iter\": 2000, \"label_radius\": 0.3}");
+	model_seed(dir, "smoext2d.bin", 60, 2, 3,
+			   "{\"solver\": \"smo\", \"aid_gap\": 0.001, \"label_sample\": 7}");
 	state_seed(dir, "empty2d.bin", 0, 2, "{}");
 	state_seed(dir, "one1d.bin", 1, 1, "{\"budget\": 3}");
 	state_seed(dir, "filling2d.bin", 20, 2, "{\"budget\": 10, \"max_iter\": 500}");
@@ -220,5 +249,12 @@ main(int argc, char **argv)
 	cvi_state_seed(dir, "plain3d.bin", 20, 3, false);
 	cvi_state_seed(dir, "one1d.bin", 1, 1, true);
 	state_seed(dir, "smo2d.bin", 30, 2, "{\"solver\": \"smo\", \"sample\": 24}");
+	state_seed(dir, "ext2d.bin", 12, 2, "{\"budget\": 6, \"label_radius\": 0.5}");
+	/* labelled rows: section 3 of the model, the labelled area of the state */
+	seed_labels = true;
+	model_seed(dir, "labelled2d.bin", 60, 2, 3, "{\"budget\": 12, \"max_iter\": 2000}");
+	model_seed(dir, "smolabelled2d.bin", 60, 2, 3, "{\"solver\": \"smo\"}");
+	state_seed(dir, "labelled2d.bin", 40, 2, "{\"budget\": 6, \"sample\": 20, \"label_sample\": 5}");
+	seed_labels = false;
 	return 0;
 }

@@ -424,7 +424,8 @@ test_model_v4(void)
 		{
 			uint16_t	v2 = 2,
 						v3 = 3,
-						v5 = 5;
+						v5 = 5,
+						v6 = 6;
 			uint8_t		bsgd = SVC_SOLVER_BSGD,
 						hyper = SVC_BOUNDARY_HYPERPLANE,
 						zero = 0;
@@ -436,8 +437,10 @@ test_model_v4(void)
 				  strstr(err.detail, "format version") != NULL, "v4 read as v3: %s", err.detail);
 			CHECK(decode_damaged(buf, len, OFF_VERSION, &v2, 2, &err) == SVC_ERR_CORRUPT,
 				  "v4 read as v2: %s", err.detail);
-			CHECK(decode_damaged(buf, len, OFF_VERSION, &v5, 2, &err) == SVC_ERR_CORRUPT &&
-				  strstr(err.message, "unsupported") != NULL, "version 5: %s", err.message);
+			CHECK(decode_damaged(buf, len, OFF_VERSION, &v5, 2, &err) == SVC_ERR_CORRUPT,
+				  "v4 read as v5 (no section): %s", err.detail);
+			CHECK(decode_damaged(buf, len, OFF_VERSION, &v6, 2, &err) == SVC_ERR_CORRUPT &&
+				  strstr(err.message, "unsupported") != NULL, "version 6: %s", err.message);
 			CHECK(decode_damaged(buf, len, OFF_SOLVER, &bsgd, 1, &err) == SVC_ERR_CORRUPT,
 				  "v4 of solver bsgd: %s", err.detail);
 			CHECK(decode_damaged(buf, len, OFF_BOUNDARY, &hyper, 1, &err) == SVC_ERR_CORRUPT,

@@ -250,7 +250,7 @@ test_interrupt(void)
 	svc_options_default(&opt);
 	opt.tol = 1e-9;
 	memset(&m, 0, sizeof(m));
-	CHECK(svc_train_bsgd(&env, x, 3000, 2, &opt, 1.0, &m, &err) == SVC_ERR_INTERRUPTED,
+	CHECK(svc_train_bsgd(&env, x, 3000, 2, &opt, 1.0, NULL, &m, &err) == SVC_ERR_INTERRUPTED,
 		  "training stops when interrupted");
 	svc_model_free(&svc_env_malloc, &m);
 	free(x);
@@ -577,7 +577,7 @@ test_passes_draw_each_row_once(void)
 		opt.c = 0.5;
 		opt.max_iter = passes * n;
 		memset(&m, 0, sizeof(m));
-		CHECK(svc_train_bsgd(&svc_env_malloc, x, n, 2, &opt, 1.0, &m, &err) == SVC_OK,
+		CHECK(svc_train_bsgd(&svc_env_malloc, x, n, 2, &opt, 1.0, NULL, &m, &err) == SVC_OK,
 			  "%lld passes train: %s", (long long) passes, err.message);
 		CHECK(m.n_sv == n, "%lld passes: every row drawn (%d of %lld support vectors)",
 			  (long long) passes, m.n_sv, (long long) n);

@@ -1,0 +1,428 @@
+/*
+ * test_supervision.c - labelled rows: the per-row weights, their place in
+ * the aggregate state, and the fit that uses them
+ */
+#include "bytes.h"
+#include "fit.h"
+#include "model.h"
+#include "model_codec.h"
+#include "options.h"
+#include "state.h"
+#include "supervision.h"
+#include "unit.h"
+#include "unit_data.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define H 0.1353352832366127	/* e^-2 */
+
+/* Weights of 1-D rows x[n] with labels lab[n], gamma 1. */
+static SvcStatus
+weights(const double *x, const int8_t *lab, int64_t n, double c, SvcLabelCurve curve,
+		double *w, SvcError *err)
+{
+	return svc_supervision_weights(&svc_env_malloc, x, lab, n, 1, 1.0, c, H, curve, w, err);
+}
+
+static void
+test_weights(void)
+{
+	enum
+	{
+	N = 202};
+	double		x[N],
+				w[N];
+	int8_t		lab[N];
+	SvcError	err;
+	double		c = 0.01;
+	double		edge = sqrt(2.0);	/* k = exp(-d^2) = e^-2 */
+
+	for (int curve = SVC_LABEL_CURVE_GEOMETRIC; curve <= SVC_LABEL_CURVE_LINEAR; curve++)
+	{
+		double		max_step = 0;
+		bool		monotone = true;
+
+		/*
+		 * A labelled normal at 0 and a labelled anomaly at 100, each alone;
+		 * rows 0..99 walk from the normal to twice the edge, rows 100..199
+		 * from the anomaly likewise; then one row at the edge of each.
+		 */
+		for (int i = 0; i < 100; i++)
+		{
+			x[i] = 2 * edge * i / 99.0;
+			x[100 + i] = 100 + 2 * edge * i / 99.0;
+			lab[i] = lab[100 + i] = 0;
+		}
+		lab[0] = 1;
+		lab[100] = -1;
+		x[200] = edge;
+		x[201] = 100 + edge * (1 + 1e-12);
+		lab[200] = lab[201] = 0;
+		CHECK(weights(x, lab, N, c, curve, w, &err) == SVC_OK, "weights: %s", err.message);
+		CHECK(fabs(w[0] * c - 1.0) < 1e-12, "a lone labelled normal has C_i = 1: %g", w[0] * c);
+		CHECK(fabs(w[100] * c - 1.0 / N) < 1e-15, "a lone labelled anomaly has C_i = 1/N: %g",
+			  w[100] * c);
+		CHECK(fabs(w[200] - 1.0) < 1e-6 && fabs(w[201] - 1.0) < 1e-6,
+			  "C_i = C at the edge of a neighbourhood: %g %g", w[200], w[201]);
+		for (int i = 60; i < 100; i++)
+			CHECK(w[i] == 1.0 && w[100 + i] == 1.0, "outside the neighbourhoods C_i = C (row %d)", i);
+		/* continuous: small steps in x, small steps in the weight's log */
+		for (int i = 1; i < 100; i++)
+		{
+			max_step = fmax(max_step, fabs(log(w[i]) - log(w[i - 1])));
+			max_step = fmax(max_step, fabs(log(w[100 + i]) - log(w[99 + i])));
+			monotone = monotone && w[i] <= w[i - 1] && w[100 + i] >= w[99 + i];
+		}
+		CHECK(monotone, "the bound moves monotonically from the labelled row to C");
+		CHECK(max_step < 0.6, "no jump in the bound (largest step in log %g)", max_step);
+		if (curve == SVC_LABEL_CURVE_LINEAR)
+		{
+			/* halfway in u: the mean of C and 1 */
+			double		xs[2] = {0, sqrt(-log((1 + H) / 2))};
+			int8_t		ls[2] = {1, 0};
+			double		ws[2];
+
+			CHECK(weights(xs, ls, 2, c, curve, ws, &err) == SVC_OK &&
+				  fabs(ws[1] * c - (c + 1) / 2) < 1e-12, "linear halfway: %g", ws[1] * c);
+		}
+		else
+		{
+			double		xs[2] = {0, sqrt(-log((1 + H) / 2))};
+			int8_t		ls[2] = {1, 0};
+			double		ws[2];
+
+			CHECK(weights(xs, ls, 2, c, curve, ws, &err) == SVC_OK &&
+				  fabs(ws[1] * c - sqrt(c)) < 1e-12, "geometric halfway: %g", ws[1] * c);
+		}
+	}
+
+	/* normals and anomalies in one neighbourhood: their scores cancel */
+	{
+		double		xs[3] = {0, 0, 0.1};
+		int8_t		ls[3] = {1, -1, 0};
+		double		ws[3];
+
+		CHECK(weights(xs, ls, 3, 0.5, SVC_LABEL_CURVE_GEOMETRIC, ws, &err) == SVC_OK &&
+			  ws[2] == 1.0, "a row as near an anomaly as a normal keeps C: %g", ws[2]);
+	}
+
+	/* infeasible: C below 1/N, which only a caller can pass (the fit's is not) */
+	{
+		double		xs[4] = {0, 100, 200, 300};
+		int8_t		ls[4] = {-1, 0, 0, 0};
+		double		ws[4];
+
+		CHECK(weights(xs, ls, 4, 0.1, SVC_LABEL_CURVE_GEOMETRIC, ws, &err) == SVC_ERR_INVALID_PARAMETER &&
+			  strstr(err.message, "no feasible model") != NULL && strstr(err.detail, "sum to") != NULL,
+			  "bounds summing below 1 are refused: %s / %s", err.message, err.detail);
+		/* with C >= 1/N (as the fit's C = 1 / (nu N) always is) every bound is */
+		CHECK(weights(xs, ls, 4, 0.25, SVC_LABEL_CURVE_GEOMETRIC, ws, &err) == SVC_OK,
+			  "C = 1/N: feasible: %s", err.message);
+	}
+}
+
+/* Labelled rows: 3 blobs, a few labelled, anomalies planted near blob 1. */
+static void
+labelled_data(double **x, int8_t **lab, int64_t *n)
+{
+	int64_t		base = 600,
+				extra = 12;
+	double	   *b = blobs(base, 11);
+
+	*n = base + extra;
+	*x = malloc(sizeof(double) * 2 * (size_t) *n);
+	*lab = calloc((size_t) *n, 1);
+	memcpy(*x, b, sizeof(double) * 2 * (size_t) base);
+	free(b);
+	for (int64_t i = 0; i < extra; i++)
+	{
+		double		t = 2 * M_PI * (double) i / (double) extra;
+
+		(*x)[2 * (base + i)] = 1.8 * cos(t);
+		(*x)[2 * (base + i) + 1] = 1.8 * sin(t);
+		if (i % 2 == 0)
+			(*lab)[base + i] = -1;
+	}
+	for (int64_t i = 0; i < 30; i++)
+		(*lab)[i * 20] = 1;
+}
+
+static void
+test_fit(void)
+{
+	double	   *x;
+	int8_t	   *lab;
+	int64_t		n;
+	SvcError	err;
+
+	labelled_data(&x, &lab, &n);
+	for (int s = 0; s < 2; s++)
+	{
+		const char *json = s ? "{\"solver\": \"smo\", \"gamma\": 2}" : "{}";
+		SvcOptions	opt;
+		SvcModel	plain,
+					none,
+					m,
+					back;
+		int8_t	   *zero = calloc((size_t) n, 1);
+		size_t		len1,
+					len2,
+					len;
+		uint8_t    *b1,
+				   *b2,
+				   *buf;
+		int64_t		wrong_n = 0,
+					wrong_a = 0,
+					n_lab_n = 0,
+					n_lab_a = 0;
+
+		CHECK(parse(json, &opt, &err) == SVC_OK, "options");
+		CHECK(svc_fit_rows(&svc_env_malloc, x, n, 2, &opt, &plain, &err) == SVC_OK &&
+			  svc_fit_rows_labelled(&svc_env_malloc, x, zero, n, 2, &opt, &none, &err) == SVC_OK,
+			  "%s: fits: %s", json, err.message);
+		b1 = encode(&plain, &len1);
+		b2 = encode(&none, &len2);
+		CHECK(len1 == len2 && memcmp(b1, b2, len1) == 0,
+			  "%s: no labelled row gives the unlabelled model's bytes", json);
+		free(b1);
+		free(b2);
+		free(zero);
+
+		CHECK(svc_fit_rows_labelled(&svc_env_malloc, x, lab, n, 2, &opt, &m, &err) == SVC_OK,
+			  "%s: labelled fit: %s", json, err.message);
+		for (int64_t i = 0; i < n; i++)
+		{
+			double		xs[2],
+						f;
+
+			if (lab[i] == 0)
+				continue;
+			svc_model_scale_row(&m, x + 2 * i, xs);
+			f = svc_model_decision_scaled(&m, xs);
+			n_lab_n += lab[i] > 0;
+			n_lab_a += lab[i] < 0;
+			wrong_n += lab[i] > 0 && f < 0;
+			wrong_a += lab[i] < 0 && f >= 0;
+		}
+		CHECK(m.lab_normal == n_lab_n && m.lab_anomaly == n_lab_a &&
+			  m.lab_seen_normal == n_lab_n && m.lab_seen_anomaly == n_lab_a,
+			  "%s: the labelled counts", json);
+		CHECK(m.lab_wrong_normal == wrong_n && m.lab_wrong_anomaly == wrong_a,
+			  "%s: wrong-side counts are the rows' f: %lld/%lld against %lld/%lld", json,
+			  (long long) m.lab_wrong_normal, (long long) m.lab_wrong_anomaly,
+			  (long long) wrong_n, (long long) wrong_a);
+		CHECK(m.lab_weight_min < 1 && m.lab_weight_max > 1, "%s: weights below and above 1: %g %g",
+			  json, m.lab_weight_min, m.lab_weight_max);
+		/* the planted anomalies are outside a model that was told of them */
+		CHECK(wrong_a == 0, "%s: every labelled anomaly outside (%lld inside)", json,
+			  (long long) wrong_a);
+
+		buf = encode(&m, &len);
+		CHECK(svc_load_u16(buf + 4) == SVC_MODEL_FORMAT_SECTIONS, "%s: a labelled model is v5", json);
+		CHECK(svc_model_decode(&svc_env_malloc, buf, len, &back, &err) == SVC_OK &&
+			  back.lab_normal == m.lab_normal && back.lab_wrong_anomaly == m.lab_wrong_anomaly &&
+			  back.lab_weight_max == m.lab_weight_max, "%s: the report round-trips: %s", json,
+			  err.detail);
+		svc_model_free(&svc_env_malloc, &back);
+		/* damaged reports, checksum redone: refused */
+		{
+			size_t		sec = len - 4 - 64;	/* the payload of section 3 */
+			uint64_t	big = UINT64_C(1) << 40;
+			double		neg = -1.0;
+			uint8_t    *copy = malloc(len);
+			SvcModel	t;
+			static const size_t offs[] = {0, 8, 16, 32, 40};
+
+			for (size_t k = 0; k < sizeof(offs) / sizeof(offs[0]); k++)
+			{
+				memcpy(copy, buf, len);
+				memcpy(copy + sec + offs[k], &big, 8);
+				svc_store_u32(copy + len - 4, svc_crc32c(copy, len - 4));
+				CHECK(svc_model_decode(&svc_env_malloc, copy, len, &t, &err) == SVC_ERR_CORRUPT,
+					  "%s: a count of 2^40 at %zu refused", json, offs[k]);
+				svc_model_free(&svc_env_malloc, &t);
+			}
+			memcpy(copy, buf, len);
+			svc_store_f64(copy + sec + 48, neg);
+			svc_store_u32(copy + len - 4, svc_crc32c(copy, len - 4));
+			CHECK(svc_model_decode(&svc_env_malloc, copy, len, &t, &err) == SVC_ERR_CORRUPT &&
+				  strstr(err.detail, "weights") != NULL, "%s: a negative weight: %s", json,
+				  err.detail);
+			svc_model_free(&svc_env_malloc, &t);
+			free(copy);
+		}
+		free(buf);
+		svc_model_free(&svc_env_malloc, &plain);
+		svc_model_free(&svc_env_malloc, &none);
+		svc_model_free(&svc_env_malloc, &m);
+	}
+	free(x);
+	free(lab);
+}
+
+/* A state fed rows with labels (0: unlabelled), growing as the glue does. */
+static uint8_t *
+feed(uint8_t *buf, const double *x, const int8_t *lab, int64_t from, int64_t to)
+{
+	for (int64_t i = from; i < to; i++)
+	{
+		bool		ok = lab[i] ? svc_state_add_labelled(buf, x + 2 * i, lab[i]) :
+			svc_state_add(buf, x + 2 * i);
+
+		if (!ok)
+		{
+			int64_t		cap = svc_state_capacity(buf),
+						lcap = svc_state_lab_capacity(buf);
+			uint8_t    *grown;
+
+			if (lab[i])
+				lcap = svc_state_next_lab_capacity(buf);
+			else
+				cap = svc_state_next_capacity(buf);
+			grown = calloc(1, svc_state_size_labelled(2, cap, lcap));
+			svc_state_copy_labelled(buf, grown, cap, lcap);
+			free(buf);
+			buf = grown;
+			ok = lab[i] ? svc_state_add_labelled(buf, x + 2 * i, lab[i]) :
+				svc_state_add(buf, x + 2 * i);
+			CHECK(ok, "the grown state takes the row");
+		}
+	}
+	return buf;
+}
+
+static size_t
+state_len(const uint8_t *buf)
+{
+	return svc_state_size_labelled(2, svc_state_capacity(buf), svc_state_lab_capacity(buf));
+}
+
+static uint8_t *
+empty_state(const SvcOptions *opt)
+{
+	uint8_t    *buf = calloc(1, svc_state_size(2, 4));
+
+	svc_state_init(buf, 2, 4, opt);
+	return buf;
+}
+
+static void
+test_state(void)
+{
+	double	   *x;
+	int8_t	   *lab;
+	int64_t		n;
+	SvcOptions	opt;
+	SvcError	err;
+	uint8_t    *serial,
+			   *a,
+			   *b;
+	SvcModel	ms,
+				mp;
+
+	labelled_data(&x, &lab, &n);
+	svc_options_default(&opt);
+	opt.sample = 1000;
+
+	serial = feed(empty_state(&opt), x, lab, 0, n);
+	CHECK(svc_state_check(serial, state_len(serial), &err) == SVC_OK, "labelled state checks: %s",
+		  err.detail);
+	CHECK(svc_state_kept(serial) == n - 36 && svc_state_lab_kept(serial) == 36 &&
+		  svc_state_lab_seen(serial, 1) == 30 && svc_state_lab_seen(serial, -1) == 6,
+		  "labelled rows are kept apart: %lld + %lld", (long long) svc_state_kept(serial),
+		  (long long) svc_state_lab_kept(serial));
+
+	/* two workers, merged: the same model as the serial scan */
+	a = feed(empty_state(&opt), x, lab, 0, n / 3);
+	b = feed(empty_state(&opt), x, lab, n / 3, n);
+	{
+		int64_t		cap = svc_state_merged_kept(a, b),
+					lcap = svc_state_merged_lab_kept(a, b);
+		uint8_t    *grown = calloc(1, svc_state_size_labelled(2, cap, lcap));
+
+		svc_state_copy_labelled(a, grown, cap, lcap);
+		free(a);
+		a = grown;
+		CHECK(svc_state_merge(a, b, &err) == SVC_OK, "merge: %s", err.message);
+		CHECK(svc_state_check(a, state_len(a), &err) == SVC_OK, "merged state checks: %s",
+			  err.detail);
+	}
+	CHECK(svc_fit_state(&svc_env_malloc, serial, &ms, &err) == SVC_OK &&
+		  svc_fit_state(&svc_env_malloc, a, &mp, &err) == SVC_OK, "fits: %s", err.message);
+	{
+		size_t		l1,
+					l2;
+		uint8_t    *b1 = encode(&ms, &l1),
+				   *b2 = encode(&mp, &l2);
+
+		CHECK(l1 == l2 && memcmp(b1, b2, l1) == 0, "parallel equals serial, labelled rows too");
+		CHECK(ms.lab_normal == 30 && ms.lab_anomaly == 6 && ms.rows_used == n &&
+			  ms.rows_seen == n, "the model counts every row");
+		free(b1);
+		free(b2);
+	}
+	svc_model_free(&svc_env_malloc, &ms);
+	svc_model_free(&svc_env_malloc, &mp);
+
+	/* past label_sample the labelled rows are sampled, and the model says so */
+	{
+		SvcOptions	o2 = opt;
+		uint8_t    *s;
+
+		o2.label_sample = 10;
+		s = feed(empty_state(&o2), x, lab, 0, n);
+		CHECK(svc_state_check(s, state_len(s), &err) == SVC_OK &&
+			  svc_state_lab_kept(s) == 10 && svc_state_lab_capacity(s) == 10,
+			  "labelled reservoir bounded by label_sample: %lld", (long long) svc_state_lab_kept(s));
+		CHECK(svc_fit_state(&svc_env_malloc, s, &ms, &err) == SVC_OK &&
+			  ms.lab_normal + ms.lab_anomaly == 10 && ms.lab_seen_normal == 30 &&
+			  ms.lab_seen_anomaly == 6, "the model reports the sample of labelled rows");
+		svc_model_free(&svc_env_malloc, &ms);
+		free(s);
+	}
+
+	/* damage to the labelled part of the state */
+	{
+		size_t		len = state_len(serial);
+		uint8_t    *d = malloc(len);
+		size_t		lab0 = len - (size_t) 8 * 3 * (size_t) svc_state_lab_capacity(serial);
+		size_t		off_lab = 72 + SVC_OPTIONS_WIRE_FULL;
+
+		memcpy(d, serial, len);
+		svc_store_f64(d + lab0 + 16, 0.5);
+		CHECK(svc_state_check(d, len, &err) == SVC_ERR_CORRUPT && strstr(err.detail, "label") != NULL,
+			  "a label of 0.5: %s", err.detail);
+		memcpy(d, serial, len);
+		svc_store_f64(d + lab0, NAN);
+		CHECK(svc_state_check(d, len, &err) == SVC_ERR_CORRUPT, "a NaN labelled row: %s", err.detail);
+		memcpy(d, serial, len);
+		svc_store_u64(d + off_lab + 16, 1);	/* normals seen below normals kept */
+		CHECK(svc_state_check(d, len, &err) == SVC_ERR_CORRUPT, "normals seen < kept: %s", err.detail);
+		memcpy(d, serial, len);
+		svc_store_u64(d + off_lab + 8, (uint64_t) svc_state_lab_capacity(serial) + 1);
+		CHECK(svc_state_check(d, len, &err) == SVC_ERR_CORRUPT, "kept past capacity: %s", err.detail);
+		memcpy(d, serial, len);
+		svc_store_u64(d + off_lab, 2000);
+		CHECK(svc_state_check(d, len, &err) == SVC_ERR_CORRUPT, "capacity past label_sample: %s",
+			  err.detail);
+		for (size_t cut = 0; cut < len; cut += 7)
+			CHECK(svc_state_check(d, cut, &err) == SVC_ERR_CORRUPT, "truncated at %zu", cut);
+		free(d);
+	}
+	free(serial);
+	free(b);
+	free(a);
+	free(x);
+	free(lab);
+}
+
+int
+main(void)
+{
+	test_weights();
+	test_fit();
+	test_state();
+	return unit_summary("test_supervision");
+}
