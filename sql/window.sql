@@ -81,7 +81,10 @@ FROM generate_series(1, 2);
 SELECT svc_cluster(features, jsonb_build_object('seed', id % 2)) OVER () FROM win_points;
 SELECT svc_cluster(CASE WHEN id = 5 THEN ARRAY[1, 2, 3]::float8[] ELSE features END) OVER ()
 FROM win_points;
+-- (terse: the detail lists every option)
+\set VERBOSITY terse
 SELECT svc_cluster(features, '{"budgett": 5}') OVER () FROM win_points;
+\set VERBOSITY default
 SELECT svc_cluster(ARRAY[1, 'NaN']::float8[]) OVER ();
 -- the same options spelled two ways are the same options
 SELECT count(DISTINCT c) AS clusters
