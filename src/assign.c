@@ -153,6 +153,7 @@ svc_assign(PG_FUNCTION_ARGS)
 	Oid			idtype;
 	bool		paper;
 	PaperRows	pr;
+	int64		done = 0;		/* rows read, for svclust.progress */
 
 	/*
 	 * The three-argument form is not STRICT, so that NULL options mean the
@@ -204,6 +205,9 @@ svc_assign(PG_FUNCTION_ARGS)
 			bool		nulls[4] = {false, false, false, false};
 			bool		isnull;
 			Datum		fdatum;
+
+			if (svc_progress_on)
+				svc_progress_tick("svc_assign", "rows scored", ++done);
 
 			values[0] = Int64GetDatum(get_id(tuple, tt->tupdesc, idtype));
 			fdatum = SPI_getbinval(tuple, tt->tupdesc, 2, &isnull);
@@ -264,6 +268,8 @@ svc_assign(PG_FUNCTION_ARGS)
 	SPI_cursor_close(portal);
 	if (paper)
 		paper_finish(&pr, &model, &work, rsinfo);
+	if (svc_progress_on)
+		svc_progress_notice("svc_assign", "done: %lld rows", (long long) done);
 	SPI_finish();
 	MemoryContextDelete(batchctx);
 	return (Datum) 0;

@@ -220,6 +220,25 @@ svc_check_features(ArrayType *arr, int expected_dims, int *dims, const char *wha
 }
 
 void
+svc_check_train_row(const SvcOptions *opt, const double *values, int dims)
+{
+	/*
+	 * Any finite value trains with standard or minmax scaling (the state's
+	 * statistics follow each column's magnitude); unscaled, the distances
+	 * between rows beyond SVC_MAX_FEATURE_ABS overflow.
+	 */
+	if (opt->scale == SVC_SCALE_NONE)
+		for (int j = 0; j < dims; j++)
+			if (!(fabs(values[j]) <= SVC_MAX_FEATURE_ABS))
+				ereport(ERROR,
+						errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+						errmsg("features must be between %g and %g to train with scale \"none\"",
+							   -SVC_MAX_FEATURE_ABS, SVC_MAX_FEATURE_ABS),
+						errdetail("Element %d is %g.", j + 1, values[j]),
+						errhint("Use scale \"standard\" or \"minmax\": the squared distances between larger values overflow double precision."));
+}
+
+void
 svc_decode_model(bytea *raw, SvcModel *model)
 {
 	SvcError	err;

@@ -129,4 +129,24 @@ void		svc_parse_options(Jsonb *options, bool cut_only, SvcOptions *opt);
  */
 void		svc_cut_model(SvcModel *model, const SvcOptions *base, Jsonb *options);
 
+/*
+ * Progress (progress.c): svclust.progress and svclust.progress_every.
+ * svc_progress_env gives an environment the core's progress hook when
+ * the setting is on (NOTICEs prefixed by fname, which must outlive it);
+ * svc_progress_tick reports "done what" when done is a multiple of
+ * progress_every; svc_progress_notice reports one line.
+ */
+extern bool svc_progress_on;
+extern int	svc_progress_every;
+void		svc_progress_env(SvcEnv *env, const char *fname);
+void		svc_progress_tick(const char *fname, const char *what, int64 done);
+void		svc_progress_notice(const char *fname, const char *fmt,...)
+			pg_attribute_printf(2, 3);
+
+/*
+ * Refuse a training row that scale "none" cannot take (beyond
+ * SVC_MAX_FEATURE_ABS), as svc_train does.
+ */
+void		svc_check_train_row(const SvcOptions *opt, const double *values, int dims);
+
 #endif							/* SVCLUST_H */

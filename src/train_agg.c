@@ -264,20 +264,7 @@ add_row(FunctionCallInfo fcinfo, bytea *state, int featarg, int optarg, int labe
 	opts = get_options(fcinfo, optarg);
 	arr = PG_GETARG_ARRAYTYPE_P(featarg);
 	values = svc_check_features(arr, 0, &dims, "features");
-	/*
-	 * Any finite value trains with standard or minmax scaling (the state's
-	 * statistics follow each column's magnitude); unscaled, the distances
-	 * between rows beyond SVC_MAX_FEATURE_ABS overflow.
-	 */
-	if (opts->opt.scale == SVC_SCALE_NONE)
-		for (int j = 0; j < dims; j++)
-			if (!(fabs(values[j]) <= SVC_MAX_FEATURE_ABS))
-				ereport(ERROR,
-						errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-						errmsg("features must be between %g and %g to train with scale \"none\"",
-							   -SVC_MAX_FEATURE_ABS, SVC_MAX_FEATURE_ABS),
-						errdetail("Element %d is %g.", j + 1, values[j]),
-						errhint("Use scale \"standard\" or \"minmax\": the squared distances between larger values overflow double precision."));
+	svc_check_train_row(&opts->opt, values, dims);
 
 	if (state == NULL)
 	{
@@ -335,6 +322,8 @@ add_row(FunctionCallInfo fcinfo, bytea *state, int featarg, int optarg, int labe
 		if (!added)
 			elog(ERROR, "svclust state did not grow. Please report a bug.");
 	}
+	if (svc_progress_on)
+		svc_progress_tick("svc_train", "rows scanned", svc_state_seen(STATE_DATA(state)));
 	return state;
 }
 
@@ -467,10 +456,18 @@ svc_train_finalfn(PG_FUNCTION_ARGS)
 	 * builds such as pgvector's HNSW are: a fit is maintenance work.
 	 */
 	env.solver_memory = (size_t) maintenance_work_mem * 1024;
+	svc_progress_env(&env, "svc_train");
+	if (svc_progress_on)
+		svc_progress_notice("svc_train", "training on %lld of %lld rows",
+							(long long) svc_state_kept(STATE_DATA(state)),
+							(long long) svc_state_seen(STATE_DATA(state)));
 	st = svc_fit_state(&env, STATE_DATA(state), &model, &err);
 	if (st != SVC_OK)
 		svc_report(&err);
 	MemoryContextSwitchTo(old);
+	if (svc_progress_on)
+		svc_progress_notice("svc_train", "trained: %d clusters, %d support vectors, %lld steps",
+							model.n_clusters, model.n_sv, (long long) model.iterations);
 
 	/* encoded straight into the caller's context, then the scratch goes */
 	result = svc_model_to_bytea(&model);

@@ -14,6 +14,8 @@ as_pg_user() {
 }
 
 # Start a cluster in a fresh directory; sets PGHOST, PGPORT, PGUSER, PGDATABASE.
+# PG_EXTRA_OPTS adds server settings ("-c name=value ..."), e.g. a preloaded
+# library for test/pg_cron_test.sh.
 pg_start() {
     PG_DIR=$(mktemp -d /tmp/svclust_pg.XXXXXX)
     chmod 755 "$PG_DIR"
@@ -25,7 +27,7 @@ pg_start() {
     as_pg_user "$PG_BIN/initdb" -D "$PG_DIR/data" -A trust -U "$PGUSER" >"$PG_DIR/initdb.log" 2>&1 ||
         { cat "$PG_DIR/initdb.log"; return 1; }
     as_pg_user "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/server.log" -w -t 60 \
-        -o "-p $PGPORT -k $PG_DIR -c listen_addresses='' -c max_parallel_workers_per_gather=2" \
+        -o "-p $PGPORT -k $PG_DIR -c listen_addresses='' -c max_parallel_workers_per_gather=2 ${PG_EXTRA_OPTS:-}" \
         start >/dev/null || { cat "$PG_DIR/server.log"; return 1; }
 }
 

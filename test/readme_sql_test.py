@@ -7,7 +7,9 @@ Fence convention in README.md:
                  examples must form one story (a table is created before a
                  later block uses it);
   ```sql-norun   shown only: SQL that needs what the test server lacks
-                 (Citus, pg_cron, another server's objects);
+                 (Citus, another server's objects);
+  ```sql-pgcron  pg_cron's: run by test/pg_cron_test.sh on a server of its
+                 own with pg_cron preloaded, not here;
   ```sh, ```text and any other fence are not run.
 
 Each block runs in its own psql session (psql -X -v ON_ERROR_STOP=1), so a

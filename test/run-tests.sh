@@ -2,7 +2,9 @@
 # Runs the whole svclust test suite on a Debian 12 machine: installs what is
 # missing, builds and installs the extension, runs the core's unit tests
 # under ASan/UBSan and valgrind, starts a throwaway PostgreSQL cluster, runs
-# the pg_regress suite and the scikit-learn cross-check, and ends with one
+# the pg_regress suite, the scikit-learn cross-checks, the README's examples,
+# the chromium test of svc_plot_svg's pictures and the pg_cron test (on a
+# server of its own), and ends with one
 # line "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -96,6 +98,15 @@ for t in test/*_test.py; do
         failed=$((failed + 1))
     fi
 done
+
+step "test/pg_cron_test.sh (a server of its own with pg_cron preloaded)"
+bash test/pg_cron_test.sh >"$log/cron.log" 2>&1
+rc=$?
+tail -20 "$log/cron.log"
+count "$log/cron.log"
+if [ $rc -ne 0 ] && ! grep -qE '[0-9]+ passed, [1-9][0-9]* failed' "$log/cron.log"; then
+    failed=$((failed + 1))
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

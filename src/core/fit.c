@@ -317,6 +317,9 @@ fit_scaled(const SvcEnv *env, double *rows, const int8_t *label, int64_t n, SvcM
 	if (supervised)
 		count_wrong_side(m, rows, label, n);
 	m->epsilon = m->opt.epsilon;
+	if (env->progress != NULL)
+		env->progress(env->ctx, SVC_PROGRESS_LABEL, 0,
+					  n < SVC_LABEL_ROWS ? n : SVC_LABEL_ROWS);
 	if (n <= SVC_LABEL_ROWS)
 		return svc_label_train(env, m, rows, n, NULL, err);
 	else

@@ -799,6 +799,7 @@ svc_smo_solve(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		iter++;
 		if ((st = update_pair(&s, i, j, qi, err)) != SVC_OK)
 			goto fail;
+		svc_progress(env, SVC_PROGRESS_SMO, iter, max_iter);
 	}
 	if ((st = reconstruct_gradient(&s, err)) != SVC_OK)
 		goto fail;

@@ -40,6 +40,18 @@ typedef struct SvcError
 } SvcError;
 
 /*
+ * The long loops a progress hook hears about (SvcEnv.progress): SGD steps
+ * and SMO iterations, with their bound (max_iter, or smo's automatic one),
+ * and the start of labelling, with the number of rows it runs.
+ */
+typedef enum SvcProgressStep
+{
+	SVC_PROGRESS_SGD = 1,
+	SVC_PROGRESS_SMO = 2,
+	SVC_PROGRESS_LABEL = 3
+} SvcProgressStep;
+
+/*
  * Allocator and interrupt hook.  alloc may return NULL (the core then fails
  * with SVC_ERR_NOMEM) or not return at all (palloc's ereport): the core
  * never holds a resource that only its own free would release, so both are
@@ -61,7 +73,25 @@ typedef struct SvcEnv
 	 * extension sets it from maintenance_work_mem at each fit.
 	 */
 	size_t		solver_memory;
+
+	/*
+	 * Progress reports: called when a loop's count reaches a multiple of
+	 * progress_every (svc_progress), and once as labelling starts.  NULL
+	 * when nobody listens, so a loop then pays one pointer test.
+	 */
+	void		(*progress) (void *ctx, SvcProgressStep step, int64_t done,
+							 int64_t bound);
+	int64_t		progress_every;
 } SvcEnv;
+
+/* Report done units of step to the progress hook, if any, at its cadence. */
+static inline void
+svc_progress(const SvcEnv *env, SvcProgressStep step, int64_t done, int64_t bound)
+{
+	if (env->progress != NULL && env->progress_every > 0 &&
+		done % env->progress_every == 0)
+		env->progress(env->ctx, step, done, bound);
+}
 
 #define SVC_SOLVER_MEMORY_DEFAULT ((size_t) 100 << 20)
 

@@ -411,6 +411,7 @@ svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 			st = SVC_ERR_INTERRUPTED;
 			break;
 		}
+		svc_progress(env, SVC_PROGRESS_SGD, t, opt->max_iter);
 
 		/* ||w_{t+1} - w_t||^2 = (||w||^2 - 2C[v]o + C^2[v]) / t^2 */
 		delta2 = (g.wnorm2 - (violated ? 2.0 * c_r * o - c_r * c_r : 0.0))

@@ -1,0 +1,39 @@
+-- svc_plot_svg: the picture's content and its options (test/plot_chromium_test.py renders it)
+CREATE TABLE plot_points AS
+SELECT i AS id, ARRAY[(i % 2) * 6 + sqrt(i / 2 * 0.618034 % 1) * cos(i / 2),
+                      sqrt(i / 2 * 0.618034 % 1) * sin(i / 2), i % 5]::float8[] AS features
+FROM generate_series(1, 400) AS i;
+CREATE TABLE plot_model AS SELECT svc_train(features[1:2], '{"budget": 40}') AS model FROM plot_points;
+CREATE TABLE plot_model3 AS SELECT svc_train(features, '{"budget": 40}') AS model FROM plot_points;
+
+SELECT left(svg, 38) AS head, svg LIKE '%</svg>' || E'\n' AS closed,
+       svg LIKE '%class="boundary"%' AS boundary, svg LIKE '%class="level"%' AS levels,
+       svg LIKE '%cluster 1: %' AS legend, svg LIKE '%showing%' AS sampled,
+       (length(svg) - length(replace(svg, '<circle class="c', ''))) / length('<circle class="c') AS dots
+FROM (SELECT svc_plot_svg(model, 'SELECT id, features[1:2] FROM plot_points') AS svg FROM plot_model) t;
+
+-- options: size, dims of a wider model, levels, a bound on the rows drawn, labels escaped
+SELECT svg LIKE '%width="400" height="300"%' AS size, svg LIKE '%features[3]%' AS dim_3,
+       svg NOT LIKE '%class="level"%' AS no_levels, svg LIKE '%showing 50 of 400 rows%' AS sampled,
+       svg LIKE '%a &lt;b&gt; &amp; c%' AS escaped
+FROM (SELECT svc_plot_svg(model, 'SELECT features FROM plot_points',
+        '{"width": 400, "height": 300, "dims": [3, 1], "levels": 0, "max_points": 50, "title": "a <b> & c"}') AS svg
+      FROM plot_model3) t;
+-- NULL options are the defaults; a NULL model or query gives NULL
+SELECT svc_plot_svg(model, 'SELECT features[1:2] FROM plot_points', NULL) =
+       svc_plot_svg(model, 'SELECT features[1:2] FROM plot_points') AS same,
+       svc_plot_svg(NULL, 'SELECT 1') IS NULL AS null_model
+FROM plot_model;
+
+-- errors
+SELECT svc_plot_svg(model, 'SELECT features FROM plot_points', '{"dims": [1, 4]}') FROM plot_model3;
+SELECT svc_plot_svg(model, 'SELECT features FROM plot_points', '{"dims": [2, 2]}') FROM plot_model3;
+SELECT svc_plot_svg(model, 'SELECT features FROM plot_points', '{"dims": 2}') FROM plot_model3;
+SELECT svc_plot_svg(model, 'SELECT features[1:2] FROM plot_points', '{"widht": 300}') FROM plot_model;
+SELECT svc_plot_svg(model, 'SELECT features[1:2] FROM plot_points', '{"width": 10}') FROM plot_model;
+SELECT svc_plot_svg(model, 'SELECT features[1:2] FROM plot_points', '{"title": 5}') FROM plot_model;
+SELECT svc_plot_svg(model, 'SELECT features[1:2] FROM plot_points', '[1]') FROM plot_model;
+SELECT svc_plot_svg(model, 'SELECT id, id, features[1:2] FROM plot_points') FROM plot_model;
+SELECT svc_plot_svg(model, 'SELECT features FROM plot_points') FROM plot_model;
+SELECT svc_plot_svg(model, 'DELETE FROM plot_points') FROM plot_model;
+SELECT svc_plot_svg(svc_train(ARRAY[i]::float8[]), 'SELECT ARRAY[1]::float8[]') FROM generate_series(1, 20) i;
