@@ -131,7 +131,7 @@ state_seed(const char *dir, const char *name, int64_t n, int32_t d,
 		die(json, &err);
 	if (cap > opt.sample)
 		cap = opt.sample;
-	s = malloc(svc_state_size(d, cap));
+	s = calloc(1, svc_state_size(d, cap));
 	if (s == NULL)
 		die("out of memory", NULL);
 	svc_state_init(s, d, cap, &opt);
