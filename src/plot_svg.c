@@ -11,6 +11,7 @@
 
 #include "label.h"
 #include "plot.h"
+#include "score.h"
 
 #include <math.h>
 
@@ -180,11 +181,12 @@ svc_plot_svg_sql(PG_FUNCTION_ARGS)
 	SvcModel	model;
 	SvcPlotOptions po;
 	int32		max_points;
-	SvcLabelWork work;
+	SvcScorer	scorer;
 	SvcError	err;
 	SvcRng		rng;
 	Portal		portal;
-	MemoryContext batchctx,
+	MemoryContext fnctx = CurrentMemoryContext,
+				batchctx,
 				old;
 	SvcPlotRow *drawn;
 	int64		n_drawn = 0,
@@ -206,7 +208,7 @@ svc_plot_svg_sql(PG_FUNCTION_ARGS)
 	parse_plot_options(PG_ARGISNULL(2) ? NULL : PG_GETARG_JSONB_P(2), &po, &max_points);
 	if (svc_plot_check(&po, model.dims, &err) != SVC_OK)
 		svc_report(&err);
-	if (svc_label_work_init(&svc_pg_env, &model, &work, &err) != SVC_OK)
+	if (svc_scorer_init(&svc_pg_env, &model, &scorer, &err) != SVC_OK)
 		svc_report(&err);
 	drawn = palloc_extended(sizeof(SvcPlotRow) * Max(max_points, 1), MCXT_ALLOC_HUGE);
 	cluster_rows = palloc0(sizeof(int64) * Max(model.n_clusters, 1));
@@ -247,6 +249,7 @@ svc_plot_svg_sql(PG_FUNCTION_ARGS)
 			Datum		d = SPI_getbinval(tt->vals[i], tt->tupdesc, fcol, &isnull);
 			const double *x;
 			int			dims;
+			double		f;
 			SvcPlotRow	r;
 			int64		slot;
 
@@ -258,8 +261,15 @@ svc_plot_svg_sql(PG_FUNCTION_ARGS)
 			svc_model_scale_row(&model, x, scaled);
 			r.x = x[po.dim_x];
 			r.y = x[po.dim_y];
-			r.outlier = svc_model_decision_scaled(&model, scaled) < 0;
-			r.cluster = svc_label_predict(&model, scaled, &work, NULL);
+			/*
+			 * svc_assign's cluster and outlier flag, from the same scorer;
+			 * what it allocates on the way (certificates, workspace) must
+			 * outlive the batch
+			 */
+			MemoryContextSwitchTo(fnctx);
+			r.cluster = svc_scorer_predict(&scorer, scaled, &f);
+			MemoryContextSwitchTo(batchctx);
+			r.outlier = f < 0;
 			for (int j = 0; j < model.dims; j++)
 				sum[j] += x[j];
 			if (r.cluster >= 1 && r.cluster <= model.n_clusters)

@@ -8,8 +8,9 @@
  * builds (state.h: the same reservoir of at most `sample` rows, so memory
  * stays bounded however large the partition), fits it with svc_fit_state
  * as svc_train's final function does, and goes through the model's bytes,
- * so the rows are scored by the model svc_train would return: same rows,
- * same order and same options give the same cluster ids.
+ * so the rows are scored by the model svc_train would return, with
+ * svc_predict's scorer: same rows, same order and same options give the
+ * same cluster ids and the same f to the last bit.
  *
  * The model lives in the partition's memory (WinGetPartitionLocalMemory's
  * context), freed when the partition ends; the rows stay in the window's
@@ -19,6 +20,7 @@
 
 #include "fit.h"
 #include "label.h"
+#include "score.h"
 #include "state.h"
 
 #include "funcapi.h"
@@ -35,7 +37,7 @@ typedef struct PartitionModel
 	bool		ready;			/* trained (or found empty) */
 	bool		empty;			/* every feature array NULL: no model */
 	SvcModel	model;
-	SvcLabelWork work;
+	SvcScorer	scorer;			/* svc_decision's and svc_predict's scoring */
 	double	   *scaled;			/* [dims] */
 } PartitionModel;
 
@@ -217,7 +219,7 @@ partition_model(WindowObject winobj, FunctionCallInfo fcinfo)
 	/* decoded from its bytes, as svc_predict decodes svc_train's model */
 	MemoryContextSwitchTo(partctx);
 	svc_decode_model(raw, &pm->model);
-	if (svc_label_work_init(&svc_pg_env, &pm->model, &pm->work, &err) != SVC_OK)
+	if (svc_scorer_init(&svc_pg_env, &pm->model, &pm->scorer, &err) != SVC_OK)
 		svc_report(&err);
 	pm->scaled = palloc(sizeof(double) * pm->model.dims);
 	MemoryContextSwitchTo(old);
@@ -243,6 +245,7 @@ score_current(FunctionCallInfo fcinfo, int32 *cluster, double *decision)
 	Datum		d;
 	const double *x;
 	int			dims;
+	MemoryContext old;
 
 	if (pm->empty)
 		return false;
@@ -251,8 +254,10 @@ score_current(FunctionCallInfo fcinfo, int32 *cluster, double *decision)
 		return false;
 	x = svc_check_features(DatumGetArrayTypeP(d), pm->model.dims, &dims, "features");
 	svc_model_scale_row(&pm->model, x, pm->scaled);
-	*decision = svc_model_decision_scaled(&pm->model, pm->scaled);
-	*cluster = svc_label_predict(&pm->model, pm->scaled, &pm->work, NULL);
+	/* the certificates computed on the way belong to the partition */
+	old = MemoryContextSwitchTo(GetMemoryChunkContext(pm));
+	*cluster = svc_scorer_predict(&pm->scorer, pm->scaled, decision);
+	MemoryContextSwitchTo(old);
 	if (svc_progress_on)
 		svc_progress_tick("svc_cluster", "rows clustered", WinGetCurrentPosition(winobj) + 1);
 	return true;
