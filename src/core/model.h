@@ -25,7 +25,8 @@
 #define SVC_MODEL_FORMAT_ONE_WIDTH 2
 /*
  * Version 4 adds the exact solver's report (objective, gap, cache counts)
- * and is written only for models of solver smo, with or without widths;
+ * and is written only for models of solver smo (and incremental, whose
+ * id builds before it refuse), with or without widths;
  * bsgd models keep their version 2 or 3 bytes.
  */
 #define SVC_MODEL_FORMAT_SOLVER_STATS 4

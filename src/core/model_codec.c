@@ -326,7 +326,8 @@ svc_model_encoded_size(const SvcModel *m)
 	bool		v5 = svc_model_has_sections(m);
 	size_t		base = encoded_size((uint64_t) m->dims, (uint64_t) m->n_sv,
 									m->sv_gamma != NULL,
-									v5 || m->solver == SVC_SOLVER_SMO,
+									v5 || m->solver == SVC_SOLVER_SMO ||
+									m->solver == SVC_SOLVER_INCREMENTAL,
 									(uint64_t) m->n_eq, (uint64_t) m->n_clusters,
 									(uint64_t) m->n_edges);
 	uint64_t	extra = v5 ? sections_size(m) : 0;
@@ -508,16 +509,18 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 
 	if (dims < 1 || dims > SVC_MAX_DIMS)
 		return svc_model_corrupt(err, "The dimension is out of range.");
-	if (solver < SVC_SOLVER_BSGD || solver > SVC_SOLVER_AID ||
+	if (solver < SVC_SOLVER_BSGD || solver > SVC_SOLVER_INCREMENTAL ||
 		boundary < SVC_BOUNDARY_HYPERPLANE || boundary > SVC_BOUNDARY_SPHERE)
 		return svc_model_corrupt(err, "The solver or boundary kind is unknown.");
 	/*
-	 * The solver trains what the options name; version 4 is smo's only, and
+	 * The solver trains what the options name; version 4 is smo's and
+	 * incremental's only (an older build refuses incremental's solver id), and
 	 * bsgd, the one solver of the hyperplane, has no report to write.
 	 */
 	if (solver != (m->opt.solver) ||
 		(solver == SVC_SOLVER_BSGD) != (boundary == SVC_BOUNDARY_HYPERPLANE) ||
-		(version == SVC_MODEL_FORMAT_SOLVER_STATS) != (solver == SVC_SOLVER_SMO && !v5) ||
+		(version == SVC_MODEL_FORMAT_SOLVER_STATS) !=
+		((solver == SVC_SOLVER_SMO || solver == SVC_SOLVER_INCREMENTAL) && !v5) ||
 		(version < SVC_MODEL_FORMAT_SOLVER_STATS && solver != SVC_SOLVER_BSGD))
 		return svc_model_corrupt(err, "The format version, solver and boundary do not match.");
 	if (stats && (!isfinite(m->objective) || !isfinite(m->gap) ||

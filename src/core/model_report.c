@@ -144,7 +144,8 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 		 "\"converged\": %s",
 		 (long long) m->rows_seen, (long long) m->rows_used,
 		 (long long) m->iterations, m->converged ? "true" : "false");
-	if (m->solver == SVC_SOLVER_SMO || m->solver == SVC_SOLVER_AID)
+	if (m->solver == SVC_SOLVER_SMO || m->solver == SVC_SOLVER_AID ||
+		m->solver == SVC_SOLVER_INCREMENTAL)
 		emit(&t, ", \"objective\": %s, \"gap\": %s, \"cache_hits\": %lld, "
 			 "\"cache_misses\": %lld, \"cache_mb\": %d",
 			 num(&t, m->objective), num(&t, m->gap), (long long) m->cache_hits,

@@ -90,6 +90,7 @@ static const OptChoice solver_choices[] = {
 	{"bsgd", SVC_SOLVER_BSGD},
 	{"smo", SVC_SOLVER_SMO},
 	{"aid", SVC_SOLVER_AID},
+	{"incremental", SVC_SOLVER_INCREMENTAL},
 	{NULL, 0}
 };
 
@@ -1180,7 +1181,7 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 		return bad_value(err, "level", LEVEL_EXPECT);
 	/* bsgd is written as 0 only: one set of options has one encoding */
 	if (solver == SVC_SOLVER_BSGD || reserved != 0)
-		return bad_value(err, "solver", "one of \"bsgd\", \"smo\", \"aid\"");
+		return bad_value(err, "solver", "one of \"bsgd\", \"smo\", \"aid\", \"incremental\"");
 	o->solver = solver == 0 ? SVC_SOLVER_BSGD : (SvcSolver) solver;
 	o->has_level = has_level == 1;
 	o->aid_gap = SVC_AID_GAP_DEFAULT;

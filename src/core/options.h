@@ -27,8 +27,10 @@ typedef enum SvcSolver
 {
 	SVC_SOLVER_BSGD = 1,		/* budgeted SGD, the large-margin hyperplane */
 	SVC_SOLVER_SMO = 2,			/* exact SMO, the smallest enclosing sphere */
-	SVC_SOLVER_AID = 3			/* exact SMO by aggregation (aid.h): the same
+	SVC_SOLVER_AID = 3,			/* exact SMO by aggregation (aid.h): the same
 								 * sphere */
+	SVC_SOLVER_INCREMENTAL = 4	/* exact, a row at a time (incremental.h):
+								 * the same sphere */
 } SvcSolver;
 
 /* How training turns equilibria into clusters. */

@@ -3,6 +3,7 @@
 #include "train.h"
 #include "solver_smo.h"
 #include "solver_aid.h"
+#include "solver_incremental.h"
 
 static const SvcSolverOps solvers[] = {
 	{.id = SVC_SOLVER_BSGD, .name = "bsgd", .boundary = SVC_BOUNDARY_HYPERPLANE,
@@ -11,6 +12,8 @@ static const SvcSolverOps solvers[] = {
 	.honours_nu = true, .takes_weights = true, .fit = svc_train_smo},
 	{.id = SVC_SOLVER_AID, .name = "aid", .boundary = SVC_BOUNDARY_SPHERE,
 	.honours_nu = true, .takes_weights = false, .fit = svc_train_aid},
+	{.id = SVC_SOLVER_INCREMENTAL, .name = "incremental", .boundary = SVC_BOUNDARY_SPHERE,
+	.honours_nu = true, .takes_weights = true, .fit = svc_train_incremental},
 };
 
 const SvcSolverOps *
@@ -38,6 +41,8 @@ svc_solver_name(SvcSolver id)
 			return "smo";
 		case SVC_SOLVER_AID:
 			return "aid";
+		case SVC_SOLVER_INCREMENTAL:
+			return "incremental";
 	}
 	return "unknown";
 }

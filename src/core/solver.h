@@ -61,7 +61,8 @@ typedef struct SvcSolverOps
 /* The solver of this id, or NULL when this build has none. */
 const SvcSolverOps *svc_solver_find(SvcSolver id);
 
-/* The name of a solver id ("bsgd", "smo", "aid"), "unknown" for others. */
+/* The name of a solver id ("bsgd", "smo", "aid", "incremental"),
+ * "unknown" for others. */
 const char *svc_solver_name(SvcSolver id);
 
 #endif							/* SVC_SOLVER_H */

@@ -72,7 +72,7 @@ test_options(void)
 	/* the errors */
 	CHECK(parse("{\"solver\": \"libsvm\"}", &o, &err) == SVC_ERR_INVALID_PARAMETER &&
 		  strcmp(err.message, "invalid value for svclust option \"solver\"") == 0 &&
-		  strcmp(err.detail, "\"solver\" must be one of \"bsgd\", \"smo\", \"aid\".") == 0,
+		  strcmp(err.detail, "\"solver\" must be one of \"bsgd\", \"smo\", \"aid\", \"incremental\".") == 0,
 		  "an unknown solver lists the valid ones: %s / %s", err.message, err.detail);
 	CHECK(parse("{\"solver\": 2}", &o, &err) == SVC_ERR_INVALID_PARAMETER,
 		  "a number is not a solver");
@@ -121,8 +121,11 @@ test_options(void)
 		CHECK(svc_options_decode(wire, &b, &err) == SVC_OK && b.solver == SVC_SOLVER_AID,
 			  "solver byte 3 is aid");
 		wire[120] = 4;
+		CHECK(svc_options_decode(wire, &b, &err) == SVC_OK && b.solver == SVC_SOLVER_INCREMENTAL,
+			  "solver byte 4 is incremental");
+		wire[120] = 5;
 		CHECK(svc_options_decode(wire, &b, &err) == SVC_ERR_INVALID_PARAMETER,
-			  "solver byte 4 is refused");
+			  "solver byte 5 is refused");
 		wire[120] = 2;
 		wire[121] = 1;
 		CHECK(svc_options_decode(wire, &b, &err) == SVC_ERR_INVALID_PARAMETER,

@@ -1,0 +1,138 @@
+/* solver_incremental.c - the solver "incremental": smo's sphere row by row (incremental.h) behind the fit's seam */
+#include "solver_incremental.h"
+#include "solver_smo.h"
+#include "incremental.h"
+
+#include <math.h>
+#include <string.h>
+
+/* As solver_smo.c: C n nu = 1 / (nu n) scales the gaps to libsvm's. */
+static double
+libsvm_scale(double nu, int64_t n)
+{
+	double		nl = nu * (double) n;
+
+	return nl > 1.0 ? nl : 1.0;
+}
+
+/* The model's arrays from the solver's rows with alpha > 0. */
+static SvcStatus
+take_support(const SvcEnv *env, const SvcIncr *s, int32_t d, SvcModel *m, SvcError *err)
+{
+	int64_t		n_sv = 0,
+				k = 0,
+				slots = svc_incr_slots(s);
+	double	   *sv,
+			   *alpha;
+
+	for (int64_t i = 0; i < slots; i++)
+		if (svc_incr_alpha(s, i) > 0)
+			n_sv++;
+	if (n_sv < 1 || n_sv > INT32_MAX)
+		return svc_fail(err, SVC_ERR_INTERNAL, "the solver \"incremental\" kept %lld support vectors",
+						(long long) n_sv);
+	sv = svc_alloc(env, sizeof(double) * (size_t) n_sv * (size_t) d, err);
+	alpha = svc_alloc(env, sizeof(double) * (size_t) n_sv, err);
+	if (sv == NULL || alpha == NULL)
+	{
+		svc_free(env, sv);
+		svc_free(env, alpha);
+		return SVC_ERR_NOMEM;
+	}
+	for (int64_t i = 0; i < slots; i++)
+	{
+		double		a = svc_incr_alpha(s, i);
+
+		if (!(a > 0))
+			continue;
+		memcpy(sv + (size_t) k * (size_t) d, svc_incr_row(s, i), sizeof(double) * (size_t) d);
+		alpha[k++] = a;
+	}
+	m->n_sv = (int32_t) n_sv;
+	m->sv = sv;
+	m->alpha = alpha;
+	return SVC_OK;
+}
+
+SvcStatus
+svc_train_incremental(const SvcEnv *env, const double *x, int64_t n, int32_t d,
+					  const SvcOptions *opt, double gamma, const double *weight, SvcModel *m,
+					  SvcError *err)
+{
+	SvcIncrParams p;
+	SvcIncr    *s = NULL;
+	SvcIncrStats stats;
+	SvcStatus	st;
+	size_t		budget = svc_smo_budget(env, opt);
+	double		c,
+				csum = 0.0,
+				viol,
+				objective;
+
+	if (n < 1)
+		return svc_fail(err, SVC_ERR_INVALID_INPUT, "no rows to train on");
+	/*
+	 * C = 1 / (nu n) from the rows of the whole fit, fixed for the run: the
+	 * first rows then meet the bound the last ones do, and the end is
+	 * smo's problem on all n.
+	 */
+	c = opt->nu * (double) n > 1.0 ? 1.0 / (opt->nu * (double) n) : 1.0;
+	if (weight != NULL)
+	{
+		for (int64_t i = 0; i < n; i++)
+			csum += weight[i] * c;
+		if (!(csum >= 1.0 - 1e-12))
+		{
+			svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+					 "the upper bounds C_i sum to %.17g, less than 1", csum);
+			svc_error_detail(err, "The multipliers must sum to 1 with 0 <= alpha_i <= C_i, "
+							 "which needs the bounds to sum to at least 1.");
+			return SVC_ERR_INVALID_PARAMETER;
+		}
+	}
+	p.d = d;
+	p.gamma = gamma;
+	p.capacity = n;
+	p.memory = budget;
+	st = svc_incr_create(env, &p, &s, err);
+	if (st != SVC_OK)
+		return st;
+	for (int64_t i = 0; i < n; i++)
+	{
+		int64_t		slot;
+
+		st = svc_incr_add(s, x + (size_t) i * (size_t) d, weight ? weight[i] * c : c, &slot, err);
+		if (st != SVC_OK)
+			goto done;
+		svc_progress(env, SVC_PROGRESS_SMO, i + 1, n);
+	}
+	/* the state afresh from the rows: offset as smo takes it, the report */
+	viol = svc_incr_kkt_violation(s, err);
+	if (isnan(viol))
+	{
+		st = err->status;
+		goto done;
+	}
+	objective = svc_incr_objective(s, err);
+	if (isnan(objective))
+	{
+		st = err->status;
+		goto done;
+	}
+	st = take_support(env, s, d, m, err);
+	if (st != SVC_OK)
+		goto done;
+	svc_incr_stats(s, &stats);
+	m->offset = svc_incr_offset(s);
+	m->gamma = gamma;
+	m->iterations = stats.steps;
+	m->converged = true;
+	m->objective = objective;
+	/* smo's gap is in G = 2 h's units, and reported in tol's scale */
+	m->gap = 2.0 * viol * libsvm_scale(opt->nu, n) / 2.0;
+	m->cache_hits = 0;
+	m->cache_misses = 0;
+done:
+	svc_incr_free(s);
+	return st;
+}

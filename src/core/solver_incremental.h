@@ -1,0 +1,30 @@
+/* solver_incremental.h - the solver "incremental": smo's sphere row by row (incremental.h) behind the fit's seam */
+#ifndef SVC_SOLVER_INCREMENTAL_H
+#define SVC_SOLVER_INCREMENTAL_H
+
+#include "svc_core.h"
+#include "options.h"
+#include "model.h"
+
+/*
+ * The solver "incremental" (solver.h): the problem of the solver "smo",
+ * with C = 1 / (nu n) fixed from the n rows of the fit before the first
+ * row goes in, solved exactly by adding the rows one at a time in their
+ * order (incremental.h).  Each step keeps every row added so far optimal,
+ * so the result is smo's optimum up to rounding, whatever the order.
+ * Fills what solver.h asks as smo does: support vectors, offset (as smo
+ * takes it), iterations = path steps, objective, and gap = the largest KKT
+ * violation of the final state, in tol's scale (0 cache counts: it keeps
+ * the kernel columns of its margin rows).  Row weights are per-row bounds
+ * as for smo; bounds that sum to less than 1 are refused as smo refuses
+ * them.
+ *
+ * Refused up front (SVC_ERR_LIMIT, with a hint) when its O(n) vectors
+ * exceed svc_smo_budget; a margin set whose columns outgrow the budget
+ * fails with SVC_ERR_LIMIT during the run.
+ */
+SvcStatus	svc_train_incremental(const SvcEnv *env, const double *x, int64_t n,
+								  int32_t d, const SvcOptions *opt, double gamma,
+								  const double *weight, SvcModel *m, SvcError *err);
+
+#endif							/* SVC_SOLVER_INCREMENTAL_H */
