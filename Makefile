@@ -43,7 +43,7 @@ src/core/kernel.bc src/core/score.bc: BITCODE_CFLAGS += $(KERNEL_CFLAGS)
 # the vector exp of glibc that -ffast-math calls
 SHLIB_LINK += -lmvec -lm
 
-EXTRA_CLEAN = test/unit/build test/smo_cli test/score_check
+EXTRA_CLEAN = test/unit/build test/smo_cli test/score_check test/incr_bench
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -56,6 +56,12 @@ SMO_CLI_OBJS = src/core/smo.o src/core/aid.o src/core/kdtree.o src/core/kernel.o
 	src/core/svc_core.o
 test/smo_cli: test/smo_cli.c $(SMO_CLI_OBJS) $(HEADERS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/smo_cli.c $(SMO_CLI_OBJS) -lmvec -lm
+
+# The incremental solver against smo and in a sliding window, from the
+# extension's own objects (same flags), for the benchmark's incremental section.
+INCR_BENCH_OBJS = src/core/incremental.o src/core/smo.o src/core/kernel.o src/core/svc_core.o
+test/incr_bench: test/incr_bench.c $(INCR_BENCH_OBJS) $(HEADERS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/incr_bench.c $(INCR_BENCH_OBJS) -lmvec -lm
 
 # The scorer against the full sums and trajectories on CSV sets, from the
 # extension's own objects (same flags), for the benchmark's scoring section.

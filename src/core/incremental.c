@@ -46,7 +46,10 @@ enum
 #define DIR_EPS 1e-12
 /* the Schur complement of a row entering S: below it, the row is in S's span */
 #define KAPPA_MIN 1e-10
-#define REFACTOR_EVERY 64
+#define CHECK_EVERY 64
+#define REFACTOR_EVERY 1024
+/* the residual of M Q = I on Q's first column beyond which Q is refactored */
+#define RESIDUAL_MAX 1e-11
 #define RESYNC_EVERY 256
 
 typedef enum Event
@@ -415,10 +418,37 @@ refactor(SvcIncr *s, SvcError *err)
 	return SVC_OK;
 }
 
+/*
+ * The residual of M Q = I on Q's first column (the one b's moves use in
+ * every step): 1' Q_S0 - 1 and Q_00 + K_SS Q_S0, O(|S|^2).
+ */
+static double
+residual(const SvcIncr *s)
+{
+	double		worst,
+				sum = 0.0;
+
+	for (int64_t k = 0; k < s->m; k++)
+		sum += QAT(s, k + 1, 0);
+	worst = fabs(sum - 1.0);
+	for (int64_t a = 0; a < s->m; a++)
+	{
+		double		v = QAT(s, 0, 0);
+
+		for (int64_t k = 0; k < s->m; k++)
+			v += s->col[k][s->S[a]] * QAT(s, k + 1, 0);
+		worst = fmax(worst, fabs(v));
+	}
+	return worst;
+}
+
+/* After a change of S: Q afresh when its residual has grown, or now and then. */
 static SvcStatus
 note_change(SvcIncr *s, SvcError *err)
 {
-	if (++s->changes >= REFACTOR_EVERY)
+	++s->changes;
+	if (s->changes >= REFACTOR_EVERY ||
+		(s->changes % CHECK_EVERY == 0 && s->m > 0 && residual(s) > RESIDUAL_MAX))
 		return refactor(s, err);
 	return SVC_OK;
 }
@@ -638,13 +668,34 @@ drive(SvcIncr *s, int64_t cand, double u, double v, double target, Event *how,
 			/* gam = beta_0 + K_iS beta_S + u K_ic */
 			for (int64_t i = 0; i < s->hi; i++)
 				s->gam[i] = s->beta[0] + (cand >= 0 ? u * s->kc[i] : 0.0);
-			for (int64_t k = 0; k < m; k++)
+			/* four columns a pass: the columns, not gam, are the traffic */
 			{
-				const double *q = s->col[k];
-				double		bk = s->beta[k + 1];
+				double	   *restrict g = s->gam;
+				int64_t		k = 0,
+							hi = s->hi;
 
-				for (int64_t i = 0; i < s->hi; i++)
-					s->gam[i] += bk * q[i];
+				for (; k + 4 <= m; k += 4)
+				{
+					const double *q0 = s->col[k],
+							   *q1 = s->col[k + 1],
+							   *q2 = s->col[k + 2],
+							   *q3 = s->col[k + 3];
+					double		b0 = s->beta[k + 1],
+								b1 = s->beta[k + 2],
+								b2 = s->beta[k + 3],
+								b3 = s->beta[k + 4];
+
+					for (int64_t i = 0; i < hi; i++)
+						g[i] += b0 * q0[i] + b1 * q1[i] + b2 * q2[i] + b3 * q3[i];
+				}
+				for (; k < m; k++)
+				{
+					const double *q = s->col[k];
+					double		bk = s->beta[k + 1];
+
+					for (int64_t i = 0; i < hi; i++)
+						g[i] += bk * q[i];
+				}
 			}
 			for (int64_t k = 0; k < m; k++)
 			{
