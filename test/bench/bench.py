@@ -34,6 +34,9 @@ Sections (--only picks some):
             tree, checked row by row against smo's clusters;
   aid       "aid" against "smo" as the rows grow (aid_vs_smo.py: the
             solvers alone through test/smo_cli, 5k-40k generated rows);
+  incremental  "incremental" against "smo" at 500-2,000 rows, and a
+            sliding window of 5,000 rows over 50,000 with exact decrements
+            (incremental_vs_smo.py, through test/incr_bench);
   assign    svc_assign on synthetic 9-dimensional rows with budget 100:
             rows/second at 10k, 43.5k (the paper's Shuttle: 1,766 s), 100k
             and 1M rows, and the ratio to SELECT count(*) over the same query;
@@ -70,6 +73,7 @@ import labelled  # noqa: E402
 import score_speed  # noqa: E402
 import train_speed  # noqa: E402
 import aid_vs_smo  # noqa: E402
+import incremental_vs_smo  # noqa: E402
 
 # The paper's exact SVC (SMO and Ben-Hur's labelling): NMI per dataset, and
 # its train / clustering seconds where the paper gives them.
@@ -828,9 +832,10 @@ def main():
     ap.add_argument("--out", default="bench-results.md", help="markdown file to write the tables to")
     ap.add_argument("--quick", action="store_true",
                     help="reduced grid (gamma, C in 2^1, 2^3, 2^5), seeds 1-2, 3 rounds of training speed")
-    ap.add_argument("--only", default="defaults,labeling,tuned,grid,exact,assign,train,labelled,scoring,aid",
+    ap.add_argument("--only", default="defaults,labeling,tuned,grid,exact,assign,train,labelled,scoring,aid,"
+                                      "incremental",
                     help="comma-separated sections to run (default: all of "
-                         "defaults,labeling,tuned,grid,exact,assign,train,labelled,scoring,aid)")
+                         "defaults,labeling,tuned,grid,exact,assign,train,labelled,scoring,aid,incremental)")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                     help="concurrent sessions for the grid (default %(default)s)")
     ap.add_argument("--no-predict-check", action="store_true",
@@ -848,7 +853,7 @@ def main():
     args.assign_sizes = [10000, 43500, 100000, 1000000]
     sections = {s.strip() for s in args.only.split(",") if s.strip()}
     unknown = sections - {"defaults", "labeling", "tuned", "grid", "exact", "assign", "train",
-                          "labelled", "scoring", "aid"}
+                          "labelled", "scoring", "aid", "incremental"}
     if unknown:
         ap.error("unknown section(s): %s" % ", ".join(sorted(unknown)))
 
@@ -886,6 +891,10 @@ def main():
         out.append("## AID against SMO as the rows grow\n")
         out.extend(aid_vs_smo.measure("5000,10000,20000" if args.quick else "5000,10000,20000,40000",
                                       "clustered,shuttle", 1.0, 1, 0 if args.quick else 20000))
+        out.append("")
+    if "incremental" in sections:
+        out.append("## The solver incremental against smo, and a sliding window\n")
+        out.extend(incremental_vs_smo.measure("500,1000,2000", 5000, 10000 if args.quick else 50000))
         out.append("")
     if sections & {"defaults", "labeling", "tuned", "grid", "exact"}:
         for ds in loaded:

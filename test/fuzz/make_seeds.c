@@ -243,6 +243,8 @@ main(int argc, char **argv)
 	/* format version 5 with aid's report (section 2), and with both sections */
 	model_seed(dir, "aid2d.bin", 60, 2, 3, "{\"solver\": \"aid\"}");
 	model_seed(dir, "aidext2d.bin", 60, 2, 3, "{\"solver\": \"aid\", \"aid_gap\": 1e-9}");
+	/* format version 4 with solver id 4 (incremental) */
+	model_seed(dir, "incr2d.bin", 60, 2, 3, "{\"solver\": \"incremental\"}");
 	state_seed(dir, "empty2d.bin", 0, 2, "{}");
 	state_seed(dir, "one1d.bin", 1, 1, "{\"budget\": 3}");
 	state_seed(dir, "filling2d.bin", 20, 2, "{\"budget\": 10, \"max_iter\": 500}");
