@@ -419,9 +419,47 @@ test_fit(void)
 	free(x);
 }
 
+/* The budget: refused up front, and a margin set that outgrows it fails cleanly. */
+static void
+test_budget(void)
+{
+	int64_t		n = 300;
+	double	   *x = blobs(n, 8);
+	UnitBudget	b = {0, 0};
+	SvcEnv		env = {.alloc = unit_counted_alloc, .release = unit_counted_free,
+		.realloc = unit_counted_realloc, .ctx = &b};
+	SvcIncrParams p = {.d = 2, .gamma = 20.0, .capacity = n};
+	SvcIncr    *s = NULL;
+	SvcError	err;
+	SvcStatus	st = SVC_OK;
+	int64_t		slot,
+				added = 0;
+
+	p.memory = svc_incr_memory(n, 2) - 1;
+	CHECK(svc_incr_create(&env, &p, &s, &err) == SVC_ERR_LIMIT && s == NULL &&
+		  strstr(err.message, "memory budget") != NULL && err.hint[0] != '\0',
+		  "one byte short is refused up front: %s", err.message);
+	/* room for about 20 margin columns: a narrow kernel puts most rows on the margin */
+	p.memory = svc_incr_memory(n, 2) + 20 * 8 * (size_t) n;
+	CHECK(svc_incr_create(&env, &p, &s, &err) == SVC_OK, "created");
+	while (added < n && (st = svc_incr_add(s, x + 2 * added, 1.0 / (0.1 * (double) n), &slot, &err)) == SVC_OK)
+		added++;
+	CHECK(st == SVC_ERR_LIMIT && strstr(err.message, "memory budget") != NULL,
+		  "the margin set outgrows the budget after %lld rows: %s", (long long) added, err.message);
+	svc_incr_free(s);
+	CHECK(b.live == 0, "nothing left allocated (%ld)", b.live);
+	/* a slot that holds no row */
+	p.memory = 0;
+	CHECK(svc_incr_create(&env, &p, &s, &err) == SVC_OK &&
+		  svc_incr_remove(s, 0, &err) == SVC_ERR_INVALID_PARAMETER, "removing an empty slot is refused");
+	svc_incr_free(s);
+	free(x);
+}
+
 int
 main(void)
 {
+	test_budget();
 	test_orders();
 	test_add_remove();
 	test_window();
