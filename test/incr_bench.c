@@ -12,7 +12,7 @@
  *       every row);
  *   incr_bench window W T a window of W rows over T streamed rows (the
  *       oldest leaves by decrement): prints "rss ROWS KB" at every tenth
- *       of the stream (the process's peak resident set so far), then
+ *       of the stream (the process's peak resident set so far, VmHWM), then
  *       "window W T incr_s smo_s max_abs_f_diff kkt", with smo solved on the
  *       last W rows at the same C = 1 / (nu W).
  *
@@ -41,11 +41,25 @@ cpu_now(void)
 	return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
 }
 
+/*
+ * The peak resident set of this process: VmHWM (reset by exec, unlike
+ * getrusage's ru_maxrss, which keeps the parent's peak across exec).
+ */
 static long
 peak_rss_kb(void)
 {
+	FILE	   *f = fopen("/proc/self/status", "r");
+	char		line[256];
+	long		kb = -1;
 	struct rusage ru;
 
+	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "VmHWM:", 6) == 0)
+			kb = atol(line + 6);
+	if (f != NULL)
+		fclose(f);
+	if (kb >= 0)
+		return kb;
 	getrusage(RUSAGE_SELF, &ru);
 	return ru.ru_maxrss;
 }
