@@ -52,6 +52,7 @@ svc_options_default(SvcOptions *opt)
 	opt->label_radius = SVC_LABEL_RADIUS_DEFAULT;
 	opt->label_sample = SVC_LABEL_SAMPLE_DEFAULT;
 	opt->label_curve = SVC_LABEL_CURVE_GEOMETRIC;
+	opt->anomaly_bound = SVC_ANOMALY_BOUND_DEFAULT;
 }
 
 /* ---------------------------------------------------------------------
@@ -1187,6 +1188,7 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 	o->label_radius = SVC_LABEL_RADIUS_DEFAULT;
 	o->label_sample = SVC_LABEL_SAMPLE_DEFAULT;
 	o->label_curve = SVC_LABEL_CURVE_GEOMETRIC;
+	o->anomaly_bound = SVC_ANOMALY_BOUND_DEFAULT;
 	return svc_options_validate(o, err);
 }
 

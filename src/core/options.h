@@ -103,12 +103,14 @@ typedef struct SvcOptions
 	int64_t		label_sample;	/* most labelled rows the aggregate keeps */
 	SvcLabelCurve label_curve;	/* how a bound moves from C to a labelled
 								 * row's (supervision.h) */
+	double		anomaly_bound;	/* a labelled anomaly's bound, times C */
 } SvcOptions;
 
 #define SVC_AID_GAP_DEFAULT 1e-4
 #define SVC_LABEL_RADIUS_DEFAULT 0.1353352832366127	/* e^-2: a radius of
 														 * 2 sigma */
 #define SVC_LABEL_SAMPLE_DEFAULT 1000
+#define SVC_ANOMALY_BOUND_DEFAULT 10.0
 
 /* Multiplier of the "auto" gamma: gamma = GAMMA_AUTO_FACTOR / median d^2
  * (times 2/d above two dimensions; see svc_gamma_auto). */

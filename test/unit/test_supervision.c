@@ -23,7 +23,8 @@ static SvcStatus
 weights(const double *x, const int8_t *lab, int64_t n, double c, SvcLabelCurve curve,
 		double *w, SvcError *err)
 {
-	return svc_supervision_weights(&svc_env_malloc, x, lab, n, 1, 1.0, c, H, curve, w, err);
+	return svc_supervision_weights(&svc_env_malloc, x, lab, n, 1, 1.0, c, H, curve,
+								   SVC_ANOMALY_BOUND_DEFAULT, true, w, err);
 }
 
 static void
@@ -62,8 +63,10 @@ test_weights(void)
 		lab[200] = lab[201] = 0;
 		CHECK(weights(x, lab, N, c, curve, w, &err) == SVC_OK, "weights: %s", err.message);
 		CHECK(fabs(w[0] * c - 1.0) < 1e-12, "a lone labelled normal has C_i = 1: %g", w[0] * c);
-		CHECK(fabs(w[100] * c - 1.0 / N) < 1e-15, "a lone labelled anomaly has C_i = 1/N: %g",
-			  w[100] * c);
+		CHECK(w[100] == -SVC_ANOMALY_BOUND_DEFAULT, "a labelled anomaly's weight is signed: %g",
+			  w[100]);
+		CHECK(w[101] * c >= 1.0 / (N - 1) && w[101] * c < 1.01 / (N - 1),
+			  "next to a lone labelled anomaly C_i is near 1/N', N' = N - 1: %g", w[101] * c);
 		CHECK(fabs(w[200] - 1.0) < 1e-6 && fabs(w[201] - 1.0) < 1e-6,
 			  "C_i = C at the edge of a neighbourhood: %g %g", w[200], w[201]);
 		for (int i = 60; i < 100; i++)
@@ -72,8 +75,12 @@ test_weights(void)
 		for (int i = 1; i < 100; i++)
 		{
 			max_step = fmax(max_step, fabs(log(w[i]) - log(w[i - 1])));
-			max_step = fmax(max_step, fabs(log(w[100 + i]) - log(w[99 + i])));
-			monotone = monotone && w[i] <= w[i - 1] && w[100 + i] >= w[99 + i];
+			if (i > 1)			/* not from the anomaly's own, signed weight */
+			{
+				max_step = fmax(max_step, fabs(log(w[100 + i]) - log(w[99 + i])));
+				monotone = monotone && w[100 + i] >= w[99 + i];
+			}
+			monotone = monotone && w[i] <= w[i - 1];
 		}
 		CHECK(monotone, "the bound moves monotonically from the labelled row to C");
 		CHECK(max_step < 0.6, "no jump in the bound (largest step in log %g)", max_step);
@@ -117,9 +124,26 @@ test_weights(void)
 		CHECK(weights(xs, ls, 4, 0.1, SVC_LABEL_CURVE_GEOMETRIC, ws, &err) == SVC_ERR_INVALID_PARAMETER &&
 			  strstr(err.message, "no feasible model") != NULL && strstr(err.detail, "sum to") != NULL,
 			  "bounds summing below 1 are refused: %s / %s", err.message, err.detail);
-		/* with C >= 1/N (as the fit's C = 1 / (nu N) always is) every bound is */
-		CHECK(weights(xs, ls, 4, 0.25, SVC_LABEL_CURVE_GEOMETRIC, ws, &err) == SVC_OK,
-			  "C = 1/N: feasible: %s", err.message);
+		/*
+		 * The labelled anomaly's upper bound is 0: the other N' = N - 1 rows
+		 * carry the sum, and with C >= 1/N' every bound is (1/N' at the least).
+		 */
+		CHECK(weights(xs, ls, 4, 0.25, SVC_LABEL_CURVE_GEOMETRIC, ws, &err) == SVC_ERR_INVALID_PARAMETER,
+			  "C = 1/N with a labelled anomaly: infeasible");
+		CHECK(weights(xs, ls, 4, 1.0 / 3, SVC_LABEL_CURVE_GEOMETRIC, ws, &err) == SVC_OK &&
+			  ws[0] < 0, "C = 1/N': feasible: %s", err.message);
+	}
+
+	/* without neighbours only the labelled rows move */
+	{
+		double		xs[4] = {0, 0.1, 10, 10.1};
+		int8_t		ls[4] = {-1, 0, 1, 0};
+		double		ws[4];
+
+		CHECK(svc_supervision_weights(&svc_env_malloc, xs, ls, 4, 1, 1.0, 0.1, H,
+									  SVC_LABEL_CURVE_GEOMETRIC, 3.0, false, ws, &err) == SVC_OK &&
+			  ws[0] == -3.0 && ws[1] == 1.0 && fabs(ws[2] * 0.1 - 1.0) < 1e-12 && ws[3] == 1.0,
+			  "no neighbours: %g %g %g %g", ws[0], ws[1], ws[2], ws[3]);
 	}
 }
 
@@ -213,8 +237,9 @@ test_fit(void)
 			  "%s: wrong-side counts are the rows' f: %lld/%lld against %lld/%lld", json,
 			  (long long) m.lab_wrong_normal, (long long) m.lab_wrong_anomaly,
 			  (long long) wrong_n, (long long) wrong_a);
-		CHECK(m.lab_weight_min < 1 && m.lab_weight_max > 1, "%s: weights below and above 1: %g %g",
-			  json, m.lab_weight_min, m.lab_weight_max);
+		/* the sphere moves the labelled rows' bounds only (supervision.h) */
+		CHECK((s ? m.lab_weight_min == 1 : m.lab_weight_min < 1) && m.lab_weight_max > 1,
+			  "%s: weights: %g %g", json, m.lab_weight_min, m.lab_weight_max);
 		/* the planted anomalies are outside a model that was told of them */
 		CHECK(wrong_a == 0, "%s: every labelled anomaly outside (%lld inside)", json,
 			  (long long) wrong_a);
