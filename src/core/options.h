@@ -250,10 +250,12 @@ SvcStatus	svc_options_decode(const uint8_t *in, SvcOptions *opt, SvcError *err);
  * stores a non-zero block in a section of format 5).  Layout:
  *   0: f64 aid_gap  8: f64 label_radius  16: u64 label_sample
  *   24: u8 label_interpolation (0 geometric, 2 linear)
- *   25-63: 0 (reserved: a build that reads a non-zero byte there refuses
+ *   32: f64 anomaly_bound
+ *   25-31, 40-63: 0 (reserved: a build that reads a non-zero byte there refuses
  *   the options rather than ignore an option it does not know)
  */
 #define SVC_OPTIONS_EXT_SIZE 64
+#define SVC_OPTIONS_EXT_ANOMALY_BOUND 32
 /* Both blocks, base then extended: what a state stores and compares. */
 #define SVC_OPTIONS_WIRE_FULL (SVC_OPTIONS_WIRE_SIZE + SVC_OPTIONS_EXT_SIZE)
 bool		svc_options_ext_default(const SvcOptions *opt);
