@@ -110,7 +110,7 @@ typedef struct SvcOptions
 #define SVC_LABEL_RADIUS_DEFAULT 0.1353352832366127	/* e^-2: a radius of
 														 * 2 sigma */
 #define SVC_LABEL_SAMPLE_DEFAULT 1000
-#define SVC_ANOMALY_BOUND_DEFAULT 10.0
+#define SVC_ANOMALY_BOUND_DEFAULT 30.0
 
 /* Multiplier of the "auto" gamma: gamma = GAMMA_AUTO_FACTOR / median d^2
  * (times 2/d above two dimensions; see svc_gamma_auto). */

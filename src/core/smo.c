@@ -42,12 +42,17 @@
  * this once the sign is folded into alpha).  A negative alpha lowers s(x)
  * near the row: KKT leaves an anomaly at 0 outside (s <= offset), free on
  * the sphere, or at L_t inside (it could not be pushed out).  To put the
- * first two strictly outside, an anomaly's constraint is
- * ||phi(x_t) - c||^2 >= R^2 + 4 margin, which adds 2 margin alpha_t to F:
- * its gradient is G_t = 2 (K alpha)_t - 1 + 2 margin, the offset below
- * reads (G_t + 1) / 2 = s(x_t) + margin on every row as it reads s(x_t)
- * on the others, and an anomaly at 0 or free ends with f <= -margin (to
- * the tolerance).  Rows without L_t < 0 keep the arithmetic they had.
+ * first two strictly outside, a row may have a margin m_t: the sphere
+ * constraint of row t is shifted by 4 m_t (||phi(x_t) - c||^2 <= R^2 - 4 m_t
+ * for a row with alpha_t >= 0, >= for a signed row, whose alpha_t <= 0
+ * flips the sign of the shift), which adds 2 m_t alpha_t to F: the gradient
+ * is G_t = 2 (K alpha)_t - 1 + 2 m_t, the offset below reads
+ * (G_t + 1) / 2 = s(x_t) + m_t where it reads s(x_t) on the other rows,
+ * and the row ends with f <= -m_t at its upper bound or free and
+ * f >= -m_t at its lower bound or free (to the tolerance).  An anomaly
+ * takes m_t > 0 (outside by m_t at 0 or free), a labelled normal m_t < 0
+ * (inside by |m_t| unless at C_t).  Rows without margins keep the
+ * arithmetic they had.
  *
  * Shrinking follows libsvm: every min(n, 1000) iterations, a row at a bound
  * that cannot enter the working set (at C_t with -G_t > m, at 0 with
@@ -87,7 +92,7 @@ typedef struct Smo
 	const double *c;
 	double		c_all;
 	const double *lo;			/* lower bounds L_t (<= 0), or NULL: all 0 */
-	double		margin;
+	const double *margin;		/* per-row margins, or NULL: all 0 */
 	const double *alpha0;
 	SvcSmoKernelFn kernel;		/* NULL: the RBF of x */
 	void	   *kernel_ctx;
@@ -125,11 +130,11 @@ lower(const Smo *s, int64_t t)
 	return s->lo != NULL ? s->lo[t] : 0.0;
 }
 
-/* The linear term of F on row t: -1, and -1 + 2 margin on signed rows. */
+/* The linear term of F on row t: -1, and -1 + 2 m_t with margins. */
 static inline double
 linear(const Smo *s, int64_t t)
 {
-	return s->lo != NULL && s->lo[t] < 0 ? -1.0 + 2.0 * s->margin : -1.0;
+	return s->margin != NULL ? -1.0 + 2.0 * s->margin[t] : -1.0;
 }
 
 /* K_tt: 1 for the RBF */
@@ -545,11 +550,14 @@ check_params(const double *x, int64_t n, int32_t d, const SvcSmoParams *p,
 			if (!(p->diag[t] > 0) || !isfinite(p->diag[t]))
 				return svc_fail(err, SVC_ERR_INVALID_PARAMETER,
 								"K_tt of row %lld is not finite and positive", (long long) t);
+	if (p->margin != NULL)
+		for (int64_t t = 0; t < n; t++)
+			if (!isfinite(p->margin[t]) || fabs(p->margin[t]) > 1)
+				return svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+								"the margin of row %lld is not finite or not in [-1, 1]",
+								(long long) t);
 	if (p->lo != NULL)
 	{
-		if (!(p->margin >= 0) || !isfinite(p->margin))
-			return svc_fail(err, SVC_ERR_INVALID_PARAMETER,
-							"the margin must be finite and not negative");
 		for (int64_t t = 0; t < n; t++)
 			if (!(p->lo[t] <= 0) || !isfinite(p->lo[t]) ||
 				(p->lo[t] < 0 && (p->c != NULL ? p->c[t] : p->c_all) != 0))
@@ -612,7 +620,7 @@ svc_smo_params_default(SvcSmoParams *p)
 	p->c = NULL;
 	p->c_all = 1.0;
 	p->lo = NULL;
-	p->margin = 0.0;
+	p->margin = NULL;
 	p->eps = 1e-3;
 	p->max_iter = 0;
 	p->cache_bytes = (size_t) 100 << 20;
@@ -711,7 +719,7 @@ smo_finish(Smo *s, SvcSmoResult *out)
 					lt = lower(s, t),
 					lin = linear(s, t);
 
-		/* s(x_t) = (K alpha)_t, plus the margin on signed rows */
+		/* s(x_t) = (K alpha)_t, plus the row's margin */
 		double		st = (s->g[t] + 1.0) / 2.0;
 
 		quad += s->alpha[t] * (lin == -1.0 ? st : (s->g[t] - lin) / 2.0);

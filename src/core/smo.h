@@ -61,11 +61,15 @@ typedef struct SvcSmoParams
 	/*
 	 * Signed rows (SVDD with negative examples, see smo.c): lo[t] < 0
 	 * makes row t's alpha range [lo[t], 0] (C_t must then be 0), a row to
-	 * push out of the sphere, to f <= -margin when it can go (margin >= 0,
-	 * in f's units).  NULL: every lower bound is 0, as before.
+	 * push out of the sphere.  NULL: every lower bound is 0, as before.
+	 * margin[t] (in f's units, |m| <= 1) moves row t's side of the
+	 * boundary: at its upper bound or free it ends with f <= -margin[t],
+	 * at its lower bound or free with f >= -margin[t]; so m > 0 puts an
+	 * anomaly at 0 strictly outside, m < 0 a row below C strictly inside.
+	 * NULL: no margins.
 	 */
 	const double *lo;
-	double		margin;
+	const double *margin;
 	/* A feasible start (sum 1 within 1e-9, L_t <= alpha0_t <= C_t), or
 	 * NULL: rows filled to their bound in order. */
 	const double *alpha0;

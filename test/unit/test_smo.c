@@ -40,7 +40,7 @@ lower(const SvcSmoParams *p, int64_t t)
 static double
 linear(const SvcSmoParams *p, int64_t t)
 {
-	return p->lo != NULL && p->lo[t] < 0 ? -1 + 2 * p->margin : -1;
+	return p->margin != NULL ? -1 + 2 * p->margin[t] : -1;
 }
 
 /* Fresh gradient G = 2 K alpha - 1 into g (n doubles). */
@@ -625,9 +625,11 @@ test_signed(void)
 					double		want,
 								gap;
 
+					double		mrow[6] = {-margins[mg], 0, 0, 0, margins[mg], margins[mg]};
+
 					p.c = c;
 					p.lo = lo;
-					p.margin = margins[mg];
+					p.margin = mrow;
 					p.max_iter = 100000;
 					CHECK(svc_smo_solve(&svc_env_malloc, x, 6, 2, &p, &r, &err) == SVC_OK,
 						  "signed solve: %s", err.message);
@@ -638,6 +640,13 @@ test_signed(void)
 						  (int) seed, gammas[g], margins[mg], l, r.objective, want);
 					CHECK(feasible(&p, 6, r.alpha) == 0 && gap < 1e-11,
 						  "signed: feasible, gap %g", gap);
+					if (r.alpha[0] < c[0])
+					{
+						double		f0 = decision(x, 6, 2, p.gamma, &r, x);
+
+						CHECK(f0 >= margins[mg] - 1e-9, "a row with a negative margin below C: "
+							  "f %g >= %g", f0, margins[mg]);
+					}
 					for (int t = 4; t < 6; t++)
 					{
 						double		f = decision(x, 6, 2, p.gamma, &r, x + 2 * t);
@@ -671,6 +680,7 @@ test_signed(void)
 		double	   *x = malloc(sizeof(double) * 2 * (size_t) n);
 		double	   *c = malloc(sizeof(double) * (size_t) n);
 		double	   *lo = malloc(sizeof(double) * (size_t) n);
+		double	   *mrow = malloc(sizeof(double) * (size_t) n);
 		double		c_all = 1.0 / (0.05 * (double) n);
 		int			inside_plain = 0;
 		SvcSmoResult ref;
@@ -697,9 +707,11 @@ test_signed(void)
 			}
 			if (v > 0)
 			{
+				for (int64_t i = 0; i < n; i++)
+					mrow[i] = i < base ? 0 : p.eps;
 				p.c = c;
 				p.lo = lo;
-				p.margin = p.eps;
+				p.margin = mrow;
 				p.shrinking = v == 1;
 				p.cache_bytes = v == 1 ? p.cache_bytes : 16 * sizeof(double) * (size_t) n;
 			}
@@ -738,6 +750,7 @@ test_signed(void)
 		free(x);
 		free(c);
 		free(lo);
+		free(mrow);
 	}
 
 	/* refused: a lower bound above 0, or one with C_t > 0, or a bad margin */
@@ -752,11 +765,13 @@ test_signed(void)
 		p.lo = lo;
 		CHECK(svc_smo_solve(&svc_env_malloc, x, 4, 2, &p, &r, &err) == SVC_ERR_INVALID_PARAMETER,
 			  "L < 0 with C > 0 refused");
+		double		mbad[4] = {0, 0, 0, NAN};
+
 		p.c = c;
-		p.margin = -1;
+		p.margin = mbad;
 		CHECK(svc_smo_solve(&svc_env_malloc, x, 4, 2, &p, &r, &err) == SVC_ERR_INVALID_PARAMETER,
-			  "a negative margin refused");
-		p.margin = 0;
+			  "a NaN margin refused");
+		p.margin = NULL;
 		lo[0] = 0.1;
 		CHECK(svc_smo_solve(&svc_env_malloc, x, 4, 2, &p, &r, &err) == SVC_ERR_INVALID_PARAMETER,
 			  "L > 0 refused");
