@@ -8,7 +8,9 @@
 #include "model_codec.h"
 #include "options.h"
 #include "state.h"
+#include "score.h"
 #include "supervision.h"
+#include "trajectory.h"
 #include "unit.h"
 #include "unit_data.h"
 
@@ -240,6 +242,64 @@ test_fit(void)
 		/* the sphere moves the labelled rows' bounds only (supervision.h) */
 		CHECK((s ? m.lab_weight_min == 1 : m.lab_weight_min < 1) && m.lab_weight_max > 1,
 			  "%s: weights: %g %g", json, m.lab_weight_min, m.lab_weight_max);
+		/*
+		 * Anomalies labelled in the middle of the blobs: the sphere gives
+		 * them negative alphas and they end outside; the scorer (which
+		 * falls back from its climb for such models) and the labelling's
+		 * prediction agree with f.
+		 */
+		if (s)
+		{
+			int8_t	   *lab2 = malloc((size_t) n);
+			SvcModel	mn;
+			int32_t		neg = 0,
+						inside = 0;
+			SvcScorer	sc;
+			SvcLabelWork w;
+			bool		agree = true;
+
+			memcpy(lab2, lab, (size_t) n);
+			lab2[3] = lab2[5] = lab2[301] = -1;
+			CHECK(svc_fit_rows_labelled(&svc_env_malloc, x, lab2, n, 2, &opt, &mn, &err) == SVC_OK,
+				  "anomalies inside the blobs: %s", err.message);
+			for (int32_t k = 0; k < mn.n_sv; k++)
+				neg += mn.alpha[k] < 0;
+			for (int64_t i = 0; i < n; i++)
+			{
+				double		xs[2];
+
+				svc_model_scale_row(&mn, x + 2 * i, xs);
+				inside += lab2[i] < 0 && svc_model_decision_scaled(&mn, xs) >= 0;
+			}
+			CHECK(neg >= 1 && inside == 0 && mn.lab_wrong_anomaly == 0,
+				  "anomalies inside the blobs pushed out: %d negative alphas, %d inside",
+				  (int) neg, (int) inside);
+			CHECK(svc_scorer_init(&svc_env_malloc, &mn, &sc, &err) == SVC_OK &&
+				  svc_label_work_init(&svc_env_malloc, &mn, &w, &err) == SVC_OK, "scorer: %s",
+				  err.message);
+			for (int64_t i = 0; i < n; i += 3)
+			{
+				double		xs[2],
+							f1,
+							f2;
+				int32_t		c1,
+							c2;
+
+				svc_model_scale_row(&mn, x + 2 * i, xs);
+				c1 = svc_scorer_predict(&sc, xs, &f1);
+				c2 = svc_label_predict(&mn, xs, &w, &f2);
+				agree = agree && c1 == c2 && fabs(f1 - f2) <= 1e-12 &&
+					fabs(f1 - svc_model_decision_scaled(&mn, xs)) <= 1e-12 &&
+					c1 >= -1 && c1 <= mn.n_clusters;
+			}
+			CHECK(agree && mn.n_clusters >= 1,
+				  "with negative alphas the scorer and the labelling agree (%d clusters)",
+				  (int) mn.n_clusters);
+			svc_label_work_free(&svc_env_malloc, &w);
+			svc_scorer_free(&svc_env_malloc, &sc);
+			svc_model_free(&svc_env_malloc, &mn);
+			free(lab2);
+		}
 		/* the planted anomalies are outside a model that was told of them */
 		CHECK(wrong_a == 0, "%s: every labelled anomaly outside (%lld inside)", json,
 			  (long long) wrong_a);
