@@ -42,10 +42,10 @@
  * this once the sign is folded into alpha).  A negative alpha lowers s(x)
  * near the row: KKT leaves an anomaly at 0 outside (s <= offset), free on
  * the sphere, or at L_t inside (it could not be pushed out).  To put the
- * first two strictly outside, a row may have a margin m_t: the sphere
- * constraint of row t is shifted by 4 m_t (||phi(x_t) - c||^2 <= R^2 - 4 m_t
- * for a row with alpha_t >= 0, >= for a signed row, whose alpha_t <= 0
- * flips the sign of the shift), which adds 2 m_t alpha_t to F: the gradient
+ * first two strictly outside, a row may have a margin m_t: row t's sphere
+ * constraint moves to ||phi(x_t) - c||^2 = R^2 + 2 m_t (a row with
+ * alpha_t >= 0 must be within, a signed row beyond; 2 f(x) is
+ * R^2 - ||phi(x) - c||^2), which adds 2 m_t alpha_t to F: the gradient
  * is G_t = 2 (K alpha)_t - 1 + 2 m_t, the offset below reads
  * (G_t + 1) / 2 = s(x_t) + m_t where it reads s(x_t) on the other rows,
  * and the row ends with f <= -m_t at its upper bound or free and
