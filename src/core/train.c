@@ -32,6 +32,10 @@
 /* Steps between exact recomputations of ||w||^2 (projection updates it
  * approximately in between; see bsgd_maintain). */
 #define NORM_REFRESH 256
+/* A labelled anomaly's hinge pushes w'phi(x) below this (see the loop). */
+#ifndef ANOMALY_O
+#define ANOMALY_O 0.0
+#endif
 
 typedef struct Bsgd
 {
@@ -46,6 +50,7 @@ typedef struct Bsgd
 	int64_t    *stamp;			/* [cap]: step it entered, for ties */
 	int32_t    *slot_of_row;	/* [n]: SV slot of a row, or -1 */
 	int64_t    *order;			/* [n]: the current pass's permutation */
+	const double *weight;		/* [n] labelled rows' weights, or NULL */
 	double		scale;
 	double		wnorm2;			/* ||w||^2 */
 	/* projection scratch */
@@ -142,20 +147,35 @@ bsgd_drop(Bsgd *g, int32_t p)
 	g->b--;
 }
 
+/* Whether slot i holds a labelled anomaly (a negative weight). */
+static inline bool
+bsgd_anomaly(const Bsgd *g, int32_t i)
+{
+	return g->weight != NULL && g->weight[g->row[i]] < 0;
+}
+
 /*
  * The most redundant support vector: smallest |alpha| (K(x,x) = 1 for the
  * RBF kernel).  Values within a relative 1e-9 count as tied and the oldest
- * wins, so the choice does not hang on rounding.
+ * wins, so the choice does not hang on rounding.  A labelled anomaly's
+ * vector is kept while another is left: it is what holds the boundary away
+ * from the row, and a projection onto its neighbours, of the other sign,
+ * would spread its push over them.
  */
 static int32_t
 bsgd_redundant(const Bsgd *g)
 {
 	int32_t		best = 0;
 
-	for (int32_t i = 1; i < g->b; i++)
+	while (best < g->b - 1 && bsgd_anomaly(g, best))
+		best++;
+	for (int32_t i = best + 1; i < g->b; i++)
 	{
 		double		ai = fabs(g->a[i]),
 					ab = fabs(g->a[best]);
+
+		if (bsgd_anomaly(g, i))
+			continue;
 
 		if (ai < ab * (1.0 - TIE_RELATIVE))
 			best = i;
@@ -207,7 +227,86 @@ cholesky_solve(double *A, double *b, int32_t k)
 	return true;
 }
 
-/* Pick the k slots used to project slot p: nearest in input space or random. */
+/*
+ * The partial selection sort of bsgd_pick (k passes, each taking the first
+ * smallest distance at or after position i and swapping it to i), with the
+ * order it gives, ties included, in about one pass: only rows within the
+ * k-th smallest distance can be taken, so the passes and their swaps are
+ * replayed on those alone.  Writes idx[0..k); false (nothing written) when
+ * ties at the k-th distance leave too many to replay.
+ */
+#define SELECT_REPLAY_MAX (4 * SVC_MAX_K)
+
+bool
+svc_select_nearest(const double *dist, int32_t *idx, int32_t m, int32_t k)
+{
+	double		top[SVC_MAX_K];	/* the k smallest distances, ascending */
+	int32_t		ntop = 0;
+	double		val[SELECT_REPLAY_MAX];
+	int32_t		pos[SELECT_REPLAY_MAX],
+				slot[SELECT_REPLAY_MAX],
+				nc = 0;
+	double		limit;
+
+	if (k <= 0 || k > m)
+		return false;
+	for (int32_t i = 0; i < m; i++)
+	{
+		double		v = dist[i];
+		int32_t		j;
+
+		if (ntop == k && !(v < top[k - 1]))
+			continue;
+		j = ntop < k ? ntop++ : k - 1;
+		while (j > 0 && top[j - 1] > v)
+		{
+			top[j] = top[j - 1];
+			j--;
+		}
+		top[j] = v;
+	}
+	limit = top[k - 1];
+	for (int32_t i = 0; i < m; i++)
+		if (dist[i] <= limit)
+		{
+			if (nc == SELECT_REPLAY_MAX)
+				return false;
+			val[nc] = dist[i];
+			pos[nc] = i;
+			slot[nc] = idx[i];
+			nc++;
+		}
+	for (int32_t i = 0; i < k; i++)
+	{
+		int32_t		best = -1;
+
+		/*
+		 * The pass's choice among the rows not yet taken (all at positions
+		 * i and after): the smallest distance, on a tie the first position.
+		 */
+		for (int32_t c = 0; c < nc; c++)
+			if (pos[c] >= i &&
+				(best < 0 || val[c] < val[best] ||
+				 (val[c] == val[best] && pos[c] < pos[best])))
+				best = c;
+		/* its swap: the row at position i moves to the chosen one's place */
+		for (int32_t c = 0; c < nc; c++)
+			if (pos[c] == i && c != best)
+			{
+				pos[c] = pos[best];
+				break;
+			}
+		pos[best] = i;
+		idx[i] = slot[best];
+	}
+	return true;
+}
+
+/*
+ * Pick the k slots used to project slot p: nearest in input space or
+ * random; never a labelled anomaly's (the projection would shrink its
+ * push, see bsgd_redundant).
+ */
 static int32_t
 bsgd_pick(Bsgd *g, int32_t p, int32_t k, bool nearest, SvcRng *rng)
 {
@@ -215,7 +314,7 @@ bsgd_pick(Bsgd *g, int32_t p, int32_t k, bool nearest, SvcRng *rng)
 	const double *xp = g->sv + (size_t) p * g->d;
 
 	for (int32_t i = 0; i < g->b; i++)
-		if (i != p)
+		if (i != p && !bsgd_anomaly(g, i))
 			g->idx[m++] = i;
 	if (k > m)
 		k = m;
@@ -224,6 +323,8 @@ bsgd_pick(Bsgd *g, int32_t p, int32_t k, bool nearest, SvcRng *rng)
 		/* partial selection sort on distance; ties by slot order */
 		for (int32_t i = 0; i < m; i++)
 			g->kbuf[i] = svc_sqdist(g->sv + (size_t) g->idx[i] * g->d, xp, g->d);
+		if (svc_select_nearest(g->kbuf, g->idx, m, k))
+			return k;
 		for (int32_t i = 0; i < k; i++)
 		{
 			int32_t		best = i;
@@ -368,6 +469,7 @@ svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	g.d = d;
 	g.gamma = gamma;
 	g.scale = 1.0;
+	g.weight = weight;
 	g.slot_of_row = svc_alloc(env, sizeof(int32_t) * (size_t) n, err);
 	g.order = svc_alloc(env, sizeof(int64_t) * (size_t) n, err);
 	g.kmat = svc_alloc(env, sizeof(double) * SVC_MAX_K * SVC_MAX_K, err);
@@ -395,17 +497,25 @@ svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		double		inv_t = 1.0 / (double) t;
 		double		c_r;
 		double		step;
+		bool		anomaly;
 		double		delta2;
 
 		if (pos == 0)
 			svc_rng_sample(&rng, g.order, n, n);
 		r = g.order[pos];
 		xr = x + (size_t) r * d;
-		/* a labelled row's hinge weighs C_r / C (supervision.h) */
-		c_r = weight ? opt->c * weight[r] : opt->c;
+		/*
+		 * A labelled row's hinge weighs C_r / C (supervision.h).  A
+		 * labelled anomaly's is the other side's, max(0, o - ANOMALY_O):
+		 * a step of -C_r phi(x_r) while w'phi(x_r) is above ANOMALY_O.
+		 */
+		anomaly = weight != NULL && weight[r] < 0;
+		c_r = weight ? opt->c * fabs(weight[r]) : opt->c;
+		if (anomaly)
+			c_r = -c_r;
 		step = c_r * inv_t;
 		o = g.b > 0 ? bsgd_dot(&g, xr) : 0.0;
-		violated = o < 1.0;
+		violated = anomaly ? o > ANOMALY_O : o < 1.0;
 		if (t % SVC_INTERRUPT_EVERY == 0 && svc_interrupted(env, err))
 		{
 			st = SVC_ERR_INTERRUPTED;
