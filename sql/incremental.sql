@@ -61,14 +61,10 @@ FROM incr_models m
      JOIN incr_shapes s USING (shape)
 GROUP BY shape ORDER BY shape;
 
--- labelled rows are per-row bounds, as smo takes them
-SELECT max(abs(svc_decision(m.smo, s.f) - svc_decision(m.incr, s.f))) < 1e-6 AS labelled_as_smo
-FROM (SELECT svc_train(f, CASE WHEN id % 50 = 0 THEN 1 WHEN id % 71 = 0 THEN -1 END,
-                       '{"solver": "smo", "tol": 1e-9}' ORDER BY id) AS smo,
-             svc_train(f, CASE WHEN id % 50 = 0 THEN 1 WHEN id % 71 = 0 THEN -1 END,
-                       '{"solver": "incremental"}' ORDER BY id) AS incr
-      FROM incr_shapes WHERE shape = 'blobs') m,
-     incr_shapes s WHERE s.shape = 'blobs';
+-- labelled rows are smo's signed problem, which the path does not follow:
+-- refused, as aid refuses them
+SELECT pg_temp.try($$SELECT svc_train(f, CASE WHEN id % 50 = 0 THEN 1 END, '{"solver": "incremental"}')
+                     FROM incr_shapes$$);
 
 -- errors: an unknown solver lists the valid ones, and rows past the memory
 -- budget are refused before any work, with a hint

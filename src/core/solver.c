@@ -13,7 +13,7 @@ static const SvcSolverOps solvers[] = {
 	{.id = SVC_SOLVER_AID, .name = "aid", .boundary = SVC_BOUNDARY_SPHERE,
 	.honours_nu = true, .takes_weights = false, .fit = svc_train_aid},
 	{.id = SVC_SOLVER_INCREMENTAL, .name = "incremental", .boundary = SVC_BOUNDARY_SPHERE,
-	.honours_nu = true, .takes_weights = true, .fit = svc_train_incremental},
+	.honours_nu = true, .takes_weights = false, .fit = svc_train_incremental},
 };
 
 const SvcSolverOps *

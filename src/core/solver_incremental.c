@@ -65,7 +65,6 @@ svc_train_incremental(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	SvcStatus	st;
 	size_t		budget = svc_smo_budget(env, opt);
 	double		c,
-				csum = 0.0,
 				viol,
 				objective;
 
@@ -77,19 +76,12 @@ svc_train_incremental(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	 * smo's problem on all n.
 	 */
 	c = opt->nu * (double) n > 1.0 ? 1.0 / (opt->nu * (double) n) : 1.0;
+	/*
+	 * Labelled rows are smo's signed problem (negative bounds for the
+	 * anomalies, margins at the boundary), which the path does not follow.
+	 */
 	if (weight != NULL)
-	{
-		for (int64_t i = 0; i < n; i++)
-			csum += weight[i] * c;
-		if (!(csum >= 1.0 - 1e-12))
-		{
-			svc_fail(err, SVC_ERR_INVALID_PARAMETER,
-					 "the upper bounds C_i sum to %.17g, less than 1", csum);
-			svc_error_detail(err, "The multipliers must sum to 1 with 0 <= alpha_i <= C_i, "
-							 "which needs the bounds to sum to at least 1.");
-			return SVC_ERR_INVALID_PARAMETER;
-		}
-	}
+		return svc_fail(err, SVC_ERR_INTERNAL, "the solver \"incremental\" takes no row weights");
 	p.d = d;
 	p.gamma = gamma;
 	p.capacity = n;
@@ -101,7 +93,7 @@ svc_train_incremental(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	{
 		int64_t		slot;
 
-		st = svc_incr_add(s, x + (size_t) i * (size_t) d, weight ? weight[i] * c : c, &slot, err);
+		st = svc_incr_add(s, x + (size_t) i * (size_t) d, c, &slot, err);
 		if (st != SVC_OK)
 			goto done;
 		svc_progress(env, SVC_PROGRESS_SMO, i + 1, n);

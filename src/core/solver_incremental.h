@@ -15,9 +15,12 @@
  * Fills what solver.h asks as smo does: support vectors, offset (as smo
  * takes it), iterations = path steps, objective, and gap = the largest KKT
  * violation of the final state, in tol's scale (0 cache counts: it keeps
- * the kernel columns of its margin rows).  Row weights are per-row bounds
- * as for smo; bounds that sum to less than 1 are refused as smo refuses
- * them.
+ * the kernel columns of its margin rows).
+ *
+ * It takes no per-row weights (the solver table says so, and the fit
+ * refuses labelled rows for it): weight must be NULL.  smo takes labelled
+ * rows as a signed problem (negative bounds for anomalies, margins at the
+ * boundary) that the engine's path does not follow.
  *
  * Refused up front (SVC_ERR_LIMIT, with a hint) when its O(n) vectors
  * exceed svc_smo_budget; a margin set whose columns outgrow the budget
