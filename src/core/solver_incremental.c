@@ -96,7 +96,7 @@ svc_train_incremental(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		st = svc_incr_add(s, x + (size_t) i * (size_t) d, c, &slot, err);
 		if (st != SVC_OK)
 			goto done;
-		svc_progress(env, SVC_PROGRESS_SMO, i + 1, n);
+		/* no progress report: the hook's kinds (svc_core.h) have no "rows added" */
 	}
 	/* the state afresh from the rows: offset as smo takes it, the report */
 	viol = svc_incr_kkt_violation(s, err);
