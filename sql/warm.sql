@@ -109,3 +109,30 @@ RESET max_parallel_workers_per_gather;
 RESET min_parallel_table_scan_size;
 RESET parallel_tuple_cost;
 RESET parallel_setup_cost;
+
+-- README "Refreshing a model: warm start", on tables of this test's own
+CREATE TABLE warm_points AS
+SELECT i AS id, i % 3 + 1 AS class,
+       ARRAY[(ARRAY[0, 4, 8])[i % 3 + 1] + r * cos(i * 2.4),
+             (ARRAY[0, 4, 0])[i % 3 + 1] + r * sin(i * 2.4)] AS features
+FROM generate_series(1, 900) AS i,
+     LATERAL (SELECT sqrt(i * 0.618034 % 1)::float8 AS r) AS s;
+CREATE TABLE warm_models (name text PRIMARY KEY, model bytea);
+INSERT INTO warm_models SELECT 'blobs', svc_train(features) FROM warm_points;
+CREATE TABLE warm_points_new AS
+SELECT 900 + i AS id, i % 3 + 1 AS class,
+       ARRAY[(ARRAY[0.3, 4, 8])[i % 3 + 1] + r * cos(i * 2.4),
+             (ARRAY[0, 4, 0])[i % 3 + 1] + r * sin(i * 2.4)] AS features
+FROM generate_series(1, 300) AS i,
+     LATERAL (SELECT sqrt(i * 0.618034 % 1)::float8 AS r) AS s;
+INSERT INTO warm_models
+SELECT 'blobs-refreshed', svc_train(features, NULL, (SELECT model FROM warm_models WHERE name = 'blobs'))
+FROM warm_points_new;
+SELECT svc_model_info(model) -> 'n_clusters'                     AS n_clusters,
+       svc_model_info(model) -> 'rows_seen'                      AS rows_seen,
+       svc_model_info(model) -> 'warm_start' -> 'count'          AS warm_starts,
+       (svc_model_info(model) -> 'warm_start' -> 'outside_share')::float8 <= 0.05 AS little_drift
+FROM warm_models WHERE name = 'blobs-refreshed';
+-- the refreshed model clusters the new rows by their class
+SELECT (svc_cvi_agg(features, svc_predict(m.model, features), class)->>'nmi')::float8 > 0.95 AS nmi_high
+FROM warm_points_new, warm_models m WHERE m.name = 'blobs-refreshed';

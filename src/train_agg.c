@@ -274,7 +274,8 @@ get_options(FunctionCallInfo fcinfo, int argno)
  */
 static bytea *
 add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEntry *opts,
-			 int label, bool labelled, const uint8_t *init, size_t init_len)
+			 int label, bool labelled, const uint8_t *init, size_t init_len,
+			 bool init_checked)
 {
 	ArrayType  *arr;
 	const double *values;
@@ -317,7 +318,7 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 
 		svc_check_dims(state_dims, dims);
 		/* the init first: another init brings other options with it */
-		if (!svc_state_init_equal(STATE_DATA(state), init, init_len))
+		if (!init_checked && !svc_state_init_equal(STATE_DATA(state), init, init_len))
 			ereport(ERROR,
 					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					errmsg("svc_train init model must be the same for every row of a group"),
@@ -359,7 +360,7 @@ static bytea *
 add_row(FunctionCallInfo fcinfo, bytea *state, int featarg, int optarg, int label)
 {
 	return add_row_opts(fcinfo, state, featarg, get_options(fcinfo, optarg), label,
-						PG_NARGS() > 3, NULL, 0);
+						PG_NARGS() > 3, NULL, 0, false);
 }
 
 Datum
@@ -429,6 +430,14 @@ typedef struct WarmCache
 	SvcModelCache *model;
 	bytea	   *init;			/* the init's bytes as the state stores them,
 								 * for model->raw (in model->mcxt) */
+	/*
+	 * The state last seen to hold init (made or compared on the previous
+	 * row), so that a group's rows compare the init's bytes once, not on
+	 * every row.  Any state the transition function makes or grows takes
+	 * this place at once, and a new init value clears it, so a freed
+	 * state's address never vouches for another.
+	 */
+	const bytea *checked_state;
 	const bytea *pair_raw;		/* model->raw the entry below was made for */
 	char	   *pair_options;	/* ... and a copy of the options' jsonb,
 								 * NULL for NULL options */
@@ -466,8 +475,11 @@ svc_train_warm_transfn(PG_FUNCTION_ARGS)
 		fcinfo->flinfo->fn_extra = wc;
 	}
 	if (PG_ARGISNULL(3))
+	{
+		wc->checked_state = NULL;
 		PG_RETURN_POINTER(add_row_opts(fcinfo, state, 1, get_options_in(fcinfo, &wc->plain, 2),
-									   0, false, NULL, 0));
+									   0, false, NULL, 0, false));
+	}
 
 	/* the init model, decoded (and refused if damaged) once per value */
 	fcinfo->flinfo->fn_extra = wc->model;
@@ -482,6 +494,7 @@ svc_train_warm_transfn(PG_FUNCTION_ARGS)
 		wc->init = raw == (bytea *) PG_GETARG_POINTER(3) ?
 			(bytea *) memcpy(palloc(VARSIZE(raw)), raw, VARSIZE(raw)) : raw;
 		mc->extra = wc->init;
+		wc->checked_state = NULL;
 		MemoryContextSwitchTo(old);
 	}
 
@@ -510,9 +523,15 @@ svc_train_warm_transfn(PG_FUNCTION_ARGS)
 		svc_options_encode_full(&opt, wc->pair.wire);
 		wc->pair_raw = mc->raw;
 	}
-	PG_RETURN_POINTER(add_row_opts(fcinfo, state, 1, &wc->pair, 0, false,
-								   (const uint8_t *) VARDATA(wc->init),
-								   VARSIZE(wc->init) - VARHDRSZ));
+	{
+		bytea	   *result = add_row_opts(fcinfo, state, 1, &wc->pair, 0, false,
+										  (const uint8_t *) VARDATA(wc->init),
+										  VARSIZE(wc->init) - VARHDRSZ,
+										  state != NULL && state == wc->checked_state);
+
+		wc->checked_state = result;
+		PG_RETURN_POINTER(result);
+	}
 }
 
 Datum
