@@ -136,3 +136,22 @@ FROM warm_models WHERE name = 'blobs-refreshed';
 -- the refreshed model clusters the new rows by their class
 SELECT (svc_cvi_agg(features, svc_predict(m.model, features), class)->>'nmi')::float8 > 0.95 AS nmi_high
 FROM warm_points_new, warm_models m WHERE m.name = 'blobs-refreshed';
+
+-- one init model per group, the groups' rows interleaved (hashed GROUP BY):
+-- each group continues its own model, as a query of that group alone does
+CREATE TABLE warm_group_models AS
+SELECT g, svc_train(f, '{"budget": 40}') AS model FROM warm_pts WHERE t < 1 GROUP BY g;
+SET enable_sort = off;
+EXPLAIN (COSTS OFF)
+SELECT p.g, svc_train(p.f, NULL, m.model) FROM warm_pts p JOIN warm_group_models m USING (g)
+WHERE p.t >= 1 GROUP BY p.g;
+CREATE TABLE warm_group_warm AS
+SELECT p.g, svc_train(p.f, NULL, m.model) AS model FROM warm_pts p JOIN warm_group_models m USING (g)
+WHERE p.t >= 1 GROUP BY p.g;
+RESET enable_sort;
+SELECT w.g, w.model = (SELECT svc_train(p.f, NULL, m.model) FROM warm_pts p, warm_group_models m
+                       WHERE p.g = w.g AND m.g = w.g AND p.t >= 1) AS same_as_alone,
+       svc_model_info(w.model)->'warm_start'->>'rows_new' AS rows_new
+FROM warm_group_warm w ORDER BY w.g;
+-- a group whose rows name two models is still refused under interleaving
+SELECT pg_temp.try($q$SELECT p.g, svc_train(p.f, NULL, m.model) FROM warm_pts p JOIN warm_group_models m ON m.g = (p.g + p.id % 2) % 3 WHERE p.t >= 1 GROUP BY p.g$q$);
