@@ -494,7 +494,9 @@ svc_train_warm_transfn(PG_FUNCTION_ARGS)
 		wc->init = raw == (bytea *) PG_GETARG_POINTER(3) ?
 			(bytea *) memcpy(palloc(VARSIZE(raw)), raw, VARSIZE(raw)) : raw;
 		mc->extra = wc->init;
+		/* a new model's raw copy may reuse the old one's address */
 		wc->checked_state = NULL;
+		wc->pair_raw = NULL;
 		MemoryContextSwitchTo(old);
 	}
 
