@@ -155,3 +155,8 @@ SELECT w.g, w.model = (SELECT svc_train(p.f, NULL, m.model) FROM warm_pts p, war
 FROM warm_group_warm w ORDER BY w.g;
 -- a group whose rows name two models is still refused under interleaving
 SELECT pg_temp.try($q$SELECT p.g, svc_train(p.f, NULL, m.model) FROM warm_pts p JOIN warm_group_models m ON m.g = (p.g + p.id % 2) % 3 WHERE p.t >= 1 GROUP BY p.g$q$);
+
+-- drift: rows far outside the stored scaling's range show in the report
+SELECT (svc_model_info(svc_train(ARRAY[f[1] + 30, f[2]], NULL, (SELECT model FROM warm_a)))
+          ->'warm_start'->>'outside_share')::float8 AS far_rows_outside_share
+FROM warm_pts WHERE t >= 1;
