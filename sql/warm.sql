@@ -160,3 +160,9 @@ SELECT pg_temp.try($q$SELECT p.g, svc_train(p.f, NULL, m.model) FROM warm_pts p 
 SELECT (svc_model_info(svc_train(ARRAY[f[1] + 30, f[2]], NULL, (SELECT model FROM warm_a)))
           ->'warm_start'->>'outside_share')::float8 AS far_rows_outside_share
 FROM warm_pts WHERE t >= 1;
+
+-- the two three-argument forms: untyped literals in both places cannot
+-- choose between them; a cast does
+SELECT pg_temp.try($q$SELECT svc_train(f, NULL, '{}') FROM warm_pts WHERE t >= 1$q$);
+SELECT svc_train(f, NULL, '{}'::jsonb) = svc_train(f, '{}'::jsonb, NULL::bytea) AS null_label_is_null_init
+FROM warm_pts WHERE t >= 1;
