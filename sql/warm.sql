@@ -166,3 +166,42 @@ FROM warm_pts WHERE t >= 1;
 SELECT pg_temp.try($q$SELECT svc_train(f, NULL, '{}') FROM warm_pts WHERE t >= 1$q$);
 SELECT svc_train(f, NULL, '{}'::jsonb) = svc_train(f, '{}'::jsonb, NULL::bytea) AS null_label_is_null_init
 FROM warm_pts WHERE t >= 1;
+
+-- a damaged warm state (text input): refused with XX001 on input, or trained,
+-- or refused by the fit with a clear error; never an internal error
+CREATE TABLE warm_small_state AS
+SELECT svc_train_state(f, NULL, (SELECT svc_train(f, '{"budget": 8, "max_iter": 2000}')
+                                 FROM warm_pts WHERE id <= 60)) AS s
+FROM warm_pts WHERE id BETWEEN 61 AND 90;
+DO $$
+DECLARE
+    b constant bytea := decode(substr((SELECT s::text FROM warm_small_state), 3), 'hex');
+    st svc_state;
+    m bytea;
+    variants int := 0;
+    refused int := 0;
+    trained int := 0;
+    fit_refused int := 0;
+    bad int := 0;
+BEGIN
+    FOR pos IN 0 .. length(b) - 1 BY 37 LOOP
+        variants := variants + 1;
+        BEGIN
+            st := ('\x' || encode(set_byte(b, pos, get_byte(b, pos) # 85), 'hex'))::svc_state;
+        EXCEPTION WHEN OTHERS THEN
+            IF SQLSTATE <> 'XX001' THEN bad := bad + 1; END IF;
+            refused := refused + 1;
+            CONTINUE;
+        END;
+        BEGIN
+            m := svc_train_finalfn(st);
+            PERFORM svc_model_info(m), svc_predict(m, ARRAY[0.5, 0.5]);
+            trained := trained + 1;
+        EXCEPTION WHEN OTHERS THEN
+            IF SQLSTATE IN ('XX000', 'XX002') THEN bad := bad + 1; END IF;
+            fit_refused := fit_refused + 1;
+        END;
+    END LOOP;
+    RAISE NOTICE 'damaged warm states: over 40 variants: %, all handled: %, none internal: %, some refused on input: %',
+        variants > 40, refused + trained + fit_refused = variants, bad = 0, refused > 0;
+END $$;
