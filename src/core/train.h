@@ -28,8 +28,8 @@ SvcStatus	svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n,
  * init's support vectors, alphas and step count T0, so step t > T0 has
  * rate 1/t and the new rows refine w rather than overwrite it:
  * w_T = (T0 / T) w_T0 + (C / T) sum of the new violating draws.  It runs
- * at least one pass over the n new rows, and at most opt->max_iter steps
- * more.  m->iterations is the total, T0 included.
+ * one pass over the n new rows and on until the stopping rule holds, at
+ * most opt->max_iter steps more.  m->iterations is the total, T0 included.
  */
 SvcStatus	svc_train_bsgd_warm(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 								const SvcOptions *opt, const SvcModel *init, SvcModel *m,
