@@ -3,7 +3,8 @@
  *
  * The tree is implicit: perm[lo..hi) holds a subtree whose root is the
  * median perm[mid], mid = lo + (hi - lo) / 2, split on the axis of widest
- * spread.  Building partitions by quickselect; searching descends to the
+ * spread; a copy of the points in that order keeps a search's reads
+ * sequential.  Building partitions by quickselect; searching descends to the
  * query's side first and visits the other side only if the splitting
  * plane is closer than the best distance so far.
  */
@@ -12,6 +13,10 @@
 
 #include <float.h>
 #include <math.h>
+#include <string.h>
+
+/* Subtrees this small are scanned rather than split further. */
+#define KD_LEAF 8
 
 static double
 coord(const SvcKdTree *t, int64_t i, int32_t j)
@@ -111,7 +116,8 @@ svc_kd_build(const SvcEnv *env, const double *pts, int64_t n, int32_t d,
 	t->d = d;
 	t->perm = svc_alloc(env, sizeof(int64_t) * (size_t) (n > 0 ? n : 1), err);
 	t->axis = svc_alloc(env, sizeof(int32_t) * (size_t) (n > 0 ? n : 1), err);
-	if (!t->perm || !t->axis)
+	t->node = svc_alloc(env, sizeof(double) * (size_t) (n > 0 ? n : 1) * (size_t) d, err);
+	if (!t->perm || !t->axis || !t->node)
 		return SVC_ERR_NOMEM;
 	for (int64_t i = 0; i < n; i++)
 	{
@@ -119,6 +125,9 @@ svc_kd_build(const SvcEnv *env, const double *pts, int64_t n, int32_t d,
 		t->axis[i] = 0;
 	}
 	kd_build_range(t, 0, n);
+	for (int64_t i = 0; i < n; i++)
+		memcpy(t->node + (size_t) i * d, pts + (size_t) t->perm[i] * d,
+			   sizeof(double) * (size_t) d);
 	return SVC_OK;
 }
 
@@ -127,8 +136,10 @@ svc_kd_free(const SvcEnv *env, SvcKdTree *t)
 {
 	svc_free(env, t->perm);
 	svc_free(env, t->axis);
+	svc_free(env, t->node);
 	t->perm = NULL;
 	t->axis = NULL;
+	t->node = NULL;
 }
 
 double
@@ -182,22 +193,30 @@ kbest_offer(KBest *kb, int64_t p, double d2)
 	kb->idx[pos] = p;
 }
 
-/* Search perm[lo..hi): the query's side first, the other if it can help. */
+/*
+ * Search perm[lo..hi): the query's side first, the other if it can help;
+ * a subtree of at most KD_LEAF points is scanned whole.  The k best by
+ * (distance, index) do not depend on the order the points are offered.
+ */
 static void
 kd_search_k(const SvcKdTree *t, int64_t lo, int64_t hi, const double *q, KBest *kb)
 {
-	int64_t		mid,
-				p;
+	int64_t		mid;
 	double		diff;
 	int32_t		j;
+	const double *x;
 
-	if (hi <= lo)
+	if (hi - lo <= KD_LEAF)
+	{
+		for (int64_t i = lo; i < hi; i++)
+			kbest_offer(kb, t->perm[i], svc_sqdist(t->node + (size_t) i * t->d, q, t->d));
 		return;
+	}
 	mid = lo + (hi - lo) / 2;
-	p = t->perm[mid];
-	kbest_offer(kb, p, svc_sqdist(t->pts + (size_t) p * t->d, q, t->d));
+	x = t->node + (size_t) mid * t->d;
+	kbest_offer(kb, t->perm[mid], svc_sqdist(x, q, t->d));
 	j = t->axis[mid];
-	diff = q[j] - t->pts[(size_t) p * t->d + j];
+	diff = q[j] - x[j];
 	if (diff < 0)
 	{
 		kd_search_k(t, lo, mid, q, kb);

@@ -18,6 +18,8 @@ typedef struct SvcKdTree
 	int32_t		d;
 	int64_t    *perm;			/* [n]: point order of the implicit tree */
 	int32_t    *axis;			/* [n]: split axis of each node */
+	double	   *node;			/* [n * d]: the points in perm's order, so a
+								 * search reads them in sequence */
 } SvcKdTree;
 
 SvcStatus	svc_kd_build(const SvcEnv *env, const double *pts, int64_t n, int32_t d,

@@ -210,6 +210,81 @@ cholesky_solve(double *A, double *b, int32_t k)
 	return true;
 }
 
+/*
+ * The partial selection sort of bsgd_pick (k passes, each taking the first
+ * smallest distance at or after position i and swapping it to i), with the
+ * order it gives, ties included, in about one pass: only rows within the
+ * k-th smallest distance can be taken, so the passes and their swaps are
+ * replayed on those alone.  Writes idx[0..k); false (nothing written) when
+ * ties at the k-th distance leave too many to replay.
+ */
+#define SELECT_REPLAY_MAX (4 * SVC_MAX_K)
+
+bool
+svc_select_nearest(const double *dist, int32_t *idx, int32_t m, int32_t k)
+{
+	double		top[SVC_MAX_K];	/* the k smallest distances, ascending */
+	int32_t		ntop = 0;
+	double		val[SELECT_REPLAY_MAX];
+	int32_t		pos[SELECT_REPLAY_MAX],
+				slot[SELECT_REPLAY_MAX],
+				nc = 0;
+	double		limit;
+
+	if (k <= 0 || k > m)
+		return false;
+	for (int32_t i = 0; i < m; i++)
+	{
+		double		v = dist[i];
+		int32_t		j;
+
+		if (ntop == k && !(v < top[k - 1]))
+			continue;
+		j = ntop < k ? ntop++ : k - 1;
+		while (j > 0 && top[j - 1] > v)
+		{
+			top[j] = top[j - 1];
+			j--;
+		}
+		top[j] = v;
+	}
+	limit = top[k - 1];
+	for (int32_t i = 0; i < m; i++)
+		if (dist[i] <= limit)
+		{
+			if (nc == SELECT_REPLAY_MAX)
+				return false;
+			val[nc] = dist[i];
+			pos[nc] = i;
+			slot[nc] = idx[i];
+			nc++;
+		}
+	for (int32_t i = 0; i < k; i++)
+	{
+		int32_t		best = -1;
+
+		/*
+		 * The pass's choice among the rows not yet taken (all at positions
+		 * i and after): the smallest distance, on a tie the first position.
+		 */
+		for (int32_t c = 0; c < nc; c++)
+			if (pos[c] >= i &&
+				(best < 0 || val[c] < val[best] ||
+				 (val[c] == val[best] && pos[c] < pos[best])))
+				best = c;
+		/* its swap: the row at position i moves to the chosen one's place */
+		for (int32_t c = 0; c < nc; c++)
+			if (pos[c] == i && c != best)
+			{
+				pos[c] = pos[best];
+				break;
+			}
+		pos[best] = i;
+		idx[i] = slot[best];
+	}
+	return true;
+}
+
 /* Pick the k slots used to project slot p: nearest in input space or random. */
 static int32_t
 bsgd_pick(Bsgd *g, int32_t p, int32_t k, bool nearest, SvcRng *rng)
@@ -227,6 +302,8 @@ bsgd_pick(Bsgd *g, int32_t p, int32_t k, bool nearest, SvcRng *rng)
 		/* partial selection sort on distance; ties by slot order */
 		for (int32_t i = 0; i < m; i++)
 			g->kbuf[i] = svc_sqdist(g->sv + (size_t) g->idx[i] * g->d, xp, g->d);
+		if (svc_select_nearest(g->kbuf, g->idx, m, k))
+			return k;
 		for (int32_t i = 0; i < k; i++)
 		{
 			int32_t		best = i;

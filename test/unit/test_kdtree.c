@@ -129,6 +129,10 @@ main(void)
 	check_against_scan(5000, 9, 300, 4, false);
 	check_against_scan(2000, 3, 300, 5, true);
 	check_against_scan(300, 40, 100, 6, false);
+	/* many equal distances where the cell bound prunes; past its 64 axes */
+	check_against_scan(3000, 8, 300, 7, true);
+	check_against_scan(200, 70, 50, 8, false);
+	check_against_scan(200, 70, 50, 9, true);
 	check_far_queries();
 	return unit_summary("test_kdtree");
 }

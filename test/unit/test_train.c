@@ -704,9 +704,96 @@ test_grow(void)
 	}
 }
 
+/* bsgd_pick's selection as it was: k passes of "first smallest, swap". */
+static void
+select_by_sort(double *dist, int32_t *idx, int32_t m, int32_t k)
+{
+	for (int32_t i = 0; i < k; i++)
+	{
+		int32_t		best = i;
+
+		for (int32_t j = i + 1; j < m; j++)
+			if (dist[j] < dist[best])
+				best = j;
+		if (best != i)
+		{
+			double		td = dist[i];
+			int32_t		ti = idx[i];
+
+			dist[i] = dist[best];
+			idx[i] = idx[best];
+			dist[best] = td;
+			idx[best] = ti;
+		}
+	}
+}
+
+/*
+ * The one-pass selection of budget maintenance gives the sort's k slots in
+ * the sort's order, ties included (duplicate support vectors tie), so the
+ * models are the sort's to the bit; when it declines, idx is untouched.
+ */
+static void
+test_select_nearest_replays_the_sort(void)
+{
+	SvcRng		rng;
+	int			replayed = 0,
+				declined = 0,
+				wrong = 0;
+
+	svc_rng_seed(&rng, 7);
+	for (int trial = 0; trial < 4000; trial++)
+	{
+		int32_t		m = 1 + (int32_t) svc_rng_below(&rng, 300);
+		int32_t		k = 1 + (int32_t) svc_rng_below(&rng, m < SVC_MAX_K ? (uint64_t) m : SVC_MAX_K);
+		/* few distinct values make ties (one value: all tie); many make none */
+		int32_t		levels = trial % 4 == 0 ? 1 : trial % 4 == 1 ? 3 :
+			trial % 4 == 2 ? 40 : 1000000;
+		double		dist[300],
+					sorted[300];
+		int32_t		idx[300],
+					expect[300],
+					got[300];
+
+		for (int32_t i = 0; i < m; i++)
+		{
+			dist[i] = (double) svc_rng_below(&rng, (uint64_t) levels) * 0.25;
+			idx[i] = i * 3 + 1;
+			expect[i] = idx[i];
+			got[i] = -1;
+			sorted[i] = dist[i];
+		}
+		select_by_sort(sorted, expect, m, k);
+		memcpy(got, idx, sizeof(int32_t) * (size_t) m);
+		if (svc_select_nearest(dist, got, m, k))
+		{
+			replayed++;
+			if (memcmp(got, expect, sizeof(int32_t) * (size_t) k) != 0)
+				wrong++;
+		}
+		else
+		{
+			declined++;
+			if (memcmp(got, idx, sizeof(int32_t) * (size_t) m) != 0)
+				wrong++;
+		}
+	}
+	CHECK(wrong == 0, "the one-pass selection differs from the sort in %d of 4000 trials", wrong);
+	CHECK(replayed > 3000 && declined > 0,
+		  "most selections replayed (%d), the tie-heavy ones declined (%d)", replayed, declined);
+	{
+		double		d[4] = {1, 2, 3, 4};
+		int32_t		ix[4] = {0, 1, 2, 3};
+
+		CHECK(!svc_select_nearest(d, ix, 4, 0) && !svc_select_nearest(d, ix, 4, 5) &&
+			  ix[0] == 0 && ix[3] == 3, "k outside 1..m declined, idx untouched");
+	}
+}
+
 int
 main(void)
 {
+	test_select_nearest_replays_the_sort();
 	test_grow();
 	test_solver_table();
 	test_strategies_keep_budget();
