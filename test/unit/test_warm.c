@@ -170,6 +170,32 @@ main(void)
 		svc_model_free(env, &w2);
 	}
 
+	/* every strategy, and widths (bandwidth_k), continue */
+	{
+		static const char *const configs[] = {
+			"{\"budget\": 40, \"strategy\": \"removal\"}",
+			"{\"budget\": 40, \"strategy\": \"project-random\"}",
+			"{\"strategy\": \"unbudgeted\", \"max_iter\": 3000}",
+			"{\"budget\": 40, \"bandwidth_k\": 5}",
+			"{\"budget\": 40, \"labeling\": \"paper\"}",
+		};
+
+		for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++)
+		{
+			SvcModel	i0 = train(configs[i], a, 600);
+			SvcModel	w;
+
+			st = svc_fit_rows_warm(env, b, 300, 2, &i0.opt, &i0, &w, &err);
+			CHECK(st == SVC_OK && w.iterations > i0.iterations &&
+				  (i0.opt.strategy == SVC_STRATEGY_UNBUDGETED || w.n_sv <= i0.opt.budget) &&
+				  (i0.opt.bandwidth_k == 0) == (w.sv_gamma == NULL) && w.n_clusters >= 1,
+				  "%s: %s (%d support vectors, %d clusters)", configs[i],
+				  st == SVC_OK ? "ok" : err.message, w.n_sv, w.n_clusters);
+			svc_model_free(env, &w);
+			svc_model_free(env, &i0);
+		}
+	}
+
 	/* the options: another non-cut value is refused with both values, a cut one applies */
 	{
 		SvcOptions	o = init.opt;
