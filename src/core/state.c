@@ -463,13 +463,24 @@ update_stats(uint8_t *buf, int32_t dims, int64_t n, const double *row)
 		double		v,
 					delta;
 
+		double		maxabs;
+
 		if (row[j] < lo)
 			lo = row[j];
 		if (row[j] > hi)
 			hi = row[j];
-		e_new = svc_scale_exponent(fmax(fabs(lo), fabs(hi)));
+		/*
+		 * fmax, svc_scale_exponent and ldexp as calls cost most of a row
+		 * here; for ordinary magnitudes the exponent is 0 and the value
+		 * stays as it is, which is what the calls would give.
+		 */
+		maxabs = fabs(lo) > fabs(hi) ? fabs(lo) : fabs(hi);
+		if (maxabs <= SVC_SCALE_PLAIN_MAX && (maxabs >= SVC_SCALE_PLAIN_MIN || maxabs == 0))
+			e_new = 0;
+		else
+			e_new = svc_scale_exponent(maxabs);
 		rescale_stats(&mean, &m2, e, e_new);
-		v = ldexp(row[j], -e_new);
+		v = e_new == 0 ? row[j] : ldexp(row[j], -e_new);
 		delta = v - mean;
 		mean += delta * inv;
 		m2 += delta * (v - mean);

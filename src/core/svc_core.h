@@ -153,6 +153,8 @@ int			svc_first_nonfinite(const double *x, size_t n);
  * divided before their squares are summed: 0 for maxabs in [2^-400,
  * 2^400] (or 0), else the exponent bringing maxabs into [0.5, 1).
  */
+#define SVC_SCALE_PLAIN_MIN	0x1p-400
+#define SVC_SCALE_PLAIN_MAX	0x1p400
 int			svc_scale_exponent(double maxabs);
 
 /*
