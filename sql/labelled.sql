@@ -35,6 +35,19 @@ FROM lab_models ORDER BY s;
 SELECT s, count(*) FILTER (WHERE svc_decision(m, f) >= 0) AS labelled_anomalies_inside,
        count(*) AS labelled_anomalies
 FROM lab_pts, lab_models WHERE label = -1 GROUP BY s ORDER BY s;
+-- the exact solver: labelled anomalies enter its dual with a sign, and at
+-- the default anomaly_bound every one of them ends outside (f < 0); a bound
+-- of C itself (anomaly_bound 1) is too small to push them all out
+SELECT count(*) FILTER (WHERE svc_decision(m, f) >= 0) = 0 AS all_anomalies_outside_smo,
+       count(*) AS labelled_anomalies
+FROM lab_pts, lab_models WHERE label = -1 AND s = 'smo';
+SELECT (svc_model_info(m)->'labelled'->>'anomaly_bound')::float8 AS anomaly_bound,
+       (svc_model_info(m)->'labelled'->>'weight_min')::float8 = 1 AS sphere_moves_labelled_rows_only
+FROM lab_models WHERE s = 'smo';
+SELECT (svc_model_info(m)->'labelled'->>'anomaly_bound')::float8 AS anomaly_bound,
+       (svc_model_info(m)->'labelled'->>'wrong_side_anomaly')::int > 0 AS some_inside
+FROM (SELECT svc_train(f, label, '{"solver": "smo", "gamma": 2, "anomaly_bound": 1}') AS m
+      FROM lab_pts) q;
 -- the counts in the report are those of the rows' f
 SELECT s, (svc_model_info(m)->'labelled'->>'wrong_side_normal')::int =
           count(*) FILTER (WHERE label = 1 AND svc_decision(m, f) < 0) AS normals_counted
@@ -96,6 +109,7 @@ SELECT svc_train(f, 2, '{}') FROM lab_pts;
 SELECT svc_train(f, label, '{"label_radius": 1}') FROM lab_pts;
 SELECT svc_train(f, label, '{"label_interpolation": "cubic"}') FROM lab_pts;
 SELECT svc_train(f, label, '{"label_sample": 0}') FROM lab_pts;
+SELECT svc_train(f, label, '{"anomaly_bound": 0}') FROM lab_pts;
 SELECT svc_train(f, label, '{"sample": 100, "label_sample": 10000000}')
 FROM (SELECT array_fill(1.0::float8, ARRAY[100]) f, 1 AS label) s;
 

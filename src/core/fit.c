@@ -195,13 +195,19 @@ supervise(const SvcEnv *env, const SvcSolverOps *solver, const double *rows,
 		svc_error_hint(err, "Use the solver \"smo\" or \"bsgd\", or pass NULL labels.");
 		return SVC_ERR_INVALID_PARAMETER;
 	}
-	/* the sphere's C = 1 / (nu n), as smo bounds the rows */
+	/*
+	 * The sphere's C = 1 / (nu n), as smo bounds the rows.  The sphere's
+	 * dual takes signed bounds (the labelled anomalies' negative alphas)
+	 * and needs no neighbourhood; the hyperplane's SGD does (supervision.h).
+	 */
 	c = m->opt.nu * (double) n > 1.0 ? 1.0 / (m->opt.nu * (double) n) : 1.0;
 	*weight = svc_alloc(env, sizeof(double) * (size_t) n, err);
 	if (*weight == NULL)
 		return SVC_ERR_NOMEM;
 	st = svc_supervision_weights(env, rows, label, n, m->dims, gamma, c,
-								 m->opt.label_radius, m->opt.label_curve, *weight, err);
+								 m->opt.label_radius, m->opt.label_curve,
+								 m->opt.anomaly_bound,
+								 solver->boundary != SVC_BOUNDARY_SPHERE, *weight, err);
 	if (st != SVC_OK)
 	{
 		svc_free(env, *weight);
@@ -210,8 +216,11 @@ supervise(const SvcEnv *env, const SvcSolverOps *solver, const double *rows,
 	}
 	m->lab_weight_min = HUGE_VAL;
 	m->lab_weight_max = -HUGE_VAL;
+	/* the bounds C_i / C; a labelled anomaly's signed one is the option's */
 	for (int64_t i = 0; i < n; i++)
 	{
+		if ((*weight)[i] < 0)
+			continue;
 		m->lab_weight_min = fmin(m->lab_weight_min, (*weight)[i]);
 		m->lab_weight_max = fmax(m->lab_weight_max, (*weight)[i]);
 	}

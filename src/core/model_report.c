@@ -172,9 +172,10 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 			 (long long) m->lab_wrong_normal, (long long) m->lab_wrong_anomaly,
 			 num(&t, m->lab_weight_min));
 		emit(&t, "\"weight_max\": %s, \"label_radius\": %s, \"label_sample\": %lld, "
-			 "\"label_interpolation\": \"%s\"}",
+			 "\"label_interpolation\": \"%s\", ",
 			 num(&t, m->lab_weight_max), num(&t, m->opt.label_radius),
 			 (long long) m->opt.label_sample, svc_label_curve_name(m->opt.label_curve));
+		emit(&t, "\"anomaly_bound\": %s}", num(&t, m->opt.anomaly_bound));
 	}
 	if (m->warm_starts > 0)
 	{

@@ -52,6 +52,7 @@ svc_options_default(SvcOptions *opt)
 	opt->label_radius = SVC_LABEL_RADIUS_DEFAULT;
 	opt->label_sample = SVC_LABEL_SAMPLE_DEFAULT;
 	opt->label_curve = SVC_LABEL_CURVE_GEOMETRIC;
+	opt->anomaly_bound = SVC_ANOMALY_BOUND_DEFAULT;
 }
 
 /* ---------------------------------------------------------------------
@@ -228,6 +229,8 @@ static const OptKey option_table[] = {
 	.ihi = SVC_MAX_SAMPLE},
 	{.name = "label_interpolation", .kind = OPT_ENUM, FIELD(label_curve),
 	.choices = label_curve_choices},
+	{.name = "anomaly_bound", .kind = OPT_REAL, FIELD(anomaly_bound), .lo = 0.0, .lo_open = true,
+	.hi = 1e6},
 	{.name = "cut", .kind = OPT_ENUM, FIELD(cut), .choices = cut_choices, .cut = true},
 	{.name = "merge_ratio", .kind = OPT_REAL, FIELD(merge_ratio), .lo = 0.0, .hi = 1.0,
 	.cut = true},
@@ -1187,6 +1190,7 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 	o->label_radius = SVC_LABEL_RADIUS_DEFAULT;
 	o->label_sample = SVC_LABEL_SAMPLE_DEFAULT;
 	o->label_curve = SVC_LABEL_CURVE_GEOMETRIC;
+	o->anomaly_bound = SVC_ANOMALY_BOUND_DEFAULT;
 	return svc_options_validate(o, err);
 }
 
@@ -1196,7 +1200,8 @@ svc_options_ext_default(const SvcOptions *o)
 	return o->aid_gap == SVC_AID_GAP_DEFAULT &&
 		o->label_radius == SVC_LABEL_RADIUS_DEFAULT &&
 		o->label_sample == SVC_LABEL_SAMPLE_DEFAULT &&
-		o->label_curve == SVC_LABEL_CURVE_GEOMETRIC;
+		o->label_curve == SVC_LABEL_CURVE_GEOMETRIC &&
+		o->anomaly_bound == SVC_ANOMALY_BOUND_DEFAULT;
 }
 
 void
@@ -1211,6 +1216,8 @@ svc_options_encode_ext(const SvcOptions *o, uint8_t *out)
 	svc_put_u64(&w, o->label_sample == SVC_LABEL_SAMPLE_DEFAULT ? 0 :
 				(uint64_t) o->label_sample);
 	svc_put_u8(&w, o->label_curve == SVC_LABEL_CURVE_GEOMETRIC ? 0 : (uint8_t) o->label_curve);
+	svc_store_f64(out + SVC_OPTIONS_EXT_ANOMALY_BOUND,
+				  o->anomaly_bound == SVC_ANOMALY_BOUND_DEFAULT ? 0.0 : o->anomaly_bound);
 }
 
 /*
@@ -1223,7 +1230,8 @@ svc_options_decode_ext(const uint8_t *in, SvcOptions *o, SvcError *err)
 {
 	SvcReader	r;
 	double		aid_gap,
-				label_radius;
+				label_radius,
+				anomaly_bound;
 	uint64_t	label_sample;
 	uint8_t		curve;
 
@@ -1232,8 +1240,9 @@ svc_options_decode_ext(const uint8_t *in, SvcOptions *o, SvcError *err)
 	label_radius = svc_get_f64(&r);
 	label_sample = svc_get_u64(&r);
 	curve = svc_get_u8(&r);
+	anomaly_bound = svc_load_f64(in + SVC_OPTIONS_EXT_ANOMALY_BOUND);
 	for (size_t i = 25; i < SVC_OPTIONS_EXT_SIZE; i++)
-		if (in[i] != 0)
+		if (in[i] != 0 && (i < SVC_OPTIONS_EXT_ANOMALY_BOUND || i >= SVC_OPTIONS_EXT_ANOMALY_BOUND + 8))
 		{
 			svc_fail(err, SVC_ERR_INVALID_PARAMETER,
 					 "the options hold an extended option this build does not know");
@@ -1252,6 +1261,9 @@ svc_options_decode_ext(const uint8_t *in, SvcOptions *o, SvcError *err)
 		return bad_value(err, "label_interpolation", "one of \"geometric\", \"linear\"");
 	o->label_sample = label_sample == 0 ? SVC_LABEL_SAMPLE_DEFAULT : (int64_t) label_sample;
 	o->label_curve = curve == 0 ? SVC_LABEL_CURVE_GEOMETRIC : (SvcLabelCurve) curve;
+	if (anomaly_bound == SVC_ANOMALY_BOUND_DEFAULT)
+		return bad_value(err, "anomaly_bound", "stored as 0 when it is the default");
+	o->anomaly_bound = anomaly_bound == 0.0 ? SVC_ANOMALY_BOUND_DEFAULT : anomaly_bound;
 	return svc_options_validate(o, err);
 }
 

@@ -103,12 +103,14 @@ typedef struct SvcOptions
 	int64_t		label_sample;	/* most labelled rows the aggregate keeps */
 	SvcLabelCurve label_curve;	/* how a bound moves from C to a labelled
 								 * row's (supervision.h) */
+	double		anomaly_bound;	/* a labelled anomaly's bound, times C */
 } SvcOptions;
 
 #define SVC_AID_GAP_DEFAULT 1e-4
 #define SVC_LABEL_RADIUS_DEFAULT 0.1353352832366127	/* e^-2: a radius of
 														 * 2 sigma */
 #define SVC_LABEL_SAMPLE_DEFAULT 1000
+#define SVC_ANOMALY_BOUND_DEFAULT 30.0
 
 /* Multiplier of the "auto" gamma: gamma = GAMMA_AUTO_FACTOR / median d^2
  * (times 2/d above two dimensions; see svc_gamma_auto). */
@@ -257,10 +259,12 @@ SvcStatus	svc_options_decode(const uint8_t *in, SvcOptions *opt, SvcError *err);
  * stores a non-zero block in a section of format 5).  Layout:
  *   0: f64 aid_gap  8: f64 label_radius  16: u64 label_sample
  *   24: u8 label_interpolation (0 geometric, 2 linear)
- *   25-63: 0 (reserved: a build that reads a non-zero byte there refuses
+ *   32: f64 anomaly_bound
+ *   25-31, 40-63: 0 (reserved: a build that reads a non-zero byte there refuses
  *   the options rather than ignore an option it does not know)
  */
 #define SVC_OPTIONS_EXT_SIZE 64
+#define SVC_OPTIONS_EXT_ANOMALY_BOUND 32
 /* Both blocks, base then extended: what a state stores and compares. */
 #define SVC_OPTIONS_WIRE_FULL (SVC_OPTIONS_WIRE_SIZE + SVC_OPTIONS_EXT_SIZE)
 bool		svc_options_ext_default(const SvcOptions *opt);

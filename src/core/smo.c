@@ -33,6 +33,27 @@
  * [max s over rows at C, min s over rows at 0] as libsvm does (the first
  * end alone when no row is at 0).
  *
+ * Signed rows (SVDD with negative examples, Tax and Duin 2004).  A row may
+ * have a lower bound L_t < 0 instead of 0: a labelled anomaly, with
+ * alpha_t in [L_t, 0].  Its alpha is y_t a_t with y_t = -1 in the authors'
+ * form, so the equality constraint sum_t alpha_t = 1 keeps coefficients of
+ * +1 and the working-set rules above hold with 0 read as L_t: I_up is
+ * alpha_t < C_t, I_low is alpha_t > L_t (libsvm's y = -1 sets reduce to
+ * this once the sign is folded into alpha).  A negative alpha lowers s(x)
+ * near the row: KKT leaves an anomaly at 0 outside (s <= offset), free on
+ * the sphere, or at L_t inside (it could not be pushed out).  To put the
+ * first two strictly outside, a row may have a margin m_t: row t's sphere
+ * constraint moves to ||phi(x_t) - c||^2 = R^2 + 2 m_t (a row with
+ * alpha_t >= 0 must be within, a signed row beyond; 2 f(x) is
+ * R^2 - ||phi(x) - c||^2), which adds 2 m_t alpha_t to F: the gradient
+ * is G_t = 2 (K alpha)_t - 1 + 2 m_t, the offset below reads
+ * (G_t + 1) / 2 = s(x_t) + m_t where it reads s(x_t) on the other rows,
+ * and the row ends with f <= -m_t at its upper bound or free and
+ * f >= -m_t at its lower bound or free (to the tolerance).  An anomaly
+ * takes m_t > 0 (outside by m_t at 0 or free), a labelled normal m_t < 0
+ * (inside by |m_t| unless at C_t).  Rows without margins keep the
+ * arithmetic they had.
+ *
  * Shrinking follows libsvm: every min(n, 1000) iterations, a row at a bound
  * that cannot enter the working set (at C_t with -G_t > m, at 0 with
  * G_t > -M) leaves the active set; the first time m - M <= 10 eps all rows
@@ -70,6 +91,8 @@ typedef struct Smo
 	double		gamma;
 	const double *c;
 	double		c_all;
+	const double *lo;			/* lower bounds L_t (<= 0), or NULL: all 0 */
+	const double *margin;		/* per-row margins, or NULL: all 0 */
 	const double *alpha0;
 	SvcSmoKernelFn kernel;		/* NULL: the RBF of x */
 	void	   *kernel_ctx;
@@ -99,6 +122,19 @@ static inline double
 upper(const Smo *s, int64_t t)
 {
 	return s->c != NULL ? s->c[t] : s->c_all;
+}
+
+static inline double
+lower(const Smo *s, int64_t t)
+{
+	return s->lo != NULL ? s->lo[t] : 0.0;
+}
+
+/* The linear term of F on row t: -1, and -1 + 2 m_t with margins. */
+static inline double
+linear(const Smo *s, int64_t t)
+{
+	return s->margin != NULL ? -1.0 + 2.0 * s->margin[t] : -1.0;
 }
 
 /* K_tt: 1 for the RBF */
@@ -232,7 +268,7 @@ reconstruct_gradient(Smo *s, SvcError *err)
 	if (s->active == s->n)
 		return SVC_OK;
 	for (int64_t t = 0; t < s->n; t++)
-		if (s->alpha[t] > 0)
+		if (s->alpha[t] != 0)
 			s->pos[npos++] = t;
 	for (int64_t k = s->active; k < s->n; k++)
 		s->g[s->order[k]] = 0.0;
@@ -297,7 +333,7 @@ reconstruct_gradient(Smo *s, SvcError *err)
 	{
 		int64_t		t = s->order[k];
 
-		s->g[t] = 2.0 * s->g[t] - 1.0;
+		s->g[t] = 2.0 * s->g[t] + linear(s, t);
 	}
 	s->active = s->n;
 	s->epoch++;
@@ -316,7 +352,7 @@ violations(const Smo *s, double *m, double *gmax2)
 
 		if (s->alpha[t] < upper(s, t) && -s->g[t] > *m)
 			*m = -s->g[t];
-		if (s->alpha[t] > 0 && s->g[t] > *gmax2)
+		if (s->alpha[t] > lower(s, t) && s->g[t] > *gmax2)
 			*gmax2 = s->g[t];
 	}
 }
@@ -324,13 +360,14 @@ violations(const Smo *s, double *m, double *gmax2)
 static bool
 can_shrink(const Smo *s, int64_t t, double m, double gmax2)
 {
-	double		ct = upper(s, t);
+	double		ct = upper(s, t),
+				lt = lower(s, t);
 
-	if (ct <= 0)
-		return true;			/* alpha_t = 0 = C_t: never in a working set */
+	if (ct <= lt)
+		return true;			/* alpha_t = L_t = C_t: never in a working set */
 	if (s->alpha[t] >= ct)
 		return -s->g[t] > m;
-	if (s->alpha[t] <= 0)
+	if (s->alpha[t] <= lt)
 		return s->g[t] > gmax2;
 	return false;
 }
@@ -403,7 +440,7 @@ select_pair(Smo *s, double eps, int64_t *pi, int64_t *pj, const double **qi,
 	{
 		int64_t		t = s->order[k];
 
-		if (s->alpha[t] > 0)
+		if (s->alpha[t] > lower(s, t))
 		{
 			double		b = m + s->g[t];
 
@@ -437,7 +474,8 @@ static SvcStatus
 update_pair(Smo *s, int64_t i, int64_t j, const double *qi, SvcError *err)
 {
 	const double *qj = get_col(s, j, err);
-	double		ci = upper(s, i);
+	double		ci = upper(s, i),
+				lj = lower(s, j);
 	double		ai = s->alpha[i],
 				aj = s->alpha[j];
 	double		a = curvature(s, i, j, qi[j]);
@@ -454,15 +492,16 @@ update_pair(Smo *s, int64_t i, int64_t j, const double *qi, SvcError *err)
 		a = TAU;
 	step = (s->g[j] - s->g[i]) / a;
 	room = ci - ai;
-	if (room <= step && room <= aj)
+	/* aj - lj is aj exactly when L_j = 0 */
+	if (room <= step && room <= aj - lj)
 	{
 		ai_new = ci;
-		aj_new = fmax(aj - room, 0.0);
+		aj_new = fmax(aj - room, lj);
 	}
-	else if (aj <= step)
+	else if (aj - lj <= step)
 	{
-		aj_new = 0.0;
-		ai_new = fmin(ai + aj, ci);
+		aj_new = lj;
+		ai_new = fmin(ai + (aj - lj), ci);
 	}
 	else
 	{
@@ -511,6 +550,21 @@ check_params(const double *x, int64_t n, int32_t d, const SvcSmoParams *p,
 			if (!(p->diag[t] > 0) || !isfinite(p->diag[t]))
 				return svc_fail(err, SVC_ERR_INVALID_PARAMETER,
 								"K_tt of row %lld is not finite and positive", (long long) t);
+	if (p->margin != NULL)
+		for (int64_t t = 0; t < n; t++)
+			if (!isfinite(p->margin[t]) || fabs(p->margin[t]) > 1)
+				return svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+								"the margin of row %lld is not finite or not in [-1, 1]",
+								(long long) t);
+	if (p->lo != NULL)
+	{
+		for (int64_t t = 0; t < n; t++)
+			if (!(p->lo[t] <= 0) || !isfinite(p->lo[t]) ||
+				(p->lo[t] < 0 && (p->c != NULL ? p->c[t] : p->c_all) != 0))
+				return svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+								"lower bound L of row %lld is not finite and <= 0 with C = 0",
+								(long long) t);
+	}
 	if (p->alpha0 != NULL)
 	{
 		double		a0 = 0.0;
@@ -518,10 +572,11 @@ check_params(const double *x, int64_t n, int32_t d, const SvcSmoParams *p,
 		for (int64_t t = 0; t < n; t++)
 		{
 			double		ct = p->c != NULL ? p->c[t] : p->c_all;
+			double		lt = p->lo != NULL ? p->lo[t] : 0.0;
 
-			if (!(p->alpha0[t] >= 0 && p->alpha0[t] <= ct))
+			if (!(p->alpha0[t] >= lt && p->alpha0[t] <= ct))
 				return svc_fail(err, SVC_ERR_INVALID_PARAMETER,
-								"the start alpha of row %lld is outside [0, C]", (long long) t);
+								"the start alpha of row %lld is outside [L, C]", (long long) t);
 			a0 += p->alpha0[t];
 		}
 		if (!(fabs(a0 - 1.0) <= 1e-9))
@@ -564,6 +619,8 @@ svc_smo_params_default(SvcSmoParams *p)
 	p->gamma = 0.0;
 	p->c = NULL;
 	p->c_all = 1.0;
+	p->lo = NULL;
+	p->margin = NULL;
 	p->eps = 1e-3;
 	p->max_iter = 0;
 	p->cache_bytes = (size_t) 100 << 20;
@@ -621,14 +678,14 @@ smo_init(Smo *s, SvcError *err)
 			a = s->alpha0[t];
 		s->alpha[t] = a;
 		rest -= a;
-		s->g[t] = -1.0;
+		s->g[t] = linear(s, t);
 		s->order[t] = t;
 	}
 	for (int64_t j = 0; j < s->n; j++)
 	{
 		const double *q;
 
-		if (s->alpha[j] <= 0)
+		if (s->alpha[j] == 0)
 			continue;
 		if (j % 1024 == 1023 && svc_interrupted(s->env, err))
 			return err->status;
@@ -650,7 +707,7 @@ smo_finish(Smo *s, SvcSmoResult *out)
 				lo = -INFINITY,
 				hi = INFINITY,
 				quad = 0.0,
-				asum = 0.0;
+				lsum = 0.0;
 	int64_t		nfree = 0,
 				nbound = 0;
 
@@ -658,19 +715,23 @@ smo_finish(Smo *s, SvcSmoResult *out)
 	out->gap = isinf(m) || isinf(gmax2) ? 0.0 : m + gmax2;
 	for (int64_t t = 0; t < s->n; t++)
 	{
-		double		ct = upper(s, t);
-		double		st = (s->g[t] + 1.0) / 2.0;		/* s(x_t) = (K alpha)_t */
+		double		ct = upper(s, t),
+					lt = lower(s, t),
+					lin = linear(s, t);
 
-		quad += s->alpha[t] * st;
-		asum += s->alpha[t];
-		if (ct <= 0)
+		/* s(x_t) = (K alpha)_t, plus the row's margin */
+		double		st = (s->g[t] + 1.0) / 2.0;
+
+		quad += s->alpha[t] * (lin == -1.0 ? st : (s->g[t] - lin) / 2.0);
+		lsum += s->alpha[t] * lin;
+		if (ct <= lt)
 			continue;
 		if (s->alpha[t] >= ct)
 		{
-			nbound++;
+			nbound += ct > 0;
 			lo = fmax(lo, st);
 		}
-		else if (s->alpha[t] <= 0)
+		else if (s->alpha[t] <= lt)
 			hi = fmin(hi, st);
 		else
 		{
@@ -685,7 +746,7 @@ smo_finish(Smo *s, SvcSmoResult *out)
 	else
 		out->offset = lo;
 	out->r2 = 1.0 - 2.0 * out->offset + quad;
-	out->objective = quad - asum;
+	out->objective = quad + lsum;
 	out->n_free = nfree;
 	out->n_bound = nbound;
 	out->cache_hits = s->hits;
@@ -719,6 +780,8 @@ svc_smo_solve(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	s.gamma = p->gamma;
 	s.c = p->c;
 	s.c_all = p->c_all;
+	s.lo = p->lo;
+	s.margin = p->margin;
 	s.alpha0 = p->alpha0;
 	s.kernel = p->kernel;
 	s.kernel_ctx = p->kernel_ctx;

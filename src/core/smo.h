@@ -12,6 +12,9 @@
  * scale: alpha = a / (nu l) and C = 1 / (nu l).  The fraction nu of rows
  * then bounds the outliers from above and the support vectors from below.
  *
+ * Rows with a lower bound L_i < 0 (params lo) take alpha_i in [L_i, 0]:
+ * labelled anomalies, pushed out of the sphere (smo.c).
+ *
  * The decision function is f(x) = sum_i alpha_i K(x_i, x) - offset, and
  * f(x) >= 0 exactly when phi(x) lies in the sphere (see smo.c for the
  * derivation): f > 0 inside, f = 0 on the free support vectors, f <= 0 on
@@ -55,8 +58,20 @@ typedef struct SvcSmoParams
 	SvcSmoKernelFn kernel;
 	void	   *kernel_ctx;
 	const double *diag;
-	/* A feasible start (sum 1 within 1e-9, 0 <= alpha0_t <= C_t), or NULL:
-	 * rows filled to their bound in order. */
+	/*
+	 * Signed rows (SVDD with negative examples, see smo.c): lo[t] < 0
+	 * makes row t's alpha range [lo[t], 0] (C_t must then be 0), a row to
+	 * push out of the sphere.  NULL: every lower bound is 0, as before.
+	 * margin[t] (in f's units, |m| <= 1) moves row t's side of the
+	 * boundary: at its upper bound or free it ends with f <= -margin[t],
+	 * at its lower bound or free with f >= -margin[t]; so m > 0 puts an
+	 * anomaly at 0 strictly outside, m < 0 a row below C strictly inside.
+	 * NULL: no margins.
+	 */
+	const double *lo;
+	const double *margin;
+	/* A feasible start (sum 1 within 1e-9, L_t <= alpha0_t <= C_t), or
+	 * NULL: rows filled to their bound in order. */
 	const double *alpha0;
 } SvcSmoParams;
 
@@ -77,7 +92,7 @@ typedef struct SvcSmoResult
 	int64_t		cache_hits;
 	int64_t		cache_misses;
 	int64_t		n_free;			/* 0 < alpha_i < C_i */
-	int64_t		n_bound;		/* alpha_i = C_i > 0 */
+	int64_t		n_bound;		/* alpha_i = C_i > 0 (signed rows not counted) */
 	bool		converged;		/* false: max_iter reached first */
 } SvcSmoResult;
 

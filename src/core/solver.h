@@ -46,7 +46,7 @@ typedef struct SvcSolverOps
 	/*
 	 * Whether it takes per-row weights (labelled rows, supervision.h):
 	 * weight is then NULL (all 1) or n multipliers of each row's bound C,
-	 * in [0, 1 / C].  A solver without them is never given weights: the
+	 * in [0, 1 / C], or negative for a labelled anomaly.  A solver without them is never given weights: the
 	 * fit refuses labelled rows for it.
 	 */
 	bool		takes_weights;

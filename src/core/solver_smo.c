@@ -78,7 +78,9 @@ svc_train_smo(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 			   *alpha;
 	int64_t		n_sv = 0,
 				k = 0;
-	double	   *c_rows = NULL;
+	double	   *c_rows = NULL,
+			   *lo_rows = NULL,
+			   *margin = NULL;
 
 	svc_smo_params_default(&p);
 	p.gamma = gamma;
@@ -87,9 +89,9 @@ svc_train_smo(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	p.eps = svc_smo_eps(opt->tol, opt->nu, n);
 	p.max_iter = opt->max_iter;	/* 0: smo.h's automatic cap */
 	need = svc_smo_memory(n, d, &p);
-	/* labelled rows: their bounds too */
-	if (weight != NULL && need <= SIZE_MAX - sizeof(double) * (size_t) n)
-		need += sizeof(double) * (size_t) n;
+	/* labelled rows: their bounds too, upper and lower, and margins */
+	if (weight != NULL && need <= SIZE_MAX - 3 * sizeof(double) * (size_t) n)
+		need += 3 * sizeof(double) * (size_t) n;
 	if (need == SIZE_MAX || need > budget)
 		return too_many_rows(err, n, need, budget);
 	/*
@@ -99,21 +101,50 @@ svc_train_smo(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	p.cache_bytes = budget - need;
 	if (weight != NULL)
 	{
-		/* a bound per row, C_i = weight_i C */
+		/*
+		 * A bound per row, C_i = weight_i C; a negative weight is a
+		 * labelled anomaly, alpha_i in [weight_i C, 0] (supervision.h).
+		 * The labelled rows' margin is the stopping tolerance: at the end
+		 * every row's -G is within eps of the others', so the offset,
+		 * a mean over the free rows, and a labelled row at its bound or
+		 * free are within eps / 2 in f, and a margin of eps leaves an
+		 * anomaly at f <= -eps / 2 < 0 and a normal (bound 1, never
+		 * reached) at f >= eps / 2 (smo.c).  Free rows otherwise end
+		 * anywhere within the tolerance of f = 0, on either side.  The
+		 * margin is small next to f's scale, so the domain moves no more.
+		 * A labelled normal is the row with a weight above 1 (1 / C,
+		 * supervision.h, where the sphere moves no neighbour).
+		 */
 		c_rows = svc_alloc(env, sizeof(double) * (size_t) n, err);
-		if (c_rows == NULL)
+		lo_rows = svc_alloc(env, sizeof(double) * (size_t) n, err);
+		margin = svc_alloc(env, sizeof(double) * (size_t) n, err);
+		if (c_rows == NULL || lo_rows == NULL || margin == NULL)
+		{
+			svc_free(env, c_rows);
+			svc_free(env, lo_rows);
+			svc_free(env, margin);
 			return SVC_ERR_NOMEM;
+		}
 		for (int64_t i = 0; i < n; i++)
-			c_rows[i] = weight[i] * p.c_all;
+		{
+			c_rows[i] = weight[i] < 0 ? 0.0 : weight[i] * p.c_all;
+			lo_rows[i] = weight[i] < 0 ? weight[i] * p.c_all : 0.0;
+			margin[i] = weight[i] < 0 ? p.eps : weight[i] > 1.0 ? -p.eps : 0.0;
+		}
 		p.c = c_rows;
+		p.lo = lo_rows;
+		p.margin = margin;
 	}
 
 	st = svc_smo_solve(env, x, n, d, &p, &res, err);
 	svc_free(env, c_rows);
+	svc_free(env, lo_rows);
+	svc_free(env, margin);
 	if (st != SVC_OK)
 		return st;
+	/* negative alphas (labelled anomalies) are support vectors too */
 	for (int64_t i = 0; i < n; i++)
-		if (res.alpha[i] > 0)
+		if (res.alpha[i] != 0)
 			n_sv++;
 	if (n_sv < 1 || n_sv > INT32_MAX)
 	{
@@ -132,7 +163,7 @@ svc_train_smo(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	}
 	for (int64_t i = 0; i < n; i++)
 	{
-		if (!(res.alpha[i] > 0))
+		if (res.alpha[i] == 0)
 			continue;
 		memcpy(sv + (size_t) k * (size_t) d, x + (size_t) i * (size_t) d,
 			   sizeof(double) * (size_t) d);

@@ -7,8 +7,9 @@
 /*
  * C_i / C for an impact score s (already 0 inside (-h, h)).  u runs from 0
  * at the edge of a neighbourhood to 1 at a lone labelled row; the bound
- * moves from C to the labelled extreme (1 or 1/N) linearly in u, or
- * linearly in log C_i (geometric).
+ * moves from C to the labelled extreme (1, or 1/N' with N' the rows that
+ * are not labelled anomalies) linearly in u, or linearly in log C_i
+ * (geometric).
  */
 static double
 weight_of_score(double s, double c, double h, int64_t n, SvcLabelCurve curve)
@@ -26,18 +27,23 @@ weight_of_score(double s, double c, double h, int64_t n, SvcLabelCurve curve)
 SvcStatus
 svc_supervision_weights(const SvcEnv *env, const double *x, const int8_t *label,
 						int64_t n, int32_t d, double gamma, double c, double h,
-						SvcLabelCurve curve, double *weight, SvcError *err)
+						SvcLabelCurve curve, double anomaly_bound, bool neighbours,
+						double *weight, SvcError *err)
 {
 	int64_t    *lab;
-	int64_t		n_lab = 0;
+	int64_t		n_lab = 0,
+				n_anomaly_rows = 0;
 	double		total = 0.0;
 
 	lab = svc_alloc(env, sizeof(int64_t) * (size_t) (n > 0 ? n : 1), err);
 	if (lab == NULL)
 		return SVC_ERR_NOMEM;
 	for (int64_t i = 0; i < n; i++)
+	{
 		if (label[i] != 0)
 			lab[n_lab++] = i;
+		n_anomaly_rows += label[i] < 0;
+	}
 
 	for (int64_t i = 0; i < n; i++)
 	{
@@ -53,7 +59,7 @@ svc_supervision_weights(const SvcEnv *env, const double *x, const int8_t *label,
 			svc_free(env, lab);
 			return SVC_ERR_INTERRUPTED;
 		}
-		for (int64_t k = 0; k < n_lab; k++)
+		for (int64_t k = 0; neighbours && k < n_lab; k++)
 		{
 			int64_t		l = lab[k];
 			double		kv = exp(-gamma * svc_sqdist(xi, x + (size_t) l * (size_t) d, d));
@@ -75,7 +81,15 @@ svc_supervision_weights(const SvcEnv *env, const double *x, const int8_t *label,
 			(n_normal > 0 ? sum_normal / (double) n_normal : 0.0);
 		if (fabs(s) < h)
 			s = 0.0;
-		weight[i] = weight_of_score(s, c, h, n, curve);
+		if (!neighbours)
+			s = label[i] > 0 ? -1.0 : 0.0;	/* a labelled normal's own bound: 1 */
+		if (label[i] < 0)
+		{
+			/* signed: alpha_i in [-anomaly_bound C, 0] (smo.c) */
+			weight[i] = -anomaly_bound;
+			continue;
+		}
+		weight[i] = weight_of_score(s, c, h, n - n_anomaly_rows, curve);
 		total += weight[i] * c;
 	}
 	svc_free(env, lab);

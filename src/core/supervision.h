@@ -11,7 +11,7 @@
  * (a mean over those inside the neighbourhood; 0 when there are none), set
  * to 0 where |s_i| < h.  Then, with N training rows:
  *
- *   u = (|s_i| - h) / (1 - h),  E = 1 near normals (s < 0), 1/N near anomalies
+ *   u = (|s_i| - h) / (1 - h),  E = 1 near normals (s < 0), 1/N' near anomalies
  *   geometric (default):  C_i = C^(1 - u) E^u
  *   linear:               C_i = (1 - u) C + u E
  *   s_i = 0:              C_i = C
@@ -19,7 +19,13 @@
  * C_i is C at the edge of a neighbourhood (|s| = h) and moves to 1 at a
  * labelled normal alone in its neighbourhood (s = -1: a bound of 1 never
  * binds, as the alphas sum to 1, so the row cannot be an error) or to 1/N
- * at a lone labelled anomaly (s = 1: cheap to leave outside).  The linear
+ * at a row alone with a labelled anomaly (s = 1: cheap to leave outside),
+ * N' being the rows that are not labelled anomalies, so that their bounds
+ * sum to 1 at the least.  The labelled anomaly itself gets a signed bound:
+ * the weight -anomaly_bound, meaning alpha_i in [-anomaly_bound C, 0] for
+ * the exact solver (SVDD with negative examples, smo.c), where a negative
+ * alpha pushes the domain's boundary away from the row, and a hinge on the
+ * other side, weighed by anomaly_bound, for the budgeted one.  The linear
  * form is the one of the method's authors' code; since 1 is hundreds of
  * times C, it lifts a row a tenth of the way into a labelled normal's
  * neighbourhood to tens of times C, which keeps the anomalies near labelled
@@ -27,8 +33,20 @@
  * moves by the same factor per step of u.  The alphas sum to 1, so the
  * bounds must allow it: sum C_i >= 1.
  *
+ * Without neighbours (the exact solver's choice, fit.c) only the labelled
+ * rows get bounds of their own: 1 for a normal, the signed one for an
+ * anomaly.  The negative alpha already pushes the boundary away from the
+ * anomaly in the kernel's own neighbourhood; the impact score's lowered
+ * bounds around it then push out normal rows too, and the raised bounds
+ * around labelled normals keep the anomalies near them inside (at gamma 2
+ * in doc/benchmark.md's set, the neighbourhood spans most of a blob: the
+ * exact solver's outlier F1 fell below the unlabelled model's).  The
+ * budgeted solver visits each row a few times only, and the neighbours'
+ * bounds are what moves its boundary; it keeps them.
+ *
  * The weights returned are C_i / C: the exact solver bounds row i by
- * weight_i C, the budgeted one weighs row i's hinge step by it.
+ * weight_i C, the budgeted one weighs row i's hinge step by it; a negative
+ * weight marks a labelled anomaly (above).
  */
 #ifndef SVC_SUPERVISION_H
 #define SVC_SUPERVISION_H
@@ -39,14 +57,17 @@
 /*
  * x: n scaled rows of d values; label[i] is 1 (normal), -1 (anomaly) or 0
  * (unknown); gamma the kernel width; c the common bound C (> 0); h the
- * neighbourhood, in (0, 1).  Fills weight[n].  Errors:
+ * neighbourhood, in (0, 1); anomaly_bound > 0 a labelled anomaly's bound
+ * in units of C; neighbours: whether the unlabelled rows' bounds move
+ * (above).  Fills weight[n].  Errors:
  * SVC_ERR_INVALID_PARAMETER when sum C_i < 1 (no feasible model),
  * SVC_ERR_INTERRUPTED.
  */
 SvcStatus	svc_supervision_weights(const SvcEnv *env, const double *x,
 									const int8_t *label, int64_t n, int32_t d,
 									double gamma, double c, double h,
-									SvcLabelCurve curve, double *weight,
+									SvcLabelCurve curve, double anomaly_bound,
+									bool neighbours, double *weight,
 									SvcError *err);
 
 #endif							/* SVC_SUPERVISION_H */

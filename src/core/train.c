@@ -32,6 +32,10 @@
 /* Steps between exact recomputations of ||w||^2 (projection updates it
  * approximately in between; see bsgd_maintain). */
 #define NORM_REFRESH 256
+/* A labelled anomaly's hinge pushes w'phi(x) below this (see the loop). */
+#ifndef ANOMALY_O
+#define ANOMALY_O 0.0
+#endif
 
 typedef struct Bsgd
 {
@@ -47,6 +51,7 @@ typedef struct Bsgd
 	int64_t    *stamp;			/* [cap]: step it entered, for ties */
 	int32_t    *slot_of_row;	/* [n]: SV slot of a row, or -1 */
 	int64_t    *order;			/* [n]: the current pass's permutation */
+	const double *weight;		/* [n] labelled rows' weights, or NULL */
 	double		scale;
 	double		wnorm2;			/* ||w||^2 */
 	/* projection scratch */
@@ -145,20 +150,35 @@ bsgd_drop(Bsgd *g, int32_t p)
 	g->b--;
 }
 
+/* Whether slot i holds a labelled anomaly (a negative weight). */
+static inline bool
+bsgd_anomaly(const Bsgd *g, int32_t i)
+{
+	return g->weight != NULL && g->weight[g->row[i]] < 0;
+}
+
 /*
  * The most redundant support vector: smallest |alpha| (K(x,x) = 1 for the
  * RBF kernel).  Values within a relative 1e-9 count as tied and the oldest
- * wins, so the choice does not hang on rounding.
+ * wins, so the choice does not hang on rounding.  A labelled anomaly's
+ * vector is kept while another is left: it is what holds the boundary away
+ * from the row, and a projection onto its neighbours, of the other sign,
+ * would spread its push over them.
  */
 static int32_t
 bsgd_redundant(const Bsgd *g)
 {
 	int32_t		best = 0;
 
-	for (int32_t i = 1; i < g->b; i++)
+	while (best < g->b - 1 && bsgd_anomaly(g, best))
+		best++;
+	for (int32_t i = best + 1; i < g->b; i++)
 	{
 		double		ai = fabs(g->a[i]),
 					ab = fabs(g->a[best]);
+
+		if (bsgd_anomaly(g, i))
+			continue;
 
 		if (ai < ab * (1.0 - TIE_RELATIVE))
 			best = i;
@@ -285,7 +305,11 @@ svc_select_nearest(const double *dist, int32_t *idx, int32_t m, int32_t k)
 	return true;
 }
 
-/* Pick the k slots used to project slot p: nearest in input space or random. */
+/*
+ * Pick the k slots used to project slot p: nearest in input space or
+ * random; never a labelled anomaly's (the projection would shrink its
+ * push, see bsgd_redundant).
+ */
 static int32_t
 bsgd_pick(Bsgd *g, int32_t p, int32_t k, bool nearest, SvcRng *rng)
 {
@@ -293,7 +317,7 @@ bsgd_pick(Bsgd *g, int32_t p, int32_t k, bool nearest, SvcRng *rng)
 	const double *xp = g->sv + (size_t) p * g->d;
 
 	for (int32_t i = 0; i < g->b; i++)
-		if (i != p)
+		if (i != p && !bsgd_anomaly(g, i))
 			g->idx[m++] = i;
 	if (k > m)
 		k = m;
@@ -460,6 +484,7 @@ bsgd_run(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	g.d = d;
 	g.gamma = gamma;
 	g.scale = 1.0;
+	g.weight = weight;
 	g.slot_of_row = svc_alloc(env, sizeof(int32_t) * (size_t) n, err);
 	g.order = svc_alloc(env, sizeof(int64_t) * (size_t) n, err);
 	g.kmat = svc_alloc(env, sizeof(double) * SVC_MAX_K * SVC_MAX_K, err);
@@ -506,17 +531,25 @@ bsgd_run(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		double		inv_t = 1.0 / (double) t;
 		double		c_r;
 		double		step;
+		bool		anomaly;
 		double		delta2;
 
 		if (pos == 0)
 			svc_rng_sample(&rng, g.order, n, n);
 		r = g.order[pos];
 		xr = x + (size_t) r * d;
-		/* a labelled row's hinge weighs C_r / C (supervision.h) */
-		c_r = weight ? opt->c * weight[r] : opt->c;
+		/*
+		 * A labelled row's hinge weighs C_r / C (supervision.h).  A
+		 * labelled anomaly's is the other side's, max(0, o - ANOMALY_O):
+		 * a step of -C_r phi(x_r) while w'phi(x_r) is above ANOMALY_O.
+		 */
+		anomaly = weight != NULL && weight[r] < 0;
+		c_r = weight ? opt->c * fabs(weight[r]) : opt->c;
+		if (anomaly)
+			c_r = -c_r;
 		step = c_r * inv_t;
 		o = g.b > 0 ? bsgd_dot(&g, xr) : 0.0;
-		violated = o < 1.0;
+		violated = anomaly ? o > ANOMALY_O : o < 1.0;
 		if (t % SVC_INTERRUPT_EVERY == 0 && svc_interrupted(env, err))
 		{
 			st = SVC_ERR_INTERRUPTED;

@@ -345,6 +345,8 @@ main(int argc, char **argv)
 	seed_labels = true;
 	model_seed(dir, "labelled2d.bin", 60, 2, 3, "{\"budget\": 12, \"max_iter\": 2000}");
 	model_seed(dir, "smolabelled2d.bin", 60, 2, 3, "{\"solver\": \"smo\"}");
+	/* negative alphas (labelled anomalies in smo's dual), anomaly_bound at byte 32 */
+	model_seed(dir, "smoanomaly2d.bin", 60, 2, 3, "{\"solver\": \"smo\", \"anomaly_bound\": 5}");
 	state_seed(dir, "labelled2d.bin", 40, 2, "{\"budget\": 6, \"sample\": 20, \"label_sample\": 5}");
 	seed_labels = false;
 	return 0;

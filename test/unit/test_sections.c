@@ -86,6 +86,22 @@ test_extended_options(const double *x, int64_t n)
 	CHECK(parse("{\"label_sample\": 0}", &opt, &err) == SVC_ERR_INVALID_PARAMETER,
 		  "label_sample 0 refused");
 
+	/* anomaly_bound: bytes 32-39, 0 for the default */
+	CHECK(parse("{\"anomaly_bound\": 2.5}", &opt, &err) == SVC_OK, "anomaly_bound parses: %s",
+		  err.message);
+	svc_options_encode_full(&opt, full);
+	CHECK(svc_load_f64(full + SVC_OPTIONS_WIRE_SIZE + 32) == 2.5 &&
+		  svc_options_decode_full(full, &back, &err) == SVC_OK && back.anomaly_bound == 2.5,
+		  "anomaly_bound round-trips at byte 32: %s", err.message);
+	svc_store_f64(full + SVC_OPTIONS_WIRE_SIZE + 32, SVC_ANOMALY_BOUND_DEFAULT);
+	CHECK(svc_options_decode_full(full, &back, &err) == SVC_ERR_INVALID_PARAMETER,
+		  "the default anomaly_bound stored as itself refused");
+	svc_store_f64(full + SVC_OPTIONS_WIRE_SIZE + 32, -1.0);
+	CHECK(svc_options_decode_full(full, &back, &err) == SVC_ERR_INVALID_PARAMETER,
+		  "a negative anomaly_bound refused");
+	CHECK(parse("{\"anomaly_bound\": 0}", &opt, &err) == SVC_ERR_INVALID_PARAMETER,
+		  "anomaly_bound 0 refused");
+
 	/* damaged blocks */
 	svc_options_default(&opt);
 	opt.label_radius = 0.5;

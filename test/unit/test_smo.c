@@ -30,6 +30,19 @@ bound(const SvcSmoParams *p, int64_t t)
 	return p->c != NULL ? p->c[t] : p->c_all;
 }
 
+/* The lower bound L_t (signed rows) and the linear term of F on row t. */
+static double
+lower(const SvcSmoParams *p, int64_t t)
+{
+	return p->lo != NULL ? p->lo[t] : 0.0;
+}
+
+static double
+linear(const SvcSmoParams *p, int64_t t)
+{
+	return p->margin != NULL ? -1 + 2 * p->margin[t] : -1;
+}
+
 /* Fresh gradient G = 2 K alpha - 1 into g (n doubles). */
 static void
 full_gradient(const double *x, int64_t n, int32_t d, double gamma,
@@ -59,11 +72,12 @@ kkt_gap(const double *x, int64_t n, int32_t d, const SvcSmoParams *p,
 	full_gradient(x, n, d, p->gamma, alpha, g);
 	for (int64_t t = 0; t < n; t++)
 	{
+		f += alpha[t] * (g[t] + 1) / 2 + linear(p, t) * alpha[t];
+		g[t] += linear(p, t) + 1;	/* G = 2 K alpha + linear term */
 		if (alpha[t] < bound(p, t) && -g[t] > m)
 			m = -g[t];
-		if (alpha[t] > 0 && -g[t] < big_m)
+		if (alpha[t] > lower(p, t) && -g[t] < big_m)
 			big_m = -g[t];
-		f += alpha[t] * (g[t] + 1) / 2 - alpha[t];
 	}
 	free(g);
 	if (obj != NULL)
@@ -81,7 +95,7 @@ feasible(const SvcSmoParams *p, int64_t n, const double *alpha)
 	for (int64_t t = 0; t < n; t++)
 	{
 		sum += alpha[t];
-		if (!(alpha[t] >= 0 && alpha[t] <= bound(p, t)))
+		if (!(alpha[t] >= lower(p, t) && alpha[t] <= bound(p, t)))
 			bad++;
 	}
 	if (fabs(sum - 1) > 1e-12)
@@ -142,8 +156,9 @@ solve_linear(double *a, double *b, int m)
 
 /*
  * Exact minimum by enumerating every active set of n <= 8 rows: each row
- * at 0, at C_t or free; the free ones solve the equality-constrained KKT
- * system 2 K_FF a_F - lambda 1 = 1 - 2 K_FB a_B, sum a_F = 1 - sum a_B.
+ * at L_t (0 unless signed), at C_t or free; the free ones solve the
+ * equality-constrained KKT system 2 K_FF a_F - lambda 1 = -lin_F - 2 K_FB a_B,
+ * sum a_F = 1 - sum a_B (lin the linear term, -1 on unsigned rows).
  * The objective is convex, so the least feasible candidate is the optimum.
  */
 static double
@@ -171,7 +186,7 @@ brute_force(const double *x, int n, int32_t d, const SvcSmoParams *p)
 		{
 			st[k] = c % 3;
 			c /= 3;
-			a[k] = st[k] == 1 ? bound(p, k) : 0;
+			a[k] = st[k] == 1 ? bound(p, k) : lower(p, k);
 			if (st[k] == 2)
 				fr[nf++] = k;
 			else
@@ -188,7 +203,7 @@ brute_force(const double *x, int n, int32_t d, const SvcSmoParams *p)
 
 			for (int r = 0; r < nf; r++)
 			{
-				double		s = 1;
+				double		s = -linear(p, fr[r]);
 
 				for (int k = 0; k < nf; k++)
 					mat[r * m + k] = 2 * kern(x, d, p->gamma, fr[r], fr[k]);
@@ -206,7 +221,7 @@ brute_force(const double *x, int n, int32_t d, const SvcSmoParams *p)
 				continue;
 			for (int k = 0; k < nf; k++)
 			{
-				if (rhs[k] < -1e-12 || rhs[k] > bound(p, fr[k]) + 1e-12)
+				if (rhs[k] < lower(p, fr[k]) - 1e-12 || rhs[k] > bound(p, fr[k]) + 1e-12)
 					ok = false;
 				a[fr[k]] = rhs[k];
 			}
@@ -217,7 +232,7 @@ brute_force(const double *x, int n, int32_t d, const SvcSmoParams *p)
 			for (int k = 0; k < n; k++)
 				f += a[r] * a[k] * kern(x, d, p->gamma, r, k);
 		for (int r = 0; r < n; r++)
-			f -= a[r];
+			f += linear(p, r) * a[r];
 		if (f < best)
 			best = f;
 	}
@@ -577,6 +592,197 @@ test_nu_fraction_and_sign(void)
 	free(x);
 }
 
+/*
+ * Signed rows (SVDD with negative examples): alpha_t in [L_t, 0] and the
+ * margin's linear term.  Tiny sets against the brute force, KKT and the
+ * box; the signed rows at 0 or free end at f <= -margin (to the tolerance);
+ * on blobs the rows planted at a blob's edge are inside without their sign
+ * and outside with it, whatever the cache and shrinking.
+ */
+static void
+test_signed(void)
+{
+	static const double gammas[] = {0.05, 0.5, 3.0};
+	static const double margins[] = {0.0, 0.01};
+	static const double lows[] = {-0.05, -0.3, -2.0};
+	int			at_lower = 0,
+				at_zero = 0,
+				free_rows = 0;
+
+	for (uint64_t seed = 1; seed <= 3; seed++)
+	{
+		double	   *x = blobs(6, seed * 13);
+
+		for (int g = 0; g < 3; g++)
+			for (int mg = 0; mg < 2; mg++)
+				for (int l = 0; l < 3; l++)
+				{
+					double		c[6] = {0.4, 0.4, 0.4, 0.4, 0, 0};
+					double		lo[6] = {0, 0, 0, 0, lows[l], lows[(l + 1) % 3]};
+					SvcSmoParams p = params(gammas[g], 0, 1e-12);
+					SvcSmoResult r;
+					SvcError	err;
+					double		want,
+								gap;
+
+					double		mrow[6] = {-margins[mg], 0, 0, 0, margins[mg], margins[mg]};
+
+					p.c = c;
+					p.lo = lo;
+					p.margin = mrow;
+					p.max_iter = 100000;
+					CHECK(svc_smo_solve(&svc_env_malloc, x, 6, 2, &p, &r, &err) == SVC_OK,
+						  "signed solve: %s", err.message);
+					want = brute_force(x, 6, 2, &p);
+					gap = kkt_gap(x, 6, 2, &p, r.alpha, NULL);
+					CHECK(fabs(r.objective - want) < 1e-9,
+						  "signed seed %d gamma %g margin %g L %d: objective %.15g, brute force %.15g",
+						  (int) seed, gammas[g], margins[mg], l, r.objective, want);
+					CHECK(feasible(&p, 6, r.alpha) == 0 && gap < 1e-11,
+						  "signed: feasible, gap %g", gap);
+					if (r.alpha[0] < c[0])
+					{
+						double		f0 = decision(x, 6, 2, p.gamma, &r, x);
+
+						CHECK(f0 >= margins[mg] - 1e-9, "a row with a negative margin below C: "
+							  "f %g >= %g", f0, margins[mg]);
+					}
+					for (int t = 4; t < 6; t++)
+					{
+						double		f = decision(x, 6, 2, p.gamma, &r, x + 2 * t);
+
+						CHECK(r.alpha[t] <= 0 && r.alpha[t] >= lo[t], "signed alpha in [L, 0]");
+						if (r.alpha[t] <= lo[t])
+						{
+							at_lower++;
+							CHECK(f >= -margins[mg] - 1e-9, "at L: inside the margin (%g)", f);
+						}
+						else
+						{
+							at_zero += r.alpha[t] == 0;
+							free_rows += r.alpha[t] < 0;
+							CHECK(f <= -margins[mg] + 1e-9, "signed row at 0 or free: f %g <= -%g",
+								  f, margins[mg]);
+						}
+					}
+					svc_smo_result_free(&svc_env_malloc, &r);
+				}
+		free(x);
+	}
+	CHECK(at_lower > 0 && at_zero > 0 && free_rows > 0,
+		  "the tiny sets cover every case: %d at L, %d at 0, %d free", at_lower, at_zero, free_rows);
+
+	/* blobs with rows planted at a blob's edge */
+	{
+		int64_t		base = 300,
+					n = base + 6;
+		double	   *b = blobs(base, 5);
+		double	   *x = malloc(sizeof(double) * 2 * (size_t) n);
+		double	   *c = malloc(sizeof(double) * (size_t) n);
+		double	   *lo = malloc(sizeof(double) * (size_t) n);
+		double	   *mrow = malloc(sizeof(double) * (size_t) n);
+		double		c_all = 1.0 / (0.05 * (double) n);
+		int			inside_plain = 0;
+		SvcSmoResult ref;
+
+		memcpy(x, b, sizeof(double) * 2 * (size_t) base);
+		free(b);
+		for (int64_t i = base; i < n; i++)
+		{
+			/* near the mean of the first rows: inside without a sign */
+			x[2 * i] = x[2 * (i - base) * 3] + 0.05;
+			x[2 * i + 1] = x[2 * (i - base) * 3 + 1] - 0.05;
+		}
+		for (int v = 0; v < 3; v++)
+		{
+			SvcSmoParams p = params(2.0, c_all, 1e-8);
+			SvcSmoResult r;
+			SvcError	err;
+			int			outside = 0;
+
+			for (int64_t i = 0; i < n; i++)
+			{
+				c[i] = i < base ? c_all : 0;
+				lo[i] = i < base ? 0 : -10 * c_all;
+			}
+			if (v > 0)
+			{
+				for (int64_t i = 0; i < n; i++)
+					mrow[i] = i < base ? 0 : p.eps;
+				p.c = c;
+				p.lo = lo;
+				p.margin = mrow;
+				p.shrinking = v == 1;
+				p.cache_bytes = v == 1 ? p.cache_bytes : 16 * sizeof(double) * (size_t) n;
+			}
+			CHECK(svc_smo_solve(&svc_env_malloc, x, n, 2, &p, &r, &err) == SVC_OK,
+				  "blobs signed solve: %s", err.message);
+			for (int64_t i = base; i < n; i++)
+			{
+				double		f = decision(x, n, 2, p.gamma, &r, x + 2 * i);
+
+				outside += f < 0;
+				if (v == 0)
+					inside_plain += f >= 0;
+				else
+					CHECK(f < -p.eps / 4, "planted row %lld: f %g < 0", (long long) i, f);
+			}
+			if (v > 0)
+				CHECK(outside == 6 && kkt_gap(x, n, 2, &p, r.alpha, NULL) < p.eps,
+					  "every signed row outside (%d of 6), KKT to eps", outside);
+			if (v == 2)
+			{
+				double		diff = 0;
+
+				for (int64_t i = 0; i < n; i++)
+					diff = fmax(diff, fabs(r.alpha[i] - ref.alpha[i]));
+				CHECK(diff < 1e-3 * c_all && fabs(r.objective - ref.objective) < 1e-10,
+					  "shrinking and a small cache agree: %g", diff);
+				svc_smo_result_free(&svc_env_malloc, &ref);
+			}
+			if (v == 1)
+				ref = r;
+			else
+				svc_smo_result_free(&svc_env_malloc, &r);
+		}
+		CHECK(inside_plain >= 4, "the planted rows are inside without a sign (%d of 6)",
+			  inside_plain);
+		free(x);
+		free(c);
+		free(lo);
+		free(mrow);
+	}
+
+	/* refused: a lower bound above 0, or one with C_t > 0, or a bad margin */
+	{
+		double	   *x = blobs(4, 3);
+		double		lo[4] = {0, 0, 0, -0.5};
+		double		c[4] = {1, 1, 1, 0};
+		SvcSmoParams p = params(1.0, 1.0, 1e-3);
+		SvcSmoResult r;
+		SvcError	err;
+
+		p.lo = lo;
+		CHECK(svc_smo_solve(&svc_env_malloc, x, 4, 2, &p, &r, &err) == SVC_ERR_INVALID_PARAMETER,
+			  "L < 0 with C > 0 refused");
+		double		mbad[4] = {0, 0, 0, NAN};
+
+		p.c = c;
+		p.margin = mbad;
+		CHECK(svc_smo_solve(&svc_env_malloc, x, 4, 2, &p, &r, &err) == SVC_ERR_INVALID_PARAMETER,
+			  "a NaN margin refused");
+		p.margin = NULL;
+		lo[0] = 0.1;
+		CHECK(svc_smo_solve(&svc_env_malloc, x, 4, 2, &p, &r, &err) == SVC_ERR_INVALID_PARAMETER,
+			  "L > 0 refused");
+		lo[0] = 0;
+		CHECK(svc_smo_solve(&svc_env_malloc, x, 4, 2, &p, &r, &err) == SVC_OK && r.alpha[3] <= 0,
+			  "valid: %s", err.message);
+		svc_smo_result_free(&svc_env_malloc, &r);
+		free(x);
+	}
+}
+
 int
 main(void)
 {
@@ -586,5 +792,6 @@ main(void)
 	test_duplicates_and_edges();
 	test_failures();
 	test_nu_fraction_and_sign();
+	test_signed();
 	return unit_summary("test_smo");
 }

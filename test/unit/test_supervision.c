@@ -8,7 +8,9 @@
 #include "model_codec.h"
 #include "options.h"
 #include "state.h"
+#include "score.h"
 #include "supervision.h"
+#include "trajectory.h"
 #include "unit.h"
 #include "unit_data.h"
 
@@ -23,7 +25,8 @@ static SvcStatus
 weights(const double *x, const int8_t *lab, int64_t n, double c, SvcLabelCurve curve,
 		double *w, SvcError *err)
 {
-	return svc_supervision_weights(&svc_env_malloc, x, lab, n, 1, 1.0, c, H, curve, w, err);
+	return svc_supervision_weights(&svc_env_malloc, x, lab, n, 1, 1.0, c, H, curve,
+								   SVC_ANOMALY_BOUND_DEFAULT, true, w, err);
 }
 
 static void
@@ -62,8 +65,10 @@ test_weights(void)
 		lab[200] = lab[201] = 0;
 		CHECK(weights(x, lab, N, c, curve, w, &err) == SVC_OK, "weights: %s", err.message);
 		CHECK(fabs(w[0] * c - 1.0) < 1e-12, "a lone labelled normal has C_i = 1: %g", w[0] * c);
-		CHECK(fabs(w[100] * c - 1.0 / N) < 1e-15, "a lone labelled anomaly has C_i = 1/N: %g",
-			  w[100] * c);
+		CHECK(w[100] == -SVC_ANOMALY_BOUND_DEFAULT, "a labelled anomaly's weight is signed: %g",
+			  w[100]);
+		CHECK(w[101] * c >= 1.0 / (N - 1) && w[101] * c < 1.01 / (N - 1),
+			  "next to a lone labelled anomaly C_i is near 1/N', N' = N - 1: %g", w[101] * c);
 		CHECK(fabs(w[200] - 1.0) < 1e-6 && fabs(w[201] - 1.0) < 1e-6,
 			  "C_i = C at the edge of a neighbourhood: %g %g", w[200], w[201]);
 		for (int i = 60; i < 100; i++)
@@ -72,8 +77,12 @@ test_weights(void)
 		for (int i = 1; i < 100; i++)
 		{
 			max_step = fmax(max_step, fabs(log(w[i]) - log(w[i - 1])));
-			max_step = fmax(max_step, fabs(log(w[100 + i]) - log(w[99 + i])));
-			monotone = monotone && w[i] <= w[i - 1] && w[100 + i] >= w[99 + i];
+			if (i > 1)			/* not from the anomaly's own, signed weight */
+			{
+				max_step = fmax(max_step, fabs(log(w[100 + i]) - log(w[99 + i])));
+				monotone = monotone && w[100 + i] >= w[99 + i];
+			}
+			monotone = monotone && w[i] <= w[i - 1];
 		}
 		CHECK(monotone, "the bound moves monotonically from the labelled row to C");
 		CHECK(max_step < 0.6, "no jump in the bound (largest step in log %g)", max_step);
@@ -117,9 +126,26 @@ test_weights(void)
 		CHECK(weights(xs, ls, 4, 0.1, SVC_LABEL_CURVE_GEOMETRIC, ws, &err) == SVC_ERR_INVALID_PARAMETER &&
 			  strstr(err.message, "no feasible model") != NULL && strstr(err.detail, "sum to") != NULL,
 			  "bounds summing below 1 are refused: %s / %s", err.message, err.detail);
-		/* with C >= 1/N (as the fit's C = 1 / (nu N) always is) every bound is */
-		CHECK(weights(xs, ls, 4, 0.25, SVC_LABEL_CURVE_GEOMETRIC, ws, &err) == SVC_OK,
-			  "C = 1/N: feasible: %s", err.message);
+		/*
+		 * The labelled anomaly's upper bound is 0: the other N' = N - 1 rows
+		 * carry the sum, and with C >= 1/N' every bound is (1/N' at the least).
+		 */
+		CHECK(weights(xs, ls, 4, 0.25, SVC_LABEL_CURVE_GEOMETRIC, ws, &err) == SVC_ERR_INVALID_PARAMETER,
+			  "C = 1/N with a labelled anomaly: infeasible");
+		CHECK(weights(xs, ls, 4, 1.0 / 3, SVC_LABEL_CURVE_GEOMETRIC, ws, &err) == SVC_OK &&
+			  ws[0] < 0, "C = 1/N': feasible: %s", err.message);
+	}
+
+	/* without neighbours only the labelled rows move */
+	{
+		double		xs[4] = {0, 0.1, 10, 10.1};
+		int8_t		ls[4] = {-1, 0, 1, 0};
+		double		ws[4];
+
+		CHECK(svc_supervision_weights(&svc_env_malloc, xs, ls, 4, 1, 1.0, 0.1, H,
+									  SVC_LABEL_CURVE_GEOMETRIC, 3.0, false, ws, &err) == SVC_OK &&
+			  ws[0] == -3.0 && ws[1] == 1.0 && fabs(ws[2] * 0.1 - 1.0) < 1e-12 && ws[3] == 1.0,
+			  "no neighbours: %g %g %g %g", ws[0], ws[1], ws[2], ws[3]);
 	}
 }
 
@@ -213,8 +239,67 @@ test_fit(void)
 			  "%s: wrong-side counts are the rows' f: %lld/%lld against %lld/%lld", json,
 			  (long long) m.lab_wrong_normal, (long long) m.lab_wrong_anomaly,
 			  (long long) wrong_n, (long long) wrong_a);
-		CHECK(m.lab_weight_min < 1 && m.lab_weight_max > 1, "%s: weights below and above 1: %g %g",
-			  json, m.lab_weight_min, m.lab_weight_max);
+		/* the sphere moves the labelled rows' bounds only (supervision.h) */
+		CHECK((s ? m.lab_weight_min == 1 : m.lab_weight_min < 1) && m.lab_weight_max > 1,
+			  "%s: weights: %g %g", json, m.lab_weight_min, m.lab_weight_max);
+		/*
+		 * Anomalies labelled in the middle of the blobs: the sphere gives
+		 * them negative alphas and they end outside; the scorer (which
+		 * falls back from its climb for such models) and the labelling's
+		 * prediction agree with f.
+		 */
+		if (s)
+		{
+			int8_t	   *lab2 = malloc((size_t) n);
+			SvcModel	mn;
+			int32_t		neg = 0,
+						inside = 0;
+			SvcScorer	sc;
+			SvcLabelWork w;
+			bool		agree = true;
+
+			memcpy(lab2, lab, (size_t) n);
+			lab2[3] = lab2[5] = lab2[301] = -1;
+			CHECK(svc_fit_rows_labelled(&svc_env_malloc, x, lab2, n, 2, &opt, &mn, &err) == SVC_OK,
+				  "anomalies inside the blobs: %s", err.message);
+			for (int32_t k = 0; k < mn.n_sv; k++)
+				neg += mn.alpha[k] < 0;
+			for (int64_t i = 0; i < n; i++)
+			{
+				double		xs[2];
+
+				svc_model_scale_row(&mn, x + 2 * i, xs);
+				inside += lab2[i] < 0 && svc_model_decision_scaled(&mn, xs) >= 0;
+			}
+			CHECK(neg >= 1 && inside == 0 && mn.lab_wrong_anomaly == 0,
+				  "anomalies inside the blobs pushed out: %d negative alphas, %d inside",
+				  (int) neg, (int) inside);
+			CHECK(svc_scorer_init(&svc_env_malloc, &mn, &sc, &err) == SVC_OK &&
+				  svc_label_work_init(&svc_env_malloc, &mn, &w, &err) == SVC_OK, "scorer: %s",
+				  err.message);
+			for (int64_t i = 0; i < n; i += 3)
+			{
+				double		xs[2],
+							f1,
+							f2;
+				int32_t		c1,
+							c2;
+
+				svc_model_scale_row(&mn, x + 2 * i, xs);
+				c1 = svc_scorer_predict(&sc, xs, &f1);
+				c2 = svc_label_predict(&mn, xs, &w, &f2);
+				agree = agree && c1 == c2 && fabs(f1 - f2) <= 1e-12 &&
+					fabs(f1 - svc_model_decision_scaled(&mn, xs)) <= 1e-12 &&
+					c1 >= -1 && c1 <= mn.n_clusters;
+			}
+			CHECK(agree && mn.n_clusters >= 1,
+				  "with negative alphas the scorer and the labelling agree (%d clusters)",
+				  (int) mn.n_clusters);
+			svc_label_work_free(&svc_env_malloc, &w);
+			svc_scorer_free(&svc_env_malloc, &sc);
+			svc_model_free(&svc_env_malloc, &mn);
+			free(lab2);
+		}
 		/* the planted anomalies are outside a model that was told of them */
 		CHECK(wrong_a == 0, "%s: every labelled anomaly outside (%lld inside)", json,
 			  (long long) wrong_a);
