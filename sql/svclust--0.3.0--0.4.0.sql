@@ -63,3 +63,25 @@ COMMENT ON FUNCTION svc_plot_svg(bytea, text, jsonb) IS 'an SVG picture of a mod
 -- large table pays for parallel workers, which the default of 1 hid.
 ALTER FUNCTION svc_decision(bytea, float8[]) COST 25;
 ALTER FUNCTION svc_predict(bytea, float8[]) COST 1000;
+
+-- warm: the warm start of a stored model (issue 17).  svc_train(features,
+-- options, init) continues the bsgd model init on the group's rows only:
+-- the SGD goes on from its support vectors and step count, with its
+-- scaling, gamma and options (the cut options may change); NULL init is
+-- svc_train(features, options).  The state carries the init model, so a
+-- parallel or distributed plan combines states of one init model only.
+CREATE FUNCTION svc_train_warm_transfn(state svc_state, features float8[], options jsonb,
+                                       init bytea) RETURNS svc_state
+    AS 'MODULE_PATHNAME', 'svc_train_warm_transfn' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE AGGREGATE svc_train(features float8[], options jsonb, init bytea) (
+    SFUNC = svc_train_warm_transfn, STYPE = svc_state, COMBINEFUNC = svc_train_combinefn,
+    FINALFUNC = svc_train_finalfn, PARALLEL = SAFE);
+CREATE AGGREGATE svc_train_state(features float8[], options jsonb, init bytea) (
+    SFUNC = svc_train_warm_transfn, STYPE = svc_state, COMBINEFUNC = svc_train_combinefn,
+    PARALLEL = SAFE);
+COMMENT ON FUNCTION svc_train_warm_transfn(svc_state, float8[], jsonb, bytea) IS
+    'transition function of svc_train(features, options, init): adds one row to the state of a warm start of init';
+COMMENT ON AGGREGATE svc_train(float8[], jsonb, bytea) IS
+    'warm start: continues the stored bsgd model init on the group''s rows (its options, scaling and gamma; cut options may change); NULL init trains from scratch';
+COMMENT ON AGGREGATE svc_train_state(float8[], jsonb, bytea) IS
+    'the partial state of svc_train(features, options, init), to ship between servers or train in steps';

@@ -31,6 +31,7 @@ PG_FUNCTION_INFO_V1(svc_state_recv);
 PG_FUNCTION_INFO_V1(svc_state_send);
 PG_FUNCTION_INFO_V1(svc_train_transfn);
 PG_FUNCTION_INFO_V1(svc_train_labelled_transfn);
+PG_FUNCTION_INFO_V1(svc_train_warm_transfn);
 PG_FUNCTION_INFO_V1(svc_train_combinefn);
 PG_FUNCTION_INFO_V1(svc_train_finalfn);
 
@@ -90,9 +91,17 @@ check_state(const bytea *s)
 
 /* The bytes of a state of those capacities; an error past what a value holds. */
 static size_t
-checked_state_size(int32 dims, int64 capacity, int64 lab_capacity)
+checked_state_size(int32 dims, int64 capacity, int64 lab_capacity, size_t init_len)
 {
-	size_t		len = svc_state_size_labelled(dims, capacity, lab_capacity);
+	size_t		len = svc_state_size_warm(dims, capacity, lab_capacity, init_len);
+
+	if (init_len > 0 && (len == 0 || len > MaxAllocSize - VARHDRSZ))
+		ereport(ERROR,
+				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				errmsg("svc_train sample would need more than 1 GB"),
+				errdetail("%lld rows of %d features and an init model of %zu bytes do not fit in one aggregate state.",
+						  (long long) capacity, dims, init_len),
+				errhint("Lower the \"sample\" option of the init model, or its \"budget\"."));
 
 	if ((len == 0 || len > MaxAllocSize - VARHDRSZ) && lab_capacity == 0)
 		ereport(ERROR,
@@ -111,11 +120,14 @@ checked_state_size(int32 dims, int64 capacity, int64 lab_capacity)
 	return len;
 }
 
-/* Allocate a state of the given capacities in CurrentMemoryContext. */
+/*
+ * Allocate a state of the given capacities and room for an init model of
+ * init_len bytes in CurrentMemoryContext.
+ */
 static bytea *
-new_state(int32 dims, int64 capacity, int64 lab_capacity)
+new_state(int32 dims, int64 capacity, int64 lab_capacity, size_t init_len)
 {
-	size_t		len = checked_state_size(dims, capacity, lab_capacity);
+	size_t		len = checked_state_size(dims, capacity, lab_capacity, init_len);
 	bytea	   *s;
 
 	/* zeroed: the rows past the kept ones are part of the value's bytes */
@@ -178,9 +190,9 @@ options_key_match(const void *key1, const void *key2, Size keysize)
  * of its jsonb value, parsed the first time the value is seen.
  */
 static const OptionsEntry *
-get_options(FunctionCallInfo fcinfo, int argno)
+get_options_in(FunctionCallInfo fcinfo, OptionsCache **slot, int argno)
 {
-	OptionsCache *cache = (OptionsCache *) fcinfo->flinfo->fn_extra;
+	OptionsCache *cache = *slot;
 	OptionsKey	key;
 	OptionsEntry *entry;
 	SvcOptions	opt;
@@ -191,7 +203,7 @@ get_options(FunctionCallInfo fcinfo, int argno)
 		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(OptionsCache));
 		svc_options_default(&cache->defaults.opt);
 		svc_options_encode_full(&cache->defaults.opt, cache->defaults.wire);
-		fcinfo->flinfo->fn_extra = cache;
+		*slot = cache;
 	}
 	if (PG_NARGS() <= argno || PG_ARGISNULL(argno))
 		return &cache->defaults;
@@ -247,21 +259,29 @@ get_options(FunctionCallInfo fcinfo, int argno)
 	return entry;
 }
 
+/* get_options_in with the cache in fn_extra (the forms without init) */
+static const OptionsEntry *
+get_options(FunctionCallInfo fcinfo, int argno)
+{
+	return get_options_in(fcinfo, (OptionsCache **) &fcinfo->flinfo->fn_extra, argno);
+}
+
 /*
  * Add one row to the group's state (NULL: the first row): label 0 for an
- * unlabelled row, 1 or -1 for a labelled one.  The options are those of
- * argument optarg.
+ * unlabelled row, 1 or -1 for a labelled one (labelled: the form that
+ * takes labels).  opts are the row's options; init (init_len bytes, 0:
+ * none) the model a warm start continues, carried in the state's tail.
  */
 static bytea *
-add_row(FunctionCallInfo fcinfo, bytea *state, int featarg, int optarg, int label)
+add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEntry *opts,
+			 int label, bool labelled, const uint8_t *init, size_t init_len,
+			 bool init_checked)
 {
 	ArrayType  *arr;
 	const double *values;
 	int			dims;
-	const OptionsEntry *opts;
 	bool		added;
 
-	opts = get_options(fcinfo, optarg);
 	arr = PG_GETARG_ARRAYTYPE_P(featarg);
 	values = svc_check_features(arr, 0, &dims, "features");
 	svc_check_train_row(&opts->opt, values, dims);
@@ -277,9 +297,11 @@ add_row(FunctionCallInfo fcinfo, bytea *state, int featarg, int optarg, int labe
 		 * area is made when the first labelled row comes.
 		 */
 		(void) checked_state_size(dims, opts->opt.sample,
-								  PG_NARGS() > 3 ? opts->opt.label_sample : 0);
-		state = new_state(dims, first, 0);
+								  labelled ? opts->opt.label_sample : 0, init_len);
+		state = new_state(dims, first, 0, init_len);
 		svc_state_init(STATE_DATA(state), dims, first, &opts->opt);
+		if (init_len > 0)
+			svc_state_set_init(STATE_DATA(state), init, init_len);
 		/*
 		 * The workers of one parallel scan draw from streams of their own,
 		 * so that their samples are independent; a serial scan keeps
@@ -295,6 +317,12 @@ add_row(FunctionCallInfo fcinfo, bytea *state, int featarg, int optarg, int labe
 		int32		state_dims = svc_state_dims(STATE_DATA(state));
 
 		svc_check_dims(state_dims, dims);
+		/* the init first: another init brings other options with it */
+		if (!init_checked && !svc_state_init_equal(STATE_DATA(state), init, init_len))
+			ereport(ERROR,
+					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					errmsg("svc_train init model must be the same for every row of a group"),
+					errhint("Pass one stored model per group, e.g. from a scalar subquery."));
 		if (!svc_state_options_equal(STATE_DATA(state), opts->wire))
 			ereport(ERROR,
 					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -314,7 +342,7 @@ add_row(FunctionCallInfo fcinfo, bytea *state, int featarg, int optarg, int labe
 			capacity = svc_state_next_capacity(old);
 		else
 			lab_capacity = svc_state_next_lab_capacity(old);
-		grown = new_state(dims, capacity, lab_capacity);
+		grown = new_state(dims, capacity, lab_capacity, svc_state_init_len(old));
 		svc_state_copy_labelled(old, STATE_DATA(grown), capacity, lab_capacity);
 		state = grown;
 		added = label == 0 ? svc_state_add(STATE_DATA(state), values) :
@@ -325,6 +353,14 @@ add_row(FunctionCallInfo fcinfo, bytea *state, int featarg, int optarg, int labe
 	if (svc_progress_on)
 		svc_progress_tick("svc_train", "rows scanned", svc_state_seen(STATE_DATA(state)));
 	return state;
+}
+
+/* add_row_opts with the options of argument optarg and no init model */
+static bytea *
+add_row(FunctionCallInfo fcinfo, bytea *state, int featarg, int optarg, int label)
+{
+	return add_row_opts(fcinfo, state, featarg, get_options(fcinfo, optarg), label,
+						PG_NARGS() > 3, NULL, 0, false);
 }
 
 Datum
@@ -381,6 +417,125 @@ svc_train_labelled_transfn(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(add_row(fcinfo, state, 1, 3, label));
 }
 
+/*
+ * The warm start's cache, in fn_extra: the options of the rows without an
+ * init model (plain svc_train), the init model decoded once per value
+ * (svc_get_model, which keeps its cache in fn_extra: swapped in around the
+ * call), and the options of the last (options, init) pair, read over the
+ * init model's and checked against them.
+ */
+typedef struct WarmCache
+{
+	OptionsCache *plain;
+	SvcModelCache *model;
+	bytea	   *init;			/* the init's bytes as the state stores them,
+								 * for model->raw (in model->mcxt) */
+	/*
+	 * The state last seen to hold init (made or compared on the previous
+	 * row), so that a group's rows compare the init's bytes once, not on
+	 * every row.  Any state the transition function makes or grows takes
+	 * this place at once, and a new init value clears it, so a freed
+	 * state's address never vouches for another.
+	 */
+	const bytea *checked_state;
+	const bytea *pair_raw;		/* model->raw the entry below was made for */
+	char	   *pair_options;	/* ... and a copy of the options' jsonb,
+								 * NULL for NULL options */
+	OptionsEntry pair;
+} WarmCache;
+
+/*
+ * svc_train(features, options, init): a warm start of init on the
+ * group's rows (fit.h).  NULL init is the two-argument svc_train, to the
+ * byte; the init model's options apply, but for the cut options of
+ * options, and naming another value of any other option is an error.
+ */
+Datum
+svc_train_warm_transfn(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggctx;
+	bytea	   *state = PG_ARGISNULL(0) ? NULL : (bytea *) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
+	WarmCache  *wc = (WarmCache *) fcinfo->flinfo->fn_extra;
+	SvcModelCache *mc;
+	const char *optbytes;
+	Size		optlen = 0;
+	SvcError	err;
+
+	if (!AggCheckCallContext(fcinfo, &aggctx))
+		elog(ERROR, "svc_train_warm_transfn called in non-aggregate context");
+	if (PG_ARGISNULL(1))
+	{
+		if (state == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_POINTER(state);
+	}
+	if (wc == NULL)
+	{
+		wc = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(WarmCache));
+		fcinfo->flinfo->fn_extra = wc;
+	}
+	if (PG_ARGISNULL(3))
+	{
+		wc->checked_state = NULL;
+		PG_RETURN_POINTER(add_row_opts(fcinfo, state, 1, get_options_in(fcinfo, &wc->plain, 2),
+									   0, false, NULL, 0, false));
+	}
+
+	/* the init model, decoded (and refused if damaged) once per value */
+	fcinfo->flinfo->fn_extra = wc->model;
+	mc = svc_get_model(fcinfo, 3);
+	wc->model = mc;
+	fcinfo->flinfo->fn_extra = wc;
+	if (mc->extra == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(mc->mcxt);
+		bytea	   *raw = (bytea *) PG_DETOAST_DATUM(PG_GETARG_DATUM(3));
+
+		wc->init = raw == (bytea *) PG_GETARG_POINTER(3) ?
+			(bytea *) memcpy(palloc(VARSIZE(raw)), raw, VARSIZE(raw)) : raw;
+		mc->extra = wc->init;
+		/* a new model's raw copy may reuse the old one's address */
+		wc->checked_state = NULL;
+		wc->pair_raw = NULL;
+		MemoryContextSwitchTo(old);
+	}
+
+	/* the options of this (options, init) pair */
+	optbytes = PG_ARGISNULL(2) ? NULL : (const char *) PG_GETARG_POINTER(2);
+	if (optbytes != NULL)
+		optlen = VARSIZE_ANY(optbytes);
+	if (wc->pair_raw != mc->raw || (optbytes == NULL) != (wc->pair_options == NULL) ||
+		(optbytes != NULL && (VARSIZE_ANY(wc->pair_options) != optlen ||
+							  memcmp(wc->pair_options, optbytes, optlen) != 0)))
+	{
+		SvcOptions	opt = mc->model.opt;
+		int			dims;
+
+		wc->pair_raw = NULL;
+		if (optbytes != NULL)
+			svc_parse_options(DatumGetJsonbP(PG_GETARG_DATUM(2)), false, &opt);
+		(void) svc_check_features(PG_GETARG_ARRAYTYPE_P(1), 0, &dims, "features");
+		if (svc_fit_warm_check(&mc->model, dims, &opt, &err) != SVC_OK)
+			svc_report(&err);
+		if (wc->pair_options != NULL)
+			pfree(wc->pair_options);
+		wc->pair_options = optbytes == NULL ? NULL :
+			memcpy(MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, optlen), optbytes, optlen);
+		wc->pair.opt = opt;
+		svc_options_encode_full(&opt, wc->pair.wire);
+		wc->pair_raw = mc->raw;
+	}
+	{
+		bytea	   *result = add_row_opts(fcinfo, state, 1, &wc->pair, 0, false,
+										  (const uint8_t *) VARDATA(wc->init),
+										  VARSIZE(wc->init) - VARHDRSZ,
+										  state != NULL && state == wc->checked_state);
+
+		wc->checked_state = result;
+		PG_RETURN_POINTER(result);
+	}
+}
+
 Datum
 svc_train_combinefn(PG_FUNCTION_ARGS)
 {
@@ -417,7 +572,8 @@ svc_train_combinefn(PG_FUNCTION_ARGS)
 	{
 		int64		cap = Max(need, svc_state_capacity(STATE_DATA(a)));
 		int64		lab_cap = Max(need_lab, svc_state_lab_capacity(STATE_DATA(a)));
-		bytea	   *grown = new_state(svc_state_dims(STATE_DATA(a)), cap, lab_cap);
+		bytea	   *grown = new_state(svc_state_dims(STATE_DATA(a)), cap, lab_cap,
+										  svc_state_init_len(STATE_DATA(a)));
 
 		svc_state_copy_labelled(STATE_DATA(a), STATE_DATA(grown), cap, lab_cap);
 		a = grown;

@@ -10,6 +10,7 @@
 #include "train.h"
 #include "kernel.h"
 #include "kdtree.h"
+#include "model_codec.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -245,6 +246,79 @@ count_wrong_side(SvcModel *m, const double *rows, const int8_t *label, int64_t n
 }
 
 /*
+ * After the solver: the widths, the threshold and the labelling, on the n
+ * scaled rows (label: the labelled rows to count on the wrong side, or
+ * NULL).
+ */
+static SvcStatus
+fit_finish(const SvcEnv *env, const SvcSolverOps *solver, const double *rows,
+		   const int8_t *label, int64_t n, SvcModel *m, SvcError *err)
+{
+	SvcStatus	st;
+
+	if (m->opt.bandwidth_k > 0)
+	{
+		st = set_widths(env, m, err);
+		if (st != SVC_OK)
+			return st;
+	}
+
+	/*
+	 * The threshold as a quantile of f on the training rows.  Widths change
+	 * f, so the SVM's own threshold means nothing then: outlier_fraction 0
+	 * puts the threshold at the lowest training row.  A solver that
+	 * honours outlier_fraction itself (the sphere's C = 1 / (nu n) and the
+	 * offset of its free support vectors) keeps its offset unless widths
+	 * change f.
+	 */
+	if ((m->opt.nu > 0 && !solver->honours_nu) || m->sv_gamma)
+	{
+		st = set_offset_quantile(env, m, rows, n, err);
+		if (st != SVC_OK)
+			return st;
+	}
+	if (label != NULL)
+		count_wrong_side(m, rows, label, n);
+	m->epsilon = m->opt.epsilon;
+	if (env->progress != NULL)
+		env->progress(env->ctx, SVC_PROGRESS_LABEL, 0,
+					  n < SVC_LABEL_ROWS ? n : SVC_LABEL_ROWS);
+	if (n <= SVC_LABEL_ROWS)
+		return svc_label_train(env, m, rows, n, NULL, err);
+	else
+	{
+		/*
+		 * Labelling runs a trajectory per row: a seeded uniform subset of
+		 * SVC_LABEL_ROWS rows finds the same equilibria at a fraction of
+		 * the cost.  Kept in row order, so the result stays independent of
+		 * the scan order when the rows were sorted.
+		 */
+		SvcRng		rng;
+		int64_t    *pick = svc_alloc(env, sizeof(int64_t) * (size_t) n, err);
+		double	   *sub = svc_alloc(env, sizeof(double) * SVC_LABEL_ROWS * (size_t) m->dims, err);
+
+		if (!pick || !sub)
+		{
+			svc_free(env, pick);
+			svc_free(env, sub);
+			return SVC_ERR_NOMEM;
+		}
+		svc_rng_seed(&rng, m->opt.seed ^ SVC_SEED_TAG_LABEL);
+		for (int64_t i = 0; i < n; i++)
+			pick[i] = i;
+		svc_rng_sample(&rng, pick, n, SVC_LABEL_ROWS);
+		qsort(pick, SVC_LABEL_ROWS, sizeof(int64_t), svc_cmp_int64);
+		for (int64_t i = 0; i < SVC_LABEL_ROWS; i++)
+			memcpy(sub + (size_t) i * m->dims, rows + (size_t) pick[i] * m->dims,
+				   sizeof(double) * (size_t) m->dims);
+		st = svc_label_train(env, m, sub, SVC_LABEL_ROWS, NULL, err);
+		svc_free(env, pick);
+		svc_free(env, sub);
+		return st;
+	}
+}
+
+/*
  * Scale, train and label; rows are scaled in place.  label is NULL or a
  * label per row (1, -1, or 0 for unknown; m->lab_normal and lab_anomaly
  * count them).
@@ -302,66 +376,133 @@ fit_scaled(const SvcEnv *env, double *rows, const int8_t *label, int64_t n, SvcM
 	svc_free(env, weight);
 	if (st != SVC_OK)
 		return st;
-	if (m->opt.bandwidth_k > 0)
+	return fit_finish(env, solver, rows, supervised ? label : NULL, n, m, err);
+}
+
+SvcStatus
+svc_fit_warm_check(const SvcModel *init, int32_t dims, const SvcOptions *opt, SvcError *err)
+{
+	const SvcSolverOps *solver = svc_solver_find(init->solver);
+
+	if (solver == NULL || solver->warm_fit == NULL)
 	{
-		st = set_widths(env, m, err);
+		svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+				 "a model of the solver \"%s\" cannot be warm-started",
+				 svc_solver_name(init->solver));
+		svc_error_detail(err, "The exact solvers keep no training rows to continue from; only \"bsgd\" models can be warm-started.");
+		svc_error_hint(err, "Retrain from scratch on all the rows with svc_train(features, options), or train the init model with {\"solver\": \"bsgd\"}.");
+		return SVC_ERR_INVALID_PARAMETER;
+	}
+	if (init->dims != dims)
+		return svc_fail(err, SVC_ERR_DIMENSION, "expected %d dimensions, not %d",
+						init->dims, dims);
+	if (init->iterations < 1 || init->rows_seen < init->n_sv)
+		return svc_model_corrupt(err, "Its step or row counts cannot be continued.");
+	return svc_options_warm_check(&init->opt, opt, err);
+}
+
+/*
+ * Whether a scaled row lies outside the box of init's support vectors:
+ * for a one-class SVM they lie on the rim of the data it was trained on,
+ * so their box stands for the range of that data in the stored scaling.
+ */
+static bool
+outside_box(const SvcModel *init, const double *lo, const double *hi, const double *x)
+{
+	for (int32_t j = 0; j < init->dims; j++)
+		if (x[j] < lo[j] || x[j] > hi[j])
+			return true;
+	return false;
+}
+
+/*
+ * A warm start (fit.h) on n new rows (unscaled, scaled here in place),
+ * of which seen rows were seen by the aggregate.
+ */
+static SvcStatus
+fit_warm(const SvcEnv *env, double *rows, int64_t n, int64_t seen, const SvcOptions *opt,
+		 const SvcModel *init, SvcModel *m, SvcError *err)
+{
+	const SvcSolverOps *solver;
+	int32_t		d = init->dims;
+	int64_t		n_all = n + init->n_sv;
+	double	   *all,
+			   *box;
+	SvcStatus	st;
+
+	st = svc_fit_warm_check(init, m->dims, opt, err);
+	if (st != SVC_OK)
+		return st;
+	if (n < 1)
+		return svc_fail(err, SVC_ERR_INTERNAL, "no rows to train on");
+	if (init->rows_seen > SVC_MAX_SEEN - seen)
+		return svc_fail(err, SVC_ERR_LIMIT, "a model cannot have seen more than %lld rows",
+						(long long) SVC_MAX_SEEN);
+	if (m->opt.labeling == SVC_LABELING_COMPLETE_GRAPH)
+	{
+		st = svc_graph_check_rows(n_all, err);
 		if (st != SVC_OK)
 			return st;
 	}
+	solver = svc_solver_find(init->solver);
+	m->solver = init->solver;
+	m->boundary = solver->boundary;
+	memcpy(m->shift, init->shift, sizeof(double) * (size_t) d);
+	memcpy(m->mul, init->mul, sizeof(double) * (size_t) d);
+	m->rows_seen = init->rows_seen + seen;
+	m->rows_used = n_all;
+	m->warm_starts = init->warm_starts + 1;
+	m->warm_rows_before = init->rows_seen;
+	m->warm_steps_before = init->iterations;
+	m->warm_rows_new = n;
+
+	/* the stored scaling, so f and the support vectors keep their meaning */
+	for (int64_t i = 0; i < n; i++)
+		svc_model_scale_row(m, rows + (size_t) i * d, rows + (size_t) i * d);
+	for (size_t i = 0; i < (size_t) n * (size_t) d; i++)
+		if (!(fabs(rows[i]) <= 2 * SVC_MAX_FEATURE_ABS))
+		{
+			svc_fail(err, SVC_ERR_INVALID_INPUT,
+					 "the new rows lie too far outside the init model's scaling");
+			svc_error_hint(err, "The data have drifted: train a new model from scratch with svc_train(features, options).");
+			return SVC_ERR_INVALID_INPUT;
+		}
+
+	/* drift: the new rows outside the range the init model was trained on */
+	box = svc_alloc(env, sizeof(double) * 2 * (size_t) d, err);
+	if (box == NULL)
+		return SVC_ERR_NOMEM;
+	for (int32_t j = 0; j < d; j++)
+	{
+		box[j] = HUGE_VAL;
+		box[d + j] = -HUGE_VAL;
+		for (int32_t i = 0; i < init->n_sv; i++)
+		{
+			box[j] = fmin(box[j], init->sv[(size_t) i * d + j]);
+			box[d + j] = fmax(box[d + j], init->sv[(size_t) i * d + j]);
+		}
+	}
+	for (int64_t i = 0; i < n; i++)
+		m->warm_rows_outside += outside_box(init, box, box + d, rows + (size_t) i * d);
+	svc_free(env, box);
+
+	st = solver->warm_fit(env, rows, n, d, &m->opt, init, m, err);
+	if (st != SVC_OK)
+		return st;
 
 	/*
-	 * The threshold as a quantile of f on the training rows.  Widths change
-	 * f, so the SVM's own threshold means nothing then: outlier_fraction 0
-	 * puts the threshold at the lowest training row.  A solver that
-	 * honours outlier_fraction itself (the sphere's C = 1 / (nu n) and the
-	 * offset of its free support vectors) keeps its offset unless widths
-	 * change f.
+	 * The threshold and the labelling on the new rows and the init's
+	 * support vectors, which stand for the rows it was trained on.
 	 */
-	if ((m->opt.nu > 0 && !solver->honours_nu) || m->sv_gamma)
-	{
-		st = set_offset_quantile(env, m, rows, n, err);
-		if (st != SVC_OK)
-			return st;
-	}
-	if (supervised)
-		count_wrong_side(m, rows, label, n);
-	m->epsilon = m->opt.epsilon;
-	if (env->progress != NULL)
-		env->progress(env->ctx, SVC_PROGRESS_LABEL, 0,
-					  n < SVC_LABEL_ROWS ? n : SVC_LABEL_ROWS);
-	if (n <= SVC_LABEL_ROWS)
-		return svc_label_train(env, m, rows, n, NULL, err);
-	else
-	{
-		/*
-		 * Labelling runs a trajectory per row: a seeded uniform subset of
-		 * SVC_LABEL_ROWS rows finds the same equilibria at a fraction of
-		 * the cost.  Kept in row order, so the result stays independent of
-		 * the scan order when the rows were sorted.
-		 */
-		SvcRng		rng;
-		int64_t    *pick = svc_alloc(env, sizeof(int64_t) * (size_t) n, err);
-		double	   *sub = svc_alloc(env, sizeof(double) * SVC_LABEL_ROWS * (size_t) m->dims, err);
-
-		if (!pick || !sub)
-		{
-			svc_free(env, pick);
-			svc_free(env, sub);
-			return SVC_ERR_NOMEM;
-		}
-		svc_rng_seed(&rng, m->opt.seed ^ SVC_SEED_TAG_LABEL);
-		for (int64_t i = 0; i < n; i++)
-			pick[i] = i;
-		svc_rng_sample(&rng, pick, n, SVC_LABEL_ROWS);
-		qsort(pick, SVC_LABEL_ROWS, sizeof(int64_t), svc_cmp_int64);
-		for (int64_t i = 0; i < SVC_LABEL_ROWS; i++)
-			memcpy(sub + (size_t) i * m->dims, rows + (size_t) pick[i] * m->dims,
-				   sizeof(double) * (size_t) m->dims);
-		st = svc_label_train(env, m, sub, SVC_LABEL_ROWS, NULL, err);
-		svc_free(env, pick);
-		svc_free(env, sub);
-		return st;
-	}
+	all = svc_alloc(env, sizeof(double) * (size_t) n_all * (size_t) d, err);
+	if (all == NULL)
+		return SVC_ERR_NOMEM;
+	memcpy(all, rows, sizeof(double) * (size_t) n * (size_t) d);
+	if (init->n_sv > 0)
+		memcpy(all + (size_t) n * d, init->sv, sizeof(double) * (size_t) init->n_sv * (size_t) d);
+	st = fit_finish(env, solver, all, NULL, n_all, m, err);
+	svc_free(env, all);
+	return st;
 }
 
 /* Allocate the scaling arrays only; the solver and labelling add the rest. */
@@ -376,6 +517,51 @@ model_start(const SvcEnv *env, SvcModel *m, int32_t dims, const SvcOptions *opt,
 	m->shift = svc_alloc(env, sizeof(double) * (size_t) dims, err);
 	m->mul = svc_alloc(env, sizeof(double) * (size_t) dims, err);
 	return (m->shift && m->mul) ? SVC_OK : SVC_ERR_NOMEM;
+}
+
+/* svc_fit_state for a state with an init model: a warm start. */
+static SvcStatus
+fit_state_warm(const SvcEnv *env, const uint8_t *state, SvcModel *m, SvcError *err)
+{
+	int32_t		dims = svc_state_dims(state);
+	int64_t		kept = svc_state_kept(state);
+	SvcModel	init;
+	double	   *rows,
+			   *stats;
+	size_t		nvals;
+	SvcStatus	st;
+
+	/* svc_state_check refuses labelled rows in a warm-started state */
+	if (svc_state_lab_kept(state) > 0)
+		return svc_fail(err, SVC_ERR_INTERNAL, "a warm start has labelled rows");
+	st = svc_model_decode(env, svc_state_init_model(state), svc_state_init_len(state),
+						  &init, err);
+	if (st != SVC_OK)
+		return st;
+	if (!svc_size_mul((size_t) kept * 2, (size_t) dims, &nvals))
+	{
+		svc_model_free(env, &init);
+		return svc_fail(err, SVC_ERR_LIMIT, "training sample is too large");
+	}
+	rows = svc_alloc(env, sizeof(double) * nvals, err);
+	stats = svc_alloc(env, sizeof(double) * 4 * (size_t) dims, err);
+	if (!rows || !stats)
+		st = SVC_ERR_NOMEM;
+	else
+	{
+		/*
+		 * Extracted as for a plain fit (sorted when every row is kept, so
+		 * the sample does not depend on the scan order); the statistics
+		 * are not used: the scaling stays the init's.
+		 */
+		svc_state_extract(state, rows, stats, stats + dims, stats + 2 * dims,
+						  stats + 3 * dims);
+		st = fit_warm(env, rows, kept, svc_state_seen(state), &m->opt, &init, m, err);
+	}
+	svc_free(env, rows);
+	svc_free(env, stats);
+	svc_model_free(env, &init);
+	return st;
 }
 
 SvcStatus
@@ -400,6 +586,8 @@ svc_fit_state(const SvcEnv *env, const uint8_t *state, SvcModel *m, SvcError *er
 		return st;
 	if (n < 1)
 		return svc_fail(err, SVC_ERR_INTERNAL, "no rows to train on");
+	if (svc_state_init_len(state) > 0)
+		return fit_state_warm(env, state, m, err);
 	/*
 	 * Twice the rows: extraction sorts with the second half as scratch.
 	 * The labelled rows follow the others, and take their place after it.
@@ -530,5 +718,27 @@ svc_fit_rows_labelled(const SvcEnv *env, const double *rows, const int8_t *label
 	st = fit_scaled(env, copy, label, n, m, err);
 	svc_free(env, copy);
 	svc_free(env, stats);
+	return st;
+}
+
+SvcStatus
+svc_fit_rows_warm(const SvcEnv *env, const double *rows, int64_t n, int32_t dims,
+				  const SvcOptions *opt, const SvcModel *init, SvcModel *m, SvcError *err)
+{
+	double	   *copy;
+	size_t		nvals;
+	SvcStatus	st;
+
+	st = model_start(env, m, dims, opt, err);
+	if (st != SVC_OK)
+		return st;
+	if (!svc_size_mul((size_t) n, (size_t) dims, &nvals))
+		return svc_fail(err, SVC_ERR_LIMIT, "training set is too large");
+	copy = svc_alloc(env, sizeof(double) * (nvals > 0 ? nvals : 1), err);
+	if (copy == NULL)
+		return SVC_ERR_NOMEM;
+	memcpy(copy, rows, sizeof(double) * nvals);
+	st = fit_warm(env, copy, n, n, opt, init, m, err);
+	svc_free(env, copy);
 	return st;
 }

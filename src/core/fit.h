@@ -13,7 +13,8 @@
 /*
  * Train a model from a checked state buffer (see state.h): scale the
  * kept rows, choose gamma, run the solver, label the equilibria.  The
- * model's arrays are allocated from env.
+ * model's arrays are allocated from env.  A state with an init model
+ * (state.h) is a warm start, as svc_fit_rows_warm.
  */
 SvcStatus	svc_fit_state(const SvcEnv *env, const uint8_t *state, SvcModel *m,
 						  SvcError *err);
@@ -33,5 +34,28 @@ SvcStatus	svc_fit_rows(const SvcEnv *env, const double *rows, int64_t n,
 SvcStatus	svc_fit_rows_labelled(const SvcEnv *env, const double *rows,
 								  const int8_t *label, int64_t n, int32_t dims,
 								  const SvcOptions *opt, SvcModel *m, SvcError *err);
+
+/*
+ * A warm start: continue init (a decoded model) on n new rows (unscaled).
+ * opt are the init's options with the cut options of the call
+ * (svc_options_warm_check refuses any other difference).  The solver
+ * continues from init (solver.h's warm_fit; a solver without one is
+ * refused with a hint); the scaling and gamma stay init's; the widths,
+ * threshold and labelling are made again on the new rows and init's
+ * support vectors, which stand for the rows init was trained on.
+ * rows_seen adds up; the warm start's report (model.h) counts the new
+ * rows outside the box of init's support vectors, a sign of drift.
+ */
+SvcStatus	svc_fit_rows_warm(const SvcEnv *env, const double *rows, int64_t n,
+							  int32_t dims, const SvcOptions *opt, const SvcModel *init,
+							  SvcModel *m, SvcError *err);
+
+/*
+ * Whether init can be continued with opt on rows of dims columns: a model
+ * of a solver that has a warm start (else an error with a hint), of those
+ * columns, with the options of opt but for the cut.
+ */
+SvcStatus	svc_fit_warm_check(const SvcModel *init, int32_t dims, const SvcOptions *opt,
+							   SvcError *err);
 
 #endif							/* SVC_FIT_H */

@@ -111,6 +111,17 @@ typedef struct SvcModel
 	int64_t		lab_wrong_anomaly;	/* trained-on anomalies with f >= 0 */
 	double		lab_weight_min; /* range of C_i / C over the training rows */
 	double		lab_weight_max;
+
+	/*
+	 * The warm start that made the model (svc_train(features, options,
+	 * init), warm.h; all 0 for a model trained from scratch).  Stored in
+	 * section 5 of format 5.
+	 */
+	int64_t		warm_starts;	/* warm starts in the model's history */
+	int64_t		warm_rows_before;	/* the init model's rows_seen */
+	int64_t		warm_steps_before;	/* the init model's SGD steps */
+	int64_t		warm_rows_new;	/* new rows trained on (the sample) */
+	int64_t		warm_rows_outside;	/* ... outside the init model's range */
 } SvcModel;
 
 /* Allocate the arrays of a model of the given sizes (zeroed). */

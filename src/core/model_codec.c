@@ -247,13 +247,68 @@ labels_decode(const SvcEnv *env, SvcReader *r, size_t len, SvcModel *m, SvcError
 }
 
 /*
+ * Tag 5: the warm start's report, in every warm-started model:
+ * u64 warm_starts, rows_before, steps_before, rows_new, rows_outside.
+ */
+#define WARM_SECTION_SIZE (5 * 8)
+
+static bool
+warm_present(const SvcModel *m)
+{
+	return m->warm_starts > 0;
+}
+
+static size_t
+warm_size(const SvcModel *m)
+{
+	(void) m;
+	return WARM_SECTION_SIZE;
+}
+
+static void
+warm_encode(const SvcModel *m, SvcWriter *w)
+{
+	svc_put_u64(w, (uint64_t) m->warm_starts);
+	svc_put_u64(w, (uint64_t) m->warm_rows_before);
+	svc_put_u64(w, (uint64_t) m->warm_steps_before);
+	svc_put_u64(w, (uint64_t) m->warm_rows_new);
+	svc_put_u64(w, (uint64_t) m->warm_rows_outside);
+}
+
+static SvcStatus
+warm_decode(const SvcEnv *env, SvcReader *r, size_t len, SvcModel *m, SvcError *err)
+{
+	uint64_t	v[5];
+
+	(void) env;
+	if (len != WARM_SECTION_SIZE)
+		return svc_model_corrupt(err, "The warm start's report has the wrong length.");
+	for (int i = 0; i < 5; i++)
+		v[i] = svc_get_u64(r);
+	if (r->failed)
+		return svc_model_corrupt(err, "The value is truncated.");
+	/* the rows before are some of those seen; new rows are some of the used */
+	if (v[0] < 1 || v[0] > (uint64_t) m->rows_seen || v[1] >= (uint64_t) m->rows_seen ||
+		v[2] > (uint64_t) m->iterations || v[3] < 1 || v[3] > (uint64_t) m->rows_used ||
+		v[4] > v[3])
+		return svc_model_corrupt(err, "The warm start's counts are inconsistent.");
+	m->warm_starts = (int64_t) v[0];
+	m->warm_rows_before = (int64_t) v[1];
+	m->warm_steps_before = (int64_t) v[2];
+	m->warm_rows_new = (int64_t) v[3];
+	m->warm_rows_outside = (int64_t) v[4];
+	return SVC_OK;
+}
+
+/*
  * Tags, in increasing order: 1 extended options, 2 aid's report, 3 the
- * labelled rows' report, 4 the scoring certificates.
+ * labelled rows' report, 4 the scoring certificates, 5 the warm start.
  */
 static const ModelSection model_sections[] = {
 	{1, ext_options_present, ext_options_size, ext_options_encode, ext_options_decode},
 	{2, aid_report_present, aid_report_size, aid_report_encode, aid_report_decode},
 	{3, labels_present, labels_size, labels_encode, labels_decode},
+	{5, warm_present, warm_size, warm_encode, warm_decode},
 };
 
 #define N_SECTIONS (sizeof(model_sections) / sizeof(model_sections[0]))

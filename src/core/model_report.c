@@ -178,6 +178,17 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 			 (long long) m->opt.label_sample, svc_label_curve_name(m->opt.label_curve));
 		emit(&t, "\"anomaly_bound\": %s}", num(&t, m->opt.anomaly_bound));
 	}
+	if (m->warm_starts > 0)
+	{
+		/* the share of new rows outside the init's range: drift (warm.h) */
+		emit(&t, ", \"warm_start\": {\"count\": %lld, \"rows_before\": %lld, "
+			 "\"steps_before\": %lld, \"rows_new\": %lld, \"rows_outside\": %lld, ",
+			 (long long) m->warm_starts, (long long) m->warm_rows_before,
+			 (long long) m->warm_steps_before, (long long) m->warm_rows_new,
+			 (long long) m->warm_rows_outside);
+		emit(&t, "\"outside_share\": %s}",
+			 num(&t, (double) m->warm_rows_outside / (double) m->warm_rows_new));
+	}
 	emit(&t, "}");
 	svc_free(env, stability);
 	if (t.status != SVC_OK)

@@ -1284,3 +1284,57 @@ svc_options_decode_full(const uint8_t *in, SvcOptions *o, SvcError *err)
 		return st;
 	return svc_options_decode_ext(in + SVC_OPTIONS_WIRE_SIZE, o, err);
 }
+
+/* A field's value as the error of a warm start shows it. */
+static void
+show_value(const SvcOptions *o, const OptKey *k, char *buf, size_t len)
+{
+	switch (k->kind)
+	{
+		case OPT_INT:
+			snprintf(buf, len, "%lld", (long long) get_int(o, k));
+			break;
+		case OPT_ENUM:
+			snprintf(buf, len, "\"%s\"", choice_name(k->choices, (int) get_int(o, k)));
+			break;
+		case OPT_REAL_AUTO:
+			if (get_real(o, k) == 0)
+			{
+				snprintf(buf, len, "\"auto\"");
+				break;
+			}
+			/* FALLTHROUGH */
+		case OPT_REAL:
+		case OPT_LEVEL:
+			snprintf(buf, len, "%.17g", get_real(o, k));
+			break;
+	}
+}
+
+SvcStatus
+svc_options_warm_check(const SvcOptions *init, const SvcOptions *given, SvcError *err)
+{
+	/* the solver first: naming another one also changes its defaults (tol) */
+	for (size_t pass = 0; pass < 2 * N_KEYS; pass++)
+	{
+		const OptKey *k = &option_table[pass % N_KEYS];
+		char		a[64],
+					b[64];
+
+		if ((pass < N_KEYS) != (strcmp(k->name, "solver") == 0))
+			continue;
+		if (k->cut || memcmp((const char *) init + k->offset,
+							 (const char *) given + k->offset, k->size) == 0)
+			continue;
+		show_value(init, k, a, sizeof(a));
+		show_value(given, k, b, sizeof(b));
+		svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+				 "option \"%s\" differs from the init model's (%s vs %s)", k->name, a, b);
+		svc_error_detail(err, "The init model has %s, the options name %s.  A warm start continues the init model with its options; only the cut options (cut, merge_ratio, min_cluster_share, min_cluster_size, n_clusters, level) may change.",
+						 a, b);
+		svc_error_hint(err, "Leave \"%s\" out of the options, or train a new model from scratch with svc_train(features, options).",
+					   k->name);
+		return SVC_ERR_INVALID_PARAMETER;
+	}
+	return SVC_OK;
+}

@@ -219,6 +219,15 @@ SvcStatus	svc_options_parse_cut(const char *json, size_t len, SvcOptions *opt,
 /* Range checks on a filled struct (also used on decoded models/states). */
 SvcStatus	svc_options_validate(const SvcOptions *opt, SvcError *err);
 
+/*
+ * A warm start's options (warm.h): given are the call's options read over
+ * the init model's, so they differ from init only where the call names
+ * another value.  Any difference but in a cut option is an error naming
+ * the first such key with both values.
+ */
+SvcStatus	svc_options_warm_check(const SvcOptions *init, const SvcOptions *given,
+								   SvcError *err);
+
 const char *svc_strategy_name(SvcStrategy s);
 const char *svc_scale_name(SvcScale s);
 const char *svc_labeling_name(SvcLabeling l);

@@ -7,7 +7,8 @@
 
 static const SvcSolverOps solvers[] = {
 	{.id = SVC_SOLVER_BSGD, .name = "bsgd", .boundary = SVC_BOUNDARY_HYPERPLANE,
-	.honours_nu = false, .takes_weights = true, .fit = svc_train_bsgd},
+	.honours_nu = false, .takes_weights = true, .fit = svc_train_bsgd,
+	.warm_fit = svc_train_bsgd_warm},
 	{.id = SVC_SOLVER_SMO, .name = "smo", .boundary = SVC_BOUNDARY_SPHERE,
 	.honours_nu = true, .takes_weights = true, .fit = svc_train_smo},
 	{.id = SVC_SOLVER_AID, .name = "aid", .boundary = SVC_BOUNDARY_SPHERE,

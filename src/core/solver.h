@@ -53,6 +53,16 @@ typedef struct SvcSolverOps
 	SvcStatus	(*fit) (const SvcEnv *env, const double *x, int64_t n, int32_t d,
 						const SvcOptions *opt, double gamma, const double *weight,
 						SvcModel *m, SvcError *err);
+
+	/*
+	 * A warm start (warm.h): continue from init, a model of this solver,
+	 * on n new rows scaled by init's scaling, with init's gamma and
+	 * opt = init's options (cut options aside).  Fills m as fit does.
+	 * NULL: the solver cannot be warm-started, and the fit refuses.
+	 */
+	SvcStatus	(*warm_fit) (const SvcEnv *env, const double *x, int64_t n, int32_t d,
+							 const SvcOptions *opt, const SvcModel *init, SvcModel *m,
+							 SvcError *err);
 } SvcSolverOps;
 
 /* The solver of options that name none (options.c's default). */

@@ -3,6 +3,7 @@
  */
 #include "state.h"
 #include "bytes.h"
+#include "model.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -22,7 +23,8 @@
 #define OFF_LAB_KEPT	(OFF_LAB + 8)
 #define OFF_LAB_NORMAL	(OFF_LAB + 16)	/* labelled normal rows seen */
 #define OFF_LAB_ANOMALY (OFF_LAB + 24)	/* labelled anomalies seen */
-#define OFF_STATS		(OFF_LAB + 32)
+#define OFF_INIT_LEN	(OFF_LAB + 32)	/* bytes of the init model in the tail */
+#define OFF_STATS		(OFF_LAB + 40)
 
 /*
  * The sample size inside the encoded options: svc_state_add reads it
@@ -46,19 +48,25 @@ _Static_assert(OFF_OPTIONS == OFF_RNG + 4 * 8, "the options follow the random st
 #define N_STATS		5
 
 size_t
-svc_state_size_labelled(int32_t dims, int64_t capacity, int64_t lab_capacity)
+svc_state_size_warm(int32_t dims, int64_t capacity, int64_t lab_capacity, size_t init_len)
 {
 	uint64_t	d = (uint64_t) dims;
 	uint64_t	total;
 
 	if (dims < 1 || dims > SVC_MAX_DIMS || capacity < 0 || capacity > SVC_MAX_SAMPLE ||
-		lab_capacity < 0 || lab_capacity > SVC_MAX_SAMPLE)
+		lab_capacity < 0 || lab_capacity > SVC_MAX_SAMPLE || init_len > SVC_STATE_MAX_INIT)
 		return 0;
 	total = SVC_STATE_HEADER_SIZE + 8 * N_STATS * d + 8 * d * (uint64_t) capacity +
-		8 * (d + 1) * (uint64_t) lab_capacity;
+		8 * (d + 1) * (uint64_t) lab_capacity + (uint64_t) init_len;
 	if (total > SIZE_MAX)
 		return 0;
 	return (size_t) total;
+}
+
+size_t
+svc_state_size_labelled(int32_t dims, int64_t capacity, int64_t lab_capacity)
+{
+	return svc_state_size_warm(dims, capacity, lab_capacity, 0);
 }
 
 size_t
@@ -174,6 +182,39 @@ svc_state_lab_seen(const uint8_t *buf, int label)
 	return (int64_t) svc_load_u64(buf + (label > 0 ? OFF_LAB_NORMAL : OFF_LAB_ANOMALY));
 }
 
+size_t
+svc_state_init_len(const uint8_t *buf)
+{
+	return (size_t) svc_load_u64(buf + OFF_INIT_LEN);
+}
+
+/* The tail: after the labelled rows' area. */
+const uint8_t *
+svc_state_init_model(const uint8_t *buf)
+{
+	return lab_cptr(buf, svc_state_dims(buf), svc_state_lab_capacity(buf));
+}
+
+static uint8_t *
+init_ptr(uint8_t *buf)
+{
+	return lab_ptr(buf, svc_state_dims(buf), svc_state_lab_capacity(buf));
+}
+
+void
+svc_state_set_init(uint8_t *buf, const uint8_t *init, size_t len)
+{
+	svc_store_u64(buf + OFF_INIT_LEN, (uint64_t) len);
+	memcpy(init_ptr(buf), init, len);
+}
+
+bool
+svc_state_init_equal(const uint8_t *buf, const uint8_t *init, size_t len)
+{
+	return svc_state_init_len(buf) == len &&
+		(len == 0 || memcmp(svc_state_init_model(buf), init, len) == 0);
+}
+
 static int64_t
 lab_seen_total(const uint8_t *buf)
 {
@@ -254,9 +295,18 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 				lab_anomaly,
 				kept_normal = 0,
 				total;
+	uint64_t	init_len;
 	SvcOptions	opt;
 	SvcError	opt_err;
 
+	/* an older state's layout is not this one's: refuse it, never misread */
+	if (len >= 6 && memcmp(buf, SVC_STATE_MAGIC, 4) == 0 &&
+		(buf[4] | (buf[5] << 8)) < SVC_STATE_VERSION)
+	{
+		bad_state(err, "The state was made by an older version of svclust.");
+		svc_error_hint(err, "Aggregate the rows again with this version's svc_train_state.");
+		return SVC_ERR_CORRUPT;
+	}
 	if (svc_check_signature(buf, len, SVC_STATE_HEADER_SIZE, SVC_STATE_MAGIC,
 							SVC_STATE_VERSION, "svclust training state", err) != SVC_OK)
 		return SVC_ERR_CORRUPT;
@@ -268,6 +318,7 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 	lab_kept = (int64_t) svc_load_u64(buf + OFF_LAB_KEPT);
 	lab_normal = (int64_t) svc_load_u64(buf + OFF_LAB_NORMAL);
 	lab_anomaly = (int64_t) svc_load_u64(buf + OFF_LAB_ANOMALY);
+	init_len = svc_load_u64(buf + OFF_INIT_LEN);
 	if (dims < 1 || dims > SVC_MAX_DIMS)
 		return bad_state(err, "The dimension is out of range.");
 	if (svc_options_decode_full(buf + OFF_OPTIONS, &opt, &opt_err) != SVC_OK)
@@ -284,8 +335,15 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 		seen > SVC_MAX_SEEN - (lab_normal + lab_anomaly))
 		return bad_state(err, "The labelled row counts are inconsistent.");
 	total = seen + lab_normal + lab_anomaly;
-	if (svc_state_size_labelled(dims, capacity, lab_capacity) != len)
+	if (init_len > SVC_STATE_MAX_INIT ||
+		svc_state_size_warm(dims, capacity, lab_capacity, (size_t) init_len) != len)
 		return bad_state(err, "The length does not match the header.");
+	/* the fit decodes and checks the init model in full (fit.h) */
+	if (init_len > 0 && (init_len < 4 ||
+						 memcmp(svc_state_init_model(buf), SVC_MODEL_MAGIC, 4) != 0))
+		return bad_state(err, "The init model does not start with the model signature.");
+	if (init_len > 0 && lab_normal + lab_anomaly > 0)
+		return bad_state(err, "A warm-started state has labelled rows.");
 	for (int32_t j = 0; j < dims; j++)
 	{
 		double		mean = svc_load_f64(stat_cptr(buf, dims, STAT_MEAN) + 8 * j);
@@ -544,13 +602,18 @@ svc_state_copy_labelled(const uint8_t *src, uint8_t *dst, int64_t new_capacity,
 	int64_t		kept = svc_state_kept(src);
 	int64_t		lab_kept = svc_state_lab_kept(src);
 
-	/* the header, the statistics and the kept rows; then the labelled rows */
+	/*
+	 * The header, the statistics and the kept rows; then the labelled
+	 * rows; then the init model, at the tail of the new layout.
+	 */
 	memcpy(dst, src, svc_state_size(dims, kept));
 	svc_store_u64(dst + OFF_CAPACITY, (uint64_t) new_capacity);
 	svc_store_u64(dst + OFF_LAB_CAPACITY, (uint64_t) new_lab_capacity);
 	if (lab_kept > 0)
 		memcpy(lab_ptr(dst, dims, 0), lab_cptr(src, dims, 0),
 			   (size_t) 8 * (dims + 1) * (size_t) lab_kept);
+	if (svc_state_init_len(src) > 0)
+		memcpy(init_ptr(dst), svc_state_init_model(src), svc_state_init_len(src));
 }
 
 void
@@ -693,6 +756,16 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 	if (memcmp(wa, wb, sizeof(wa)) != 0)
 		return svc_fail(err, SVC_ERR_INVALID_PARAMETER,
 						"cannot merge svclust states trained with different options");
+	if (!svc_state_init_equal(a, svc_state_init_model(b), svc_state_init_len(b)))
+	{
+		svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+				 "cannot merge svclust states warm-started from different init models");
+		svc_error_detail(err, "Their init models are %zu and %zu bytes%s.",
+						 svc_state_init_len(a), svc_state_init_len(b),
+						 svc_state_init_len(a) == svc_state_init_len(b) ? " and differ" : "");
+		svc_error_hint(err, "Pass the same init model to every row of a group.");
+		return SVC_ERR_INVALID_PARAMETER;
+	}
 	if (target > svc_state_capacity(a) ||
 		svc_state_merged_lab_kept(a, b) > svc_state_lab_capacity(a))
 		return svc_fail(err, SVC_ERR_INTERNAL, "merge target has no room");

@@ -23,9 +23,17 @@
  *   u64 rng[4]
  *   options (SVC_OPTIONS_WIRE_FULL bytes: the base and the extended block)
  *   u64 lab_capacity u64 lab_kept u64 normal_seen u64 anomaly_seen
+ *   u64 init_len
  *   f64 mean[dims] m2[dims] min[dims] max[dims] i64 exp[dims]
  *   f64 rows[capacity * dims]
  *   f64 labelled[lab_capacity * (dims + 1)]   (features, then 1 or -1)
+ *   u8 init[init_len]    (the init model's bytes: svc_train(f, o, init))
+ *
+ * A warm start (svc_train(features, options, init)) carries its init
+ * model whole in the tail, so that a state shipped to another process
+ * still knows what it continues, and a merge can refuse states of two
+ * different init models.  Its options are the init model's, with the cut
+ * options of the call (warm.h).  A warm-started state has no labelled rows.
  */
 #ifndef SVC_STATE_H
 #define SVC_STATE_H
@@ -34,14 +42,21 @@
 #include "options.h"
 
 #define SVC_STATE_MAGIC "SVCS"
-#define SVC_STATE_VERSION 4	/* 3: per-column scale exponents; 4: the
-								 * extended options and labelled rows */
-#define SVC_STATE_HEADER_SIZE (4 + 2 + 2 + 4 + 4 + 3 * 8 + 4 * 8 + SVC_OPTIONS_WIRE_FULL + 4 * 8)
+#define SVC_STATE_VERSION 5	/* 3: per-column scale exponents; 4: the
+								 * extended options and labelled rows; 5:
+								 * the init model of a warm start */
+#define SVC_STATE_HEADER_SIZE (4 + 2 + 2 + 4 + 4 + 3 * 8 + 4 * 8 + SVC_OPTIONS_WIRE_FULL + 5 * 8)
+/* Most bytes of an init model a state carries. */
+#define SVC_STATE_MAX_INIT ((size_t) 512 * 1024 * 1024)
 
 /* Bytes of a state of dims columns and room for capacity rows; 0 on overflow. */
 size_t		svc_state_size(int32_t dims, int64_t capacity);
 /* ... and for lab_capacity labelled rows (svc_state_size has room for none). */
 size_t		svc_state_size_labelled(int32_t dims, int64_t capacity, int64_t lab_capacity);
+
+/* ... and an init model of init_len bytes in the tail. */
+size_t		svc_state_size_warm(int32_t dims, int64_t capacity, int64_t lab_capacity,
+								size_t init_len);
 
 /* Initialise an empty state in buf (of svc_state_size bytes). */
 void		svc_state_init(uint8_t *buf, int32_t dims, int64_t capacity,
@@ -53,6 +68,16 @@ void		svc_state_init(uint8_t *buf, int32_t dims, int64_t capacity,
  * replacement draws would be the same sequence.
  */
 void		svc_state_set_stream(uint8_t *buf, uint64_t stream);
+
+/*
+ * The init model of a warm start: its bytes in the tail (len 0: none).
+ * set_init stores them into a state sized by svc_state_size_warm for len,
+ * before any labelled row; copies and merges keep them.
+ */
+size_t		svc_state_init_len(const uint8_t *buf);
+const uint8_t *svc_state_init_model(const uint8_t *buf);
+void		svc_state_set_init(uint8_t *buf, const uint8_t *init, size_t len);
+bool		svc_state_init_equal(const uint8_t *buf, const uint8_t *init, size_t len);
 
 /* Validate a state received from outside (text input, a worker, a node). */
 SvcStatus	svc_state_check(const uint8_t *buf, size_t len, SvcError *err);
@@ -76,7 +101,7 @@ bool		svc_state_add(uint8_t *buf, const double *row);
 int64_t		svc_state_next_capacity(const uint8_t *buf);
 
 /* Copy a state into a buffer with room for new_capacity >= kept rows
- * (and its labelled rows' capacity unchanged). */
+ * (and its labelled rows' capacity and init model unchanged). */
 void		svc_state_copy(const uint8_t *src, uint8_t *dst, int64_t new_capacity);
 
 /*
@@ -96,7 +121,8 @@ void		svc_state_copy_labelled(const uint8_t *src, uint8_t *dst, int64_t new_capa
 int64_t		svc_state_merged_lab_kept(const uint8_t *a, const uint8_t *b);
 
 /*
- * Merge state b into state a (same dims and options, else an error).
+ * Merge state b into state a (same dims, options and init model, else an
+ * error).
  * The merged reservoir is a uniform sample of the union: the number drawn
  * from a is hypergeometric given the rows each side has seen.  a must
  * have room for min(sample, kept_a + kept_b) rows (see svc_state_merged_kept).

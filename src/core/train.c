@@ -46,7 +46,8 @@ typedef struct Bsgd
 	int32_t		b;				/* support vectors in use */
 	double	   *sv;				/* [cap * d] */
 	double	   *a;				/* [cap]: alpha_i = scale * a[i] */
-	int64_t    *row;			/* [cap]: training row of each SV */
+	int64_t    *row;			/* [cap]: training row of each SV, -1 for
+								 * one of a warm start's init model */
 	int64_t    *stamp;			/* [cap]: step it entered, for ties */
 	int32_t    *slot_of_row;	/* [n]: SV slot of a row, or -1 */
 	int64_t    *order;			/* [n]: the current pass's permutation */
@@ -134,7 +135,8 @@ bsgd_drop(Bsgd *g, int32_t p)
 {
 	int32_t		last = g->b - 1;
 
-	g->slot_of_row[g->row[p]] = -1;
+	if (g->row[p] >= 0)
+		g->slot_of_row[g->row[p]] = -1;
 	if (p != last)
 	{
 		memcpy(g->sv + (size_t) p * g->d, g->sv + (size_t) last * g->d,
@@ -142,7 +144,8 @@ bsgd_drop(Bsgd *g, int32_t p)
 		g->a[p] = g->a[last];
 		g->row[p] = g->row[last];
 		g->stamp[p] = g->stamp[last];
-		g->slot_of_row[g->row[p]] = p;
+		if (g->row[p] >= 0)
+			g->slot_of_row[g->row[p]] = p;
 	}
 	g->b--;
 }
@@ -442,15 +445,23 @@ bsgd_maintain(Bsgd *g, const SvcOptions *opt, SvcRng *rng)
 	bsgd_drop(g, p);
 }
 
-SvcStatus
-svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n, int32_t d,
-			   const SvcOptions *opt, double gamma, const double *weight, SvcModel *m,
-			   SvcError *err)
+/* Tag xored into the seed of a warm start's passes ("WARM"). */
+#define SEED_TAG_WARM	UINT64_C(0x5741524D)
+
+/*
+ * The SGD from step t0 + 1 on, from the support vectors of init when
+ * given (a warm start; t0 = its steps), else from w = 0 (t0 = 0).
+ */
+static SvcStatus
+bsgd_run(const SvcEnv *env, const double *x, int64_t n, int32_t d,
+		 const SvcOptions *opt, double gamma, const double *weight,
+		 const SvcModel *init, SvcModel *m, SvcError *err)
 {
 	Bsgd		g;
 	SvcRng		rng;
 	SvcStatus	st = SVC_OK;
 	bool		budgeted = opt->strategy != SVC_STRATEGY_UNBUDGETED;
+	int64_t		t0 = init ? init->iterations : 0;
 	int64_t		t;
 	bool		converged = false;
 
@@ -458,12 +469,16 @@ svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	 * The stopping rule fires at about t = ||w|| / tol whatever n is
 	 * (doc/design-notes.md): a few hundred steps, which leave most rows
 	 * unvisited and sparse regions without support vectors.  So the rule
-	 * is consulted only after one full pass over the rows.
+	 * is consulted only after one full pass over the rows (the new rows,
+	 * for a warm start).
 	 */
-	int64_t		min_steps = n;
+	int64_t		min_steps = t0 + n;
 
 	if (n < 1)
 		return svc_fail(err, SVC_ERR_INTERNAL, "svc_train_bsgd called with no rows");
+	if (t0 > INT64_MAX - opt->max_iter)
+		return svc_fail(err, SVC_ERR_LIMIT, "the init model has run too many steps: %lld",
+						(long long) t0);
 	memset(&g, 0, sizeof(g));
 	g.env = env;
 	g.d = d;
@@ -485,11 +500,30 @@ svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		g.order[i] = i;
 	}
 	st = bsgd_grow(&g, budgeted ? opt->budget + 1 : 64, err);
-	svc_rng_seed(&rng, opt->seed);
-
-	for (t = 1; st == SVC_OK && t <= opt->max_iter; t++)
+	if (st == SVC_OK && init != NULL)
 	{
-		int64_t		pos = (t - 1) % n;
+		/* w = sum alpha_i phi(s_i) of init, one width (the widths come after) */
+		st = bsgd_grow(&g, init->n_sv + 1, err);
+		for (int32_t i = 0; st == SVC_OK && i < init->n_sv; i++)
+		{
+			memcpy(g.sv + (size_t) i * d, init->sv + (size_t) i * d, sizeof(double) * (size_t) d);
+			g.a[i] = init->alpha[i];
+			g.row[i] = -1;
+			g.stamp[i] = 0;		/* older than any new one, for ties */
+		}
+		if (st == SVC_OK)
+		{
+			g.b = init->n_sv;
+			g.wnorm2 = bsgd_norm2(&g);
+		}
+	}
+	/* a warm start's passes are not those of the init's first pass */
+	svc_rng_seed(&rng, init ? opt->seed ^ SEED_TAG_WARM ^
+				 ((uint64_t) t0 * UINT64_C(0x9E3779B97F4A7C15)) : opt->seed);
+
+	for (t = t0 + 1; st == SVC_OK && t <= t0 + opt->max_iter; t++)
+	{
+		int64_t		pos = (t - t0 - 1) % n;
 		int64_t		r;
 		const double *xr;
 		double		o;
@@ -521,7 +555,7 @@ svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 			st = SVC_ERR_INTERRUPTED;
 			break;
 		}
-		svc_progress(env, SVC_PROGRESS_SGD, t, opt->max_iter);
+		svc_progress(env, SVC_PROGRESS_SGD, t - t0, opt->max_iter);
 
 		/* ||w_{t+1} - w_t||^2 = (||w||^2 - 2C[v]o + C^2[v]) / t^2 */
 		delta2 = (g.wnorm2 - (violated ? 2.0 * c_r * o - c_r * c_r : 0.0))
@@ -590,7 +624,7 @@ svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 			memcpy(m->sv, g.sv, sizeof(double) * (size_t) g.b * d);
 			for (int32_t i = 0; i < g.b; i++)
 				m->alpha[i] = g.scale * g.a[i];
-			m->iterations = converged ? t : opt->max_iter;
+			m->iterations = converged ? t : t0 + opt->max_iter;
 			m->converged = converged;
 			m->offset = 1.0;
 			m->gamma = gamma;
@@ -598,6 +632,22 @@ svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	}
 	bsgd_free(&g);
 	return st;
+}
+
+SvcStatus
+svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n, int32_t d,
+			   const SvcOptions *opt, double gamma, const double *weight, SvcModel *m,
+			   SvcError *err)
+{
+	return bsgd_run(env, x, n, d, opt, gamma, weight, NULL, m, err);
+}
+
+SvcStatus
+svc_train_bsgd_warm(const SvcEnv *env, const double *x, int64_t n, int32_t d,
+					const SvcOptions *opt, const SvcModel *init, SvcModel *m,
+					SvcError *err)
+{
+	return bsgd_run(env, x, n, d, opt, init->gamma, NULL, init, m, err);
 }
 
 double

@@ -24,6 +24,18 @@ SvcStatus	svc_train_bsgd(const SvcEnv *env, const double *x, int64_t n,
 						   const double *weight, SvcModel *m, SvcError *err);
 
 /*
+ * The warm start of bsgd (solver.h's warm_fit): the SGD goes on from
+ * init's support vectors, alphas and step count T0, so step t > T0 has
+ * rate 1/t and the new rows refine w rather than overwrite it:
+ * w_T = (T0 / T) w_T0 + (C / T) sum of the new violating draws.  It runs
+ * one pass over the n new rows and on until the stopping rule holds, at
+ * most opt->max_iter steps more.  m->iterations is the total, T0 included.
+ */
+SvcStatus	svc_train_bsgd_warm(const SvcEnv *env, const double *x, int64_t n, int32_t d,
+								const SvcOptions *opt, const SvcModel *init, SvcModel *m,
+								SvcError *err);
+
+/*
  * The "auto" gamma: SVC_GAMMA_AUTO_FACTOR / median squared distance
  * between pairs of rows, estimated on at most a few thousand pairs drawn
  * with rng, times 2/d above two dimensions.  When the median is zero

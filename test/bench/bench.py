@@ -45,6 +45,9 @@ Sections (--only picks some):
   labelled  generated blobs with planted anomalies: outlier precision,
             recall, F1 and NMI with 0, 1, 2 and 5% of the rows labelled,
             for smo and bsgd (labelled.py);
+  warm      the warm start: a model of 1M generated rows refreshed on 10k new
+            rows (svc_train(f, options, init)) against the full retrain and
+            the training scan of the new rows alone: NMI and time (warm.py);
   scoring   svc_decision, svc_predict, svc_assign and svc_train on 1M x 8
             rows in 5 clusters, as ratios to SELECT avg(f[1]) in the same
             run, and (--score-ref) every row's cluster and decision against
@@ -70,6 +73,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pgrun import TOP, PsqlError, log, machine_line, median, psql, q1, timed_queries  # noqa: E402
 import labelled  # noqa: E402
+import warm  # noqa: E402
 import score_speed  # noqa: E402
 import train_speed  # noqa: E402
 import aid_vs_smo  # noqa: E402
@@ -832,10 +836,10 @@ def main():
     ap.add_argument("--out", default="bench-results.md", help="markdown file to write the tables to")
     ap.add_argument("--quick", action="store_true",
                     help="reduced grid (gamma, C in 2^1, 2^3, 2^5), seeds 1-2, 3 rounds of training speed")
-    ap.add_argument("--only", default="defaults,labeling,tuned,grid,exact,assign,train,labelled,scoring,aid,"
+    ap.add_argument("--only", default="defaults,labeling,tuned,grid,exact,assign,train,labelled,scoring,aid,warm,"
                                       "incremental",
                     help="comma-separated sections to run (default: all of "
-                         "defaults,labeling,tuned,grid,exact,assign,train,labelled,scoring,aid,incremental)")
+                         "defaults,labeling,tuned,grid,exact,assign,train,labelled,scoring,aid,warm,incremental)")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                     help="concurrent sessions for the grid (default %(default)s)")
     ap.add_argument("--no-predict-check", action="store_true",
@@ -843,6 +847,10 @@ def main():
                          "the first seed of every grid point; the defaults section always checks)")
     ap.add_argument("--train-rows", type=int, default=1000000,
                     help="rows of the training-speed and scoring-speed tables")
+    ap.add_argument("--warm-rows", type=int, default=1000000,
+                    help="rows A of the warm-start section (the stored model's)")
+    ap.add_argument("--warm-new", type=int, default=10000,
+                    help="rows B of the warm-start section (the refresh)")
     ap.add_argument("--score-ref", help="scoring: per-row results of an earlier run (another build) to "
                                         "compare every row with; written when the file does not exist")
     args = ap.parse_args()
@@ -853,7 +861,7 @@ def main():
     args.assign_sizes = [10000, 43500, 100000, 1000000]
     sections = {s.strip() for s in args.only.split(",") if s.strip()}
     unknown = sections - {"defaults", "labeling", "tuned", "grid", "exact", "assign", "train",
-                          "labelled", "scoring", "aid", "incremental"}
+                          "labelled", "scoring", "aid", "warm", "incremental"}
     if unknown:
         ap.error("unknown section(s): %s" % ", ".join(sorted(unknown)))
 
@@ -884,6 +892,8 @@ def main():
         train_speed.run(args.train_rows, 3 if args.quick else 5, out)
     if "labelled" in sections:
         labelled.run(out)
+    if "warm" in sections:
+        warm.run(out, args.warm_rows, args.warm_new, 2 if args.quick else 3)
     if "scoring" in sections:
         score_speed.run(args.train_rows, 2 if args.quick else 3, out,
                         os.path.join(cwd, args.score_ref) if args.score_ref else None)

@@ -115,6 +115,84 @@ model_seed(const char *dir, const char *name, int64_t n, int32_t d, int k,
 	free(x);
 }
 
+/* A model of n rows trained with json, then warm-started on n_new more (section 5). */
+static void
+warm_model_seed(const char *dir, const char *name, int64_t n, int64_t n_new, int32_t d,
+				const char *json, uint8_t **init_out, size_t *init_len)
+{
+	SvcOptions	opt;
+	SvcModel	init,
+				m;
+	SvcError	err;
+	double	   *x = blobs(n + n_new, d, 3, (uint64_t) n * 13 + (uint64_t) d);
+	uint8_t    *bytes;
+	size_t		len;
+
+	svc_options_default(&opt);
+	if (svc_options_parse(json, strlen(json), &opt, &err) != SVC_OK)
+		die(json, &err);
+	if (svc_fit_rows(env, x, n, d, &opt, &init, &err) != SVC_OK)
+		die(name, &err);
+	if (svc_fit_rows_warm(env, x + n * d, n_new, d, &opt, &init, &m, &err) != SVC_OK)
+		die(name, &err);
+	len = svc_model_encoded_size(&m);
+	bytes = malloc(len);
+	if (bytes == NULL)
+		die("out of memory", NULL);
+	svc_model_encode(&m, bytes);
+	write_file(dir, "model", name, bytes, len);
+	free(bytes);
+	*init_len = svc_model_encoded_size(&init);
+	*init_out = malloc(*init_len);
+	if (*init_out == NULL)
+		die("out of memory", NULL);
+	svc_model_encode(&init, *init_out);
+	svc_model_free(env, &init);
+	svc_model_free(env, &m);
+	free(x);
+}
+
+/* The state of a warm start of init (init_len bytes) on n rows. */
+static void
+warm_state_seed(const char *dir, const char *name, int64_t n, int32_t d,
+				const uint8_t *init, size_t init_len)
+{
+	SvcModel	m;
+	SvcError	err;
+	double	   *x = blobs(n, d, 3, (uint64_t) n * 19 + (uint64_t) d);
+	int64_t		cap = 16;
+	uint8_t    *s;
+
+	if (svc_model_decode(env, init, init_len, &m, &err) != SVC_OK)
+		die(name, &err);
+	s = calloc(1, svc_state_size_warm(d, cap, 0, init_len));
+	if (s == NULL)
+		die("out of memory", NULL);
+	svc_state_init(s, d, cap, &m.opt);
+	svc_state_set_init(s, init, init_len);
+	for (int64_t i = 0; i < n; i++)
+		if (!svc_state_add(s, x + i * d))
+		{
+			int64_t		next = svc_state_next_capacity(s);
+			uint8_t    *g = calloc(1, svc_state_size_warm(d, next, 0, init_len));
+
+			if (g == NULL)
+				die("out of memory", NULL);
+			svc_state_copy(s, g, next);
+			free(s);
+			s = g;
+			cap = next;
+			if (!svc_state_add(s, x + i * d))
+				die("state did not grow", NULL);
+		}
+	if (svc_state_check(s, svc_state_size_warm(d, cap, 0, init_len), &err) != SVC_OK)
+		die(name, &err);
+	write_file(dir, "state", name, s, svc_state_size_warm(d, cap, 0, init_len));
+	svc_model_free(env, &m);
+	free(s);
+	free(x);
+}
+
 static void
 state_seed(const char *dir, const char *name, int64_t n, int32_t d,
 		   const char *json)
@@ -255,6 +333,16 @@ main(int argc, char **argv)
 	cvi_state_seed(dir, "one1d.bin", 1, 1, true);
 	state_seed(dir, "smo2d.bin", 30, 2, "{\"solver\": \"smo\", \"sample\": 24}");
 	state_seed(dir, "ext2d.bin", 12, 2, "{\"budget\": 6, \"label_radius\": 0.5}");
+	/* a warm start: section 5 of the model, the init model in the state's tail */
+	{
+		uint8_t    *init;
+		size_t		init_len;
+
+		warm_model_seed(dir, "warm2d.bin", 60, 30, 2, "{\"budget\": 12, \"max_iter\": 2000}",
+						&init, &init_len);
+		warm_state_seed(dir, "warm2d.bin", 20, 2, init, init_len);
+		free(init);
+	}
 	/* labelled rows: section 3 of the model, the labelled area of the state */
 	seed_labels = true;
 	model_seed(dir, "labelled2d.bin", 60, 2, 3, "{\"budget\": 12, \"max_iter\": 2000}");
