@@ -6,15 +6,6 @@
 #include <math.h>
 #include <string.h>
 
-/* As solver_smo.c: C n nu = 1 / (nu n) scales the gaps to libsvm's. */
-static double
-libsvm_scale(double nu, int64_t n)
-{
-	double		nl = nu * (double) n;
-
-	return nl > 1.0 ? nl : 1.0;
-}
-
 /* The model's arrays from the solver's rows with alpha > 0. */
 static SvcStatus
 take_support(const SvcEnv *env, const SvcIncr *s, int32_t d, SvcModel *m, SvcError *err)
@@ -75,7 +66,7 @@ svc_train_incremental(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	 * first rows then meet the bound the last ones do, and the end is
 	 * smo's problem on all n.
 	 */
-	c = opt->nu * (double) n > 1.0 ? 1.0 / (opt->nu * (double) n) : 1.0;
+	c = svc_smo_c(opt->nu, n);
 	/*
 	 * Labelled rows are smo's signed problem (negative bounds for the
 	 * anomalies, margins at the boundary), which the path does not follow.
@@ -121,7 +112,7 @@ svc_train_incremental(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	m->converged = true;
 	m->objective = objective;
 	/* smo's gap is in G = 2 h's units, and reported in tol's scale */
-	m->gap = 2.0 * viol * libsvm_scale(opt->nu, n) / 2.0;
+	m->gap = svc_smo_gap_in_tol(2.0 * viol, opt->nu, n);
 	m->cache_hits = 0;
 	m->cache_misses = 0;
 done:

@@ -43,25 +43,75 @@ svc_smo_budget(const SvcEnv *env, const SvcOptions *opt)
 	return SVC_SOLVER_MEMORY_DEFAULT;
 }
 
-/* The refusal when n rows do not fit the budget: before any allocation. */
-static SvcStatus
-too_many_rows(SvcError *err, int64_t n, size_t need, size_t budget)
+double
+svc_smo_c(double nu, int64_t n)
+{
+	return 1.0 / libsvm_scale(nu, n);
+}
+
+double
+svc_smo_gap_in_tol(double gap, double nu, int64_t n)
+{
+	return gap * libsvm_scale(nu, n) / 2.0;
+}
+
+SvcStatus
+svc_smo_refuse_memory(SvcError *err, const char *who, const char *name,
+					  const char *per_row, const char *cached,
+					  int64_t n, size_t need, size_t budget)
 {
 	if (need == SIZE_MAX)
-		svc_fail(err, SVC_ERR_LIMIT, "too many rows for the exact solver: %lld",
-				 (long long) n);
+		svc_fail(err, SVC_ERR_LIMIT, "too many rows for %s: %lld", who, (long long) n);
 	else
 		svc_fail(err, SVC_ERR_LIMIT,
-				 "the exact solver needs %zu kB for %lld rows, more than its memory budget of %zu kB",
-				 (need + 1023) / 1024, (long long) n, budget / 1024);
+				 "%s needs %zu kB for %lld rows, more than its memory budget of %zu kB",
+				 who, (need + 1023) / 1024, (long long) n, budget / 1024);
 	if (need != SIZE_MAX && n > 0)
-		svc_error_detail(err, "The solver \"smo\" needs about %zu bytes per row (its vectors and "
-						 "two kernel columns) and caches more columns within the option "
-						 "\"cache_mb\", by default maintenance_work_mem.",
-						 (size_t) ((need + (size_t) n - 1) / (size_t) n));
+		svc_error_detail(err, "The solver \"%s\" needs about %zu bytes per row (%s) and "
+						 "caches %s within the option \"cache_mb\", by default "
+						 "maintenance_work_mem.",
+						 name, (size_t) ((need + (size_t) n - 1) / (size_t) n), per_row, cached);
 	svc_error_hint(err, "Lower \"sample\", raise \"cache_mb\", or use the budgeted "
 				   "solver \"bsgd\".");
 	return SVC_ERR_LIMIT;
+}
+
+SvcStatus
+svc_smo_take_support(const SvcEnv *env, const double *x, const double *alpha_rows,
+					 int64_t n, int32_t d, const char *who, SvcModel *m, SvcError *err)
+{
+	int64_t		n_sv = 0,
+				k = 0;
+	double	   *sv,
+			   *alpha;
+
+	/* negative alphas (labelled anomalies) are support vectors too */
+	for (int64_t i = 0; i < n; i++)
+		if (alpha_rows[i] != 0)
+			n_sv++;
+	if (n_sv < 1 || n_sv > INT32_MAX)
+		return svc_fail(err, SVC_ERR_INTERNAL, "%s kept %lld support vectors",
+						who, (long long) n_sv);
+	sv = svc_alloc(env, sizeof(double) * (size_t) n_sv * (size_t) d, err);
+	alpha = svc_alloc(env, sizeof(double) * (size_t) n_sv, err);
+	if (sv == NULL || alpha == NULL)
+	{
+		svc_free(env, sv);
+		svc_free(env, alpha);
+		return SVC_ERR_NOMEM;
+	}
+	for (int64_t i = 0; i < n; i++)
+	{
+		if (alpha_rows[i] == 0)
+			continue;
+		memcpy(sv + (size_t) k * (size_t) d, x + (size_t) i * (size_t) d,
+			   sizeof(double) * (size_t) d);
+		alpha[k++] = alpha_rows[i];
+	}
+	m->n_sv = (int32_t) n_sv;
+	m->sv = sv;
+	m->alpha = alpha;
+	return SVC_OK;
 }
 
 SvcStatus
@@ -74,10 +124,6 @@ svc_train_smo(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	SvcStatus	st;
 	size_t		budget = svc_smo_budget(env, opt),
 				need;
-	double	   *sv,
-			   *alpha;
-	int64_t		n_sv = 0,
-				k = 0;
 	double	   *c_rows = NULL,
 			   *lo_rows = NULL,
 			   *margin = NULL;
@@ -85,7 +131,7 @@ svc_train_smo(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	svc_smo_params_default(&p);
 	p.gamma = gamma;
 	/* C = 1 / (nu n): the share nu of rows bounds the outliers from above */
-	p.c_all = opt->nu * (double) n > 1.0 ? 1.0 / (opt->nu * (double) n) : 1.0;
+	p.c_all = svc_smo_c(opt->nu, n);
 	p.eps = svc_smo_eps(opt->tol, opt->nu, n);
 	p.max_iter = opt->max_iter;	/* 0: smo.h's automatic cap */
 	need = svc_smo_memory(n, d, &p);
@@ -93,7 +139,9 @@ svc_train_smo(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	if (weight != NULL && need <= SIZE_MAX - 3 * sizeof(double) * (size_t) n)
 		need += 3 * sizeof(double) * (size_t) n;
 	if (need == SIZE_MAX || need > budget)
-		return too_many_rows(err, n, need, budget);
+		return svc_smo_refuse_memory(err, "the exact solver", "smo",
+									 "its vectors and two kernel columns", "more columns",
+									 n, need, budget);
 	/*
 	 * The rest is cache.  need counts the two columns the solver takes
 	 * even without a budget, so it never holds more than the budget.
@@ -142,43 +190,19 @@ svc_train_smo(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	svc_free(env, margin);
 	if (st != SVC_OK)
 		return st;
-	/* negative alphas (labelled anomalies) are support vectors too */
-	for (int64_t i = 0; i < n; i++)
-		if (res.alpha[i] != 0)
-			n_sv++;
-	if (n_sv < 1 || n_sv > INT32_MAX)
+	st = svc_smo_take_support(env, x, res.alpha, n, d, "the exact solver", m, err);
+	if (st != SVC_OK)
 	{
 		svc_smo_result_free(env, &res);
-		return svc_fail(err, SVC_ERR_INTERNAL, "the exact solver kept %lld support vectors",
-						(long long) n_sv);
+		return st;
 	}
-	sv = svc_alloc(env, sizeof(double) * (size_t) n_sv * (size_t) d, err);
-	alpha = svc_alloc(env, sizeof(double) * (size_t) n_sv, err);
-	if (sv == NULL || alpha == NULL)
-	{
-		svc_free(env, sv);
-		svc_free(env, alpha);
-		svc_smo_result_free(env, &res);
-		return SVC_ERR_NOMEM;
-	}
-	for (int64_t i = 0; i < n; i++)
-	{
-		if (res.alpha[i] == 0)
-			continue;
-		memcpy(sv + (size_t) k * (size_t) d, x + (size_t) i * (size_t) d,
-			   sizeof(double) * (size_t) d);
-		alpha[k++] = res.alpha[i];
-	}
-	m->n_sv = (int32_t) n_sv;
-	m->sv = sv;
-	m->alpha = alpha;
 	m->offset = res.offset;
 	m->gamma = gamma;
 	m->iterations = res.iterations;
 	m->converged = res.converged;
 	m->objective = res.objective;
 	/* in tol's scale, so that a converged model reports gap < tol */
-	m->gap = res.gap * libsvm_scale(opt->nu, n) / 2.0;
+	m->gap = svc_smo_gap_in_tol(res.gap, opt->nu, n);
 	m->cache_hits = res.cache_hits;
 	m->cache_misses = res.cache_misses;
 	svc_smo_result_free(env, &res);
