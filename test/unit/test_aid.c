@@ -546,33 +546,7 @@ test_limits(void)
 	}
 
 	parse("{\"solver\": \"aid\"}", &opt, &err);
-	for (int kind = 0; kind < 2; kind++)
-	{
-		for (long left = 0;; left++)
-		{
-			UnitBudget	b = {left, 0};
-			SvcEnv		fail_alloc = {.alloc = unit_fail_after_alloc, .release = unit_counted_free,
-			.realloc = unit_fail_after_realloc, .ctx = &b};
-			SvcEnv		stop = {.alloc = unit_counted_alloc, .release = unit_counted_free,
-			.interrupt = unit_stop_after, .realloc = unit_counted_realloc, .ctx = &b};
-			SvcStatus	st = svc_fit_rows(kind ? &stop : &fail_alloc, x, n, 2, &opt, &m, &err);
-
-			svc_model_free(kind ? &stop : &fail_alloc, &m);
-			if (b.live != 0)
-			{
-				CHECK(false, "kind %d at %ld: %ld blocks left", kind, left, b.live);
-				break;
-			}
-			if (st == SVC_OK)
-				break;
-			if (st != (kind ? SVC_ERR_INTERRUPTED : SVC_ERR_NOMEM))
-			{
-				CHECK(false, "kind %d at %ld: status %d (%s)", kind, left, st, err.message);
-				break;
-			}
-			kinds[kind]++;
-		}
-	}
+	unit_fit_fails_cleanly(x, n, 2, &opt, kinds);
 	printf("  fit aid: fails cleanly at each of %d allocations, stops at each of %d checks\n",
 		   kinds[0], kinds[1]);
 	CHECK(kinds[0] > 10 && kinds[1] > 3, "the failure loops ran");

@@ -5,9 +5,11 @@
 #define SVC_UNIT_DATA_H
 
 #include "svc_core.h"
+#include "fit.h"
 #include "model.h"
 #include "model_codec.h"
 #include "options.h"
+#include "unit.h"
 
 #include <string.h>
 
@@ -54,6 +56,49 @@ parse(const char *json, SvcOptions *opt, SvcError *err)
 {
 	svc_options_default(opt);
 	return svc_options_parse(json, strlen(json), opt, err);
+}
+
+/*
+ * svc_fit_rows of n rows x (d features) under opt, failed at each of its
+ * allocations in turn (kinds[0] counts them) and interrupted at each of its
+ * checks (kinds[1]): every failure must return NOMEM or INTERRUPTED and
+ * leave no block behind.  Stops at the first success of each kind.
+ */
+static inline void
+unit_fit_fails_cleanly(const double *x, int64_t n, int32_t d, const SvcOptions *opt,
+					   int kinds[2])
+{
+	SvcError	err;
+
+	kinds[0] = kinds[1] = 0;
+	for (int kind = 0; kind < 2; kind++)
+	{
+		for (long left = 0;; left++)
+		{
+			UnitBudget	b = {left, 0};
+			SvcEnv		fail_alloc = {.alloc = unit_fail_after_alloc, .release = unit_counted_free,
+			.realloc = unit_fail_after_realloc, .ctx = &b};
+			SvcEnv		stop = {.alloc = unit_counted_alloc, .release = unit_counted_free,
+			.interrupt = unit_stop_after, .realloc = unit_counted_realloc, .ctx = &b};
+			SvcModel	m;
+			SvcStatus	st = svc_fit_rows(kind ? &stop : &fail_alloc, x, n, d, opt, &m, &err);
+
+			svc_model_free(kind ? &stop : &fail_alloc, &m);
+			if (b.live != 0)
+			{
+				CHECK(false, "kind %d at %ld: %ld blocks left", kind, left, b.live);
+				break;
+			}
+			if (st == SVC_OK)
+				break;
+			if (st != (kind ? SVC_ERR_INTERRUPTED : SVC_ERR_NOMEM))
+			{
+				CHECK(false, "kind %d at %ld: status %d (%s)", kind, left, st, err.message);
+				break;
+			}
+			kinds[kind]++;
+		}
+	}
 }
 
 #endif							/* SVC_UNIT_DATA_H */
