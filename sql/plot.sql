@@ -25,6 +25,24 @@ SELECT svc_plot_svg(model, 'SELECT features[1:2] FROM plot_points', NULL) =
        svc_plot_svg(NULL, 'SELECT 1') IS NULL AS null_model
 FROM plot_model;
 
+-- more rows than one fetch (1,000): the legend's counts are svc_assign's, so
+-- what the scorer keeps between rows (its certificates) outlives each batch;
+-- the small budget gives many equilibria, so the certificates decide many rows
+-- (with them in the per-batch context the counts differed)
+CREATE TABLE plot_many AS
+SELECT i AS id, ARRAY[(i % 3) * 5 + 0.5 * sqrt(-2 * ln((i / 3 + 0.5) / 1167)) * cos(i * 2.39996),
+                      0.5 * sqrt(-2 * ln((i / 3 + 0.5) / 1167)) * sin(i * 2.39996)]::float8[] AS features
+FROM generate_series(1, 3500) AS i;
+CREATE TABLE plot_many_model AS SELECT svc_train(features, '{"budget": 40}') AS model FROM plot_many;
+WITH a AS (SELECT a.* FROM plot_many_model m,
+             svc_assign(m.model, 'SELECT id, features FROM plot_many') a),
+     p AS (SELECT svc_plot_svg(model, 'SELECT features FROM plot_many') AS svg FROM plot_many_model)
+SELECT (SELECT count(DISTINCT cluster) FROM a) AS clusters,
+       (SELECT bool_and(p.svg LIKE '%>cluster ' || cluster || ': ' || n || ' rows<%')
+        FROM (SELECT cluster, count(*) AS n FROM a GROUP BY cluster) c, p) AS legend_counts,
+       (SELECT p.svg LIKE '%outliers (f &lt; 0): ' || (SELECT count(*) FROM a WHERE outlier) || '<%' FROM p)
+         AS outlier_count;
+
 -- errors
 SELECT svc_plot_svg(model, 'SELECT features FROM plot_points', '{"dims": [1, 4]}') FROM plot_model3;
 SELECT svc_plot_svg(model, 'SELECT features FROM plot_points', '{"dims": [2, 2]}') FROM plot_model3;
