@@ -591,6 +591,9 @@ fit_state_warm(const SvcEnv *env, const uint8_t *state, SvcModel *m, SvcError *e
 		 */
 		svc_state_extract(state, rows, stats, stats + dims, stats + 2 * dims,
 						  stats + 3 * dims);
+		/* kept rows count arrivals: the rows in the order they came */
+		if (init.keep_n > 0)
+			svc_state_rows_stored(state, rows);
 		st = fit_warm(env, rows, kept, svc_state_seen(state), &m->opt, &init, m, err);
 	}
 	svc_free(env, rows);
@@ -647,6 +650,9 @@ svc_fit_state(const SvcEnv *env, const uint8_t *state, SvcModel *m, SvcError *er
 	}
 	svc_state_extract_labelled(state, rows, lab, stats, stats + dims, stats + 2 * dims,
 							   stats + 3 * dims);
+	/* kept rows count arrivals: the rows in the order they came */
+	if (opt.keep_rows)
+		svc_state_rows_stored(state, rows);
 	set_scaling(m, stats, stats + dims, stats + 2 * dims, stats + 3 * dims);
 	m->rows_seen = svc_state_seen(state) + svc_state_lab_seen(state, 1) +
 		svc_state_lab_seen(state, -1);

@@ -51,6 +51,8 @@ enum
 /* the residual of M Q = I on Q's first column beyond which Q is refactored */
 #define RESIDUAL_MAX 1e-11
 #define RESYNC_EVERY 256
+/* sums of bounds within this (relative) of t are t */
+#define CSUM_EPS 1e-12
 
 typedef enum Event
 {
@@ -1093,7 +1095,11 @@ svc_incr_remove(SvcIncr *s, int64_t slot, SvcError *err)
 	s->csum -= s->c[slot];
 	s->rows--;
 	s->st.removed++;
-	if (s->csum <= s->t)
+	/*
+	 * Within rounding of t counts as t: k rows of bound 1/k sum to 1 + 4e-16,
+	 * and the path would look for a row to take a candidate's last 1e-13.
+	 */
+	if (s->csum <= s->t + CSUM_EPS * fmax(1.0, s->t))
 	{
 		/* the rest can no longer hold t: every row at its bound */
 		if (s->spos[slot] >= 0 && (st = leave_s(s, s->spos[slot], SET_FREE, err)) != SVC_OK)
