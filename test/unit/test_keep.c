@@ -383,10 +383,67 @@ test_warm_union_and_window(void)
 	free(stream);
 }
 
+/*
+ * An smo init trained to a loose tol is not the optimum of its rows to the
+ * load's tolerance: the warm start solves the window again by increments,
+ * and ends on the same model.  Then allocation failures and interrupts of
+ * a warm start whose window overflows leave nothing behind.
+ */
+static void
+test_fallback_and_failures(void)
+{
+	double	   *a = blobs(200, 21),
+			   *b = blobs(150, 22);
+	SvcModel	loose = train("{\"solver\": \"smo\", \"tol\": 0.1, \"keep_rows\": true, "
+							  "\"outlier_fraction\": 0.1, \"gamma\": 1.2, \"sample\": 300}", a, 200);
+	SvcModel	w = warm(&loose, b, 150);
+	double		diff = against_smo(&w);
+
+	CHECK(w.keep_n == 300 && w.keep_removed == 50 && diff >= 0 && diff < 1e-6,
+		  "a loose smo init is solved again: smo on the window (%g)", diff);
+	svc_model_free(env, &w);
+
+	for (int kind = 0; kind < 2; kind++)
+	{
+		long		fails = 0;
+
+		for (long k = 0;; k++)
+		{
+			UnitBudget	bud = {.left = k};
+			SvcEnv		e = {.alloc = kind == 0 ? unit_fail_after_alloc : unit_counted_alloc,
+				.release = unit_counted_free,
+				.realloc = kind == 0 ? unit_fail_after_realloc : unit_counted_realloc,
+				.interrupt = kind == 1 ? unit_stop_after : NULL, .ctx = &bud};
+			SvcModel	m;
+			SvcError	err;
+			SvcStatus	st = svc_fit_rows_warm(&e, b, 150, 2, &loose.opt, &loose, &m, &err);
+
+			svc_model_free(&e, &m);
+			if (st == SVC_OK)
+			{
+				CHECK(bud.live == 0, "no leak after success");
+				break;
+			}
+			fails++;
+			CHECK(st == (kind == 0 ? SVC_ERR_NOMEM : SVC_ERR_INTERRUPTED) && bud.live == 0,
+				  "failure %ld of kind %d is clean (%d: %s, %ld live)", k, kind, (int) st,
+				  err.message, bud.live);
+			if (under_valgrind() && k > 40)
+				break;
+		}
+		printf("  keep warm start: %s cleanly at each of %ld %s\n", kind ? "stops" : "fails",
+			   fails, kind ? "checks" : "allocations");
+	}
+	svc_model_free(env, &loose);
+	free(a);
+	free(b);
+}
+
 int
 main(void)
 {
 	test_load_and_bounds();
 	test_warm_union_and_window();
+	test_fallback_and_failures();
 	return unit_summary("test_keep");
 }
