@@ -85,3 +85,11 @@ COMMENT ON AGGREGATE svc_train(float8[], jsonb, bytea) IS
     'warm start: continues the stored bsgd model init on the group''s rows (its options, scaling and gamma; cut options may change); NULL init trains from scratch';
 COMMENT ON AGGREGATE svc_train_state(float8[], jsonb, bytea) IS
     'the partial state of svc_train(features, options, init), to ship between servers or train in steps';
+
+-- keep: models that keep their rows (issue 17).  No new objects: the option
+-- "keep_rows" (solvers smo and incremental) stores the fit's rows in the
+-- model, and the warm start svc_train(features, options, init) of such a
+-- model is exact, over a window of at most "sample" rows (option "window":
+-- "oldest" or "reservoir").  The comment of the warm start says so.
+COMMENT ON AGGREGATE svc_train(float8[], jsonb, bytea) IS
+    'warm start: continues the stored model init on the group''s rows (its options, scaling and gamma; cut options may change): a bsgd model by SGD, an smo or incremental model with "keep_rows" exactly over its window of "sample" rows; NULL init trains from scratch';

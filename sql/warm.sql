@@ -70,7 +70,7 @@ FROM warm_pts, warm_b b WHERE t >= 1 GROUP BY b.model;
 SELECT svc_model_info(svc_train(f, '{"n_clusters": 1}', (SELECT model FROM warm_a)))->>'n_clusters' AS cut_applies
 FROM warm_pts WHERE t >= 1;
 
--- an exact-solver model cannot be warm-started (yet)
+-- an exact-solver model without kept rows cannot be warm-started (keep_rows.sql)
 CREATE TABLE warm_smo AS
 SELECT svc_train(f, '{"solver": "smo"}') AS model FROM warm_pts WHERE id <= 300;
 SELECT pg_temp.try($q$SELECT svc_train(f, NULL, (SELECT model FROM warm_smo)) FROM warm_pts WHERE t >= 1$q$);

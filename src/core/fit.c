@@ -11,6 +11,7 @@
 #include "kernel.h"
 #include "kdtree.h"
 #include "model_codec.h"
+#include "keep.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -372,10 +373,24 @@ fit_scaled(const SvcEnv *env, double *rows, const int8_t *label, int64_t n, SvcM
 	if (st != SVC_OK)
 		return st;
 	supervised = weight != NULL;
+	if (supervised && m->opt.keep_rows)
+	{
+		svc_free(env, weight);
+		svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+				 "svclust option \"keep_rows\" does not take labelled rows");
+		svc_error_hint(err, "Pass NULL labels, or leave \"keep_rows\" out.");
+		return SVC_ERR_INVALID_PARAMETER;
+	}
 	st = solver->fit(env, rows, n, m->dims, &m->opt, gamma, weight, m, err);
 	svc_free(env, weight);
 	if (st != SVC_OK)
 		return st;
+	if (m->opt.keep_rows)
+	{
+		st = svc_keep_from_fit(env, rows, n, m, err);
+		if (st != SVC_OK)
+			return st;
+	}
 	return fit_finish(env, solver, rows, supervised ? label : NULL, n, m, err);
 }
 
@@ -384,12 +399,22 @@ svc_fit_warm_check(const SvcModel *init, int32_t dims, const SvcOptions *opt, Sv
 {
 	const SvcSolverOps *solver = svc_solver_find(init->solver);
 
+	if (solver != NULL && solver->warm_fit != NULL && solver->boundary == SVC_BOUNDARY_SPHERE &&
+		init->keep_n == 0)
+	{
+		svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+				 "a model of the solver \"%s\" without kept rows cannot be warm-started",
+				 svc_solver_name(init->solver));
+		svc_error_detail(err, "The exact solvers continue from the rows of their fit, which a model keeps only when trained with the option \"keep_rows\".");
+		svc_error_hint(err, "Retrain from scratch on all the rows with svc_train(features, options), or train the init model with {\"keep_rows\": true}.");
+		return SVC_ERR_INVALID_PARAMETER;
+	}
 	if (solver == NULL || solver->warm_fit == NULL)
 	{
 		svc_fail(err, SVC_ERR_INVALID_PARAMETER,
 				 "a model of the solver \"%s\" cannot be warm-started",
 				 svc_solver_name(init->solver));
-		svc_error_detail(err, "The exact solvers keep no training rows to continue from; only \"bsgd\" models can be warm-started.");
+		svc_error_detail(err, "Only \"bsgd\" models, and \"smo\" and \"incremental\" models with kept rows, can be warm-started.");
 		svc_error_hint(err, "Retrain from scratch on all the rows with svc_train(features, options), or train the init model with {\"solver\": \"bsgd\"}.");
 		return SVC_ERR_INVALID_PARAMETER;
 	}
@@ -425,7 +450,11 @@ fit_warm(const SvcEnv *env, double *rows, int64_t n, int64_t seen, const SvcOpti
 {
 	const SvcSolverOps *solver;
 	int32_t		d = init->dims;
-	int64_t		n_all = n + init->n_sv;
+	bool		kept = init->keep_n > 0;
+	/* the rows labelled: the window of a model with kept rows, else the
+	 * new rows and init's support vectors */
+	int64_t		n_all = kept ? (init->keep_n + n < opt->sample ? init->keep_n + n : opt->sample) :
+		n + init->n_sv;
 	double	   *all,
 			   *box;
 	SvcStatus	st;
@@ -489,6 +518,12 @@ fit_warm(const SvcEnv *env, double *rows, int64_t n, int64_t seen, const SvcOpti
 	st = solver->warm_fit(env, rows, n, d, &m->opt, init, m, err);
 	if (st != SVC_OK)
 		return st;
+	if (kept)
+	{
+		/* the threshold is the solver's; the labelling on the window */
+		m->rows_used = m->keep_n;
+		return fit_finish(env, solver, m->keep_x, NULL, m->keep_n, m, err);
+	}
 
 	/*
 	 * The threshold and the labelling on the new rows and the init's
@@ -556,6 +591,9 @@ fit_state_warm(const SvcEnv *env, const uint8_t *state, SvcModel *m, SvcError *e
 		 */
 		svc_state_extract(state, rows, stats, stats + dims, stats + 2 * dims,
 						  stats + 3 * dims);
+		/* kept rows count arrivals: the rows in the order they came */
+		if (init.keep_n > 0)
+			svc_state_rows_stored(state, rows);
 		st = fit_warm(env, rows, kept, svc_state_seen(state), &m->opt, &init, m, err);
 	}
 	svc_free(env, rows);
@@ -612,6 +650,9 @@ svc_fit_state(const SvcEnv *env, const uint8_t *state, SvcModel *m, SvcError *er
 	}
 	svc_state_extract_labelled(state, rows, lab, stats, stats + dims, stats + 2 * dims,
 							   stats + 3 * dims);
+	/* kept rows count arrivals: the rows in the order they came */
+	if (opt.keep_rows)
+		svc_state_rows_stored(state, rows);
 	set_scaling(m, stats, stats + dims, stats + 2 * dims, stats + 3 * dims);
 	m->rows_seen = svc_state_seen(state) + svc_state_lab_seen(state, 1) +
 		svc_state_lab_seen(state, -1);

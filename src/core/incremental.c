@@ -51,6 +51,8 @@ enum
 /* the residual of M Q = I on Q's first column beyond which Q is refactored */
 #define RESIDUAL_MAX 1e-11
 #define RESYNC_EVERY 256
+/* sums of bounds within this (relative) of t are t */
+#define CSUM_EPS 1e-12
 
 typedef enum Event
 {
@@ -1093,7 +1095,11 @@ svc_incr_remove(SvcIncr *s, int64_t slot, SvcError *err)
 	s->csum -= s->c[slot];
 	s->rows--;
 	s->st.removed++;
-	if (s->csum <= s->t)
+	/*
+	 * Within rounding of t counts as t: k rows of bound 1/k sum to 1 + 4e-16,
+	 * and the path would look for a row to take a candidate's last 1e-13.
+	 */
+	if (s->csum <= s->t + CSUM_EPS * fmax(1.0, s->t))
 	{
 		/* the rest can no longer hold t: every row at its bound */
 		if (s->spos[slot] >= 0 && (st = leave_s(s, s->spos[slot], SET_FREE, err)) != SVC_OK)
@@ -1119,6 +1125,138 @@ svc_incr_remove(SvcIncr *s, int64_t slot, SvcError *err)
 	s->h[slot] = 0.0;
 	s->free_slots[s->n_free++] = slot;
 	return SVC_OK;
+}
+
+SvcStatus
+svc_incr_load(SvcIncr *s, const double *x, const double *alpha, const double *c, int64_t n,
+			  double tol, int64_t *slots, double *viol_out, SvcError *err)
+{
+	double		asum = 0.0,
+				viol;
+	SvcStatus	st;
+
+	*viol_out = NAN;
+	if (s->rows != 0 || s->hi != 0)
+		return svc_fail(err, SVC_ERR_INTERNAL, "the solver \"incremental\" loads only when empty");
+	if (n < 1 || n > s->cap)
+		return svc_fail(err, SVC_ERR_LIMIT, "the solver \"incremental\" keeps at most %lld rows",
+						(long long) s->cap);
+	for (int64_t i = 0; i < n; i++)
+	{
+		double		a = alpha[i],
+					ci = c[i];
+
+		if (!(ci >= 0) || !isfinite(ci) || !(a >= 0 && a <= ci))
+			return svc_fail(err, SVC_ERR_INVALID_INPUT,
+							"a stored alpha is outside its bound [0, %g]", ci);
+		if (svc_first_nonfinite(x + (size_t) i * (size_t) s->d, (size_t) s->d) >= 0)
+			return svc_fail(err, SVC_ERR_INVALID_INPUT, "the row has a non-finite value");
+		memcpy(s->x + (size_t) i * (size_t) s->d, x + (size_t) i * (size_t) s->d,
+			   sizeof(double) * (size_t) s->d);
+		s->alpha[i] = a;
+		s->c[i] = ci;
+		s->spos[i] = -1;
+		s->h[i] = 0.0;
+		/* the sets by alpha; S's rows join below, with their columns */
+		s->set[i] = ci == 0 ? SET_Z : a <= 0 ? SET_R : a >= ci ? SET_E : SET_CAND;
+		asum += a;
+		s->csum += ci;
+		slots[i] = i;
+	}
+	s->hi = n;
+	s->rows = n;
+	if (s->csum <= 1.0)
+	{
+		/* the one feasible point: every row at its bound */
+		s->t = s->csum;
+		st = all_at_bound(s, err);
+	}
+	else
+	{
+		s->t = 1.0;
+		st = SVC_OK;
+		for (int64_t i = 0; i < n && st == SVC_OK; i++)
+		{
+			if (s->set[i] != SET_CAND)
+				continue;
+			if ((i & 63) == 63 && svc_interrupted(s->env, err))
+				return err->status;
+			st = join_new(s, i, err);
+			if (st == SVC_OK && s->set[i] != SET_S)
+				return svc_fail(err, SVC_ERR_INVALID_INPUT,
+								"a stored margin row duplicates the margin set");
+		}
+		/* Q afresh: the rank-one updates built it row by row */
+		if (st == SVC_OK)
+			st = refactor(s, err);
+	}
+	if (st != SVC_OK)
+		return st;
+	if (resync(s, &viol, err) != SVC_OK)
+		return err->status;
+	*viol_out = viol;
+	if (!(viol <= tol))
+	{
+		svc_fail(err, SVC_ERR_INVALID_INPUT,
+				 "the stored solution is not optimal: its KKT violation is %g, above %g",
+				 viol, tol);
+		return SVC_ERR_INVALID_INPUT;
+	}
+	(void) asum;
+	return SVC_OK;
+}
+
+SvcStatus
+svc_incr_set_bound(SvcIncr *s, int64_t slot, double c, int64_t *slot_out, SvcError *err)
+{
+	double	   *row;
+	SvcStatus	st;
+
+	if (slot < 0 || slot >= s->hi || s->set[slot] == SET_FREE)
+		return svc_fail(err, SVC_ERR_INVALID_PARAMETER, "slot %lld holds no row",
+						(long long) slot);
+	if (!(c >= 0) || !isfinite(c))
+		return svc_fail(err, SVC_ERR_INVALID_PARAMETER, "the bound of a row must be finite and not negative");
+	*slot_out = slot;
+	if (c == s->c[slot])
+		return SVC_OK;
+
+	/*
+	 * A row off its bound keeps every condition under any bound at or above
+	 * its alpha: S's h = 0 and R's h >= 0 do not involve C.  So does the
+	 * sum of bounds as long as it can still hold t.  A row at its bound (E,
+	 * or Z), or one whose alpha the new bound cuts, must move: it leaves by
+	 * an exact decrement and comes back with the new bound.
+	 */
+	if ((s->set[slot] == SET_S || s->set[slot] == SET_R) && s->alpha[slot] < c &&
+		s->csum - s->c[slot] + c >= s->t)
+	{
+		s->csum += c - s->c[slot];
+		s->c[slot] = c;
+		return SVC_OK;
+	}
+	row = svc_alloc(s->env, sizeof(double) * (size_t) s->d, err);
+	if (row == NULL)
+		return SVC_ERR_NOMEM;
+	memcpy(row, s->x + (size_t) slot * (size_t) s->d, sizeof(double) * (size_t) s->d);
+	st = svc_incr_remove(s, slot, err);
+	if (st == SVC_OK)
+	{
+		s->st.removed--;
+		st = svc_incr_add(s, row, c, slot_out, err);
+		if (st == SVC_OK)
+			s->st.added--;
+	}
+	svc_free(s->env, row);
+	return st;
+}
+
+double
+svc_incr_bound(const SvcIncr *s, int64_t slot)
+{
+	if (slot < 0 || slot >= s->hi || s->set[slot] == SET_FREE)
+		return 0.0;
+	return s->c[slot];
 }
 
 int64_t

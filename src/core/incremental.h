@@ -80,6 +80,34 @@ SvcStatus	svc_incr_add(SvcIncr *s, const double *x, double c, int64_t *slot,
 /* Remove the row in slot and re-solve exactly; errors as svc_incr_add. */
 SvcStatus	svc_incr_remove(SvcIncr *s, int64_t slot, SvcError *err);
 
+/*
+ * Load a solution: n rows (row-major, copied) with their alphas and bounds
+ * into an empty solver, slots[i] receiving row i's slot.  The sets follow
+ * from alpha (0: R, the bound: E, between: S); h, the offset and the
+ * margin set's bordered inverse are computed directly (one kernel column
+ * per margin row and one Cholesky, not a path per row).  *viol receives
+ * the state's KKT violation (svc_incr_kkt_violation's); above tol the load
+ * fails with SVC_ERR_INVALID_INPUT ("not optimal"), as it does for an
+ * alpha outside [0, c] or a margin row that duplicates the margin set:
+ * the caller then frees the solver and adds the rows afresh.
+ */
+SvcStatus	svc_incr_load(SvcIncr *s, const double *x, const double *alpha, const double *c,
+						  int64_t n, double tol, int64_t *slots, double *viol,
+						  SvcError *err);
+
+/*
+ * Change the bound of the row in slot to c, keeping the state optimal.  A
+ * margin or inside row whose alpha is below c only has its bound changed
+ * (every KKT condition holds as it was); any other (at its bound, or cut
+ * by c) is removed by an exact decrement and added again with c, and
+ * *slot_out receives its new slot.  Errors as svc_incr_add.
+ */
+SvcStatus	svc_incr_set_bound(SvcIncr *s, int64_t slot, double c, int64_t *slot_out,
+							   SvcError *err);
+
+/* The bound of a slot's row (0 when empty). */
+double		svc_incr_bound(const SvcIncr *s, int64_t slot);
+
 /* Rows kept now. */
 int64_t		svc_incr_rows(const SvcIncr *s);
 

@@ -61,6 +61,13 @@ svc_model_free(const SvcEnv *env, SvcModel *m)
 	m->shift = m->mul = m->sv = m->alpha = m->sv_gamma = NULL;
 	m->aid_aggregates = NULL;
 	m->aid_rounds = 0;
+	svc_free(env, m->keep_x);
+	svc_free(env, m->keep_alpha);
+	svc_free(env, m->keep_c);
+	svc_free(env, m->keep_counter);
+	m->keep_x = m->keep_alpha = m->keep_c = NULL;
+	m->keep_counter = NULL;
+	m->keep_n = 0;
 	svc_model_free_labelling(env, m);
 }
 

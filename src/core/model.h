@@ -122,6 +122,21 @@ typedef struct SvcModel
 	int64_t		warm_steps_before;	/* the init model's SGD steps */
 	int64_t		warm_rows_new;	/* new rows trained on (the sample) */
 	int64_t		warm_rows_outside;	/* ... outside the init model's range */
+
+	/*
+	 * The kept rows (option keep_rows, keep.h; keep_n 0 without it): every
+	 * row of the fit's window in the model's scaled space, by increasing
+	 * arrival counter, with its alpha and bound.  Stored in section 6 of
+	 * format 5.
+	 */
+	int64_t		keep_n;			/* rows kept (= rows_used) */
+	double	   *keep_x;			/* [keep_n * dims], scaled space */
+	double	   *keep_alpha;		/* [keep_n], in [0, keep_c] */
+	double	   *keep_c;			/* [keep_n], each row's bound C */
+	int64_t    *keep_counter;	/* [keep_n], arrival numbers, increasing */
+	int64_t		keep_next;		/* the next row's counter (rows passed + 1) */
+	int64_t		keep_added;		/* rows that entered by the last warm start */
+	int64_t		keep_removed;	/* kept rows that left by it */
 } SvcModel;
 
 /* Allocate the arrays of a model of the given sizes (zeroed). */

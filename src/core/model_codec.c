@@ -301,14 +301,135 @@ warm_decode(const SvcEnv *env, SvcReader *r, size_t len, SvcModel *m, SvcError *
 }
 
 /*
+ * Tag 6: the kept rows (option keep_rows, keep.h), in every model that has
+ * the option:
+ *   u64 n, u64 next_counter, u64 added, u64 removed,
+ *   f64 x[n * dims] (scaled), f64 alpha[n], f64 bound[n], u64 counter[n]
+ * The rows are the model's window (n = rows_used <= sample), by strictly
+ * increasing counter below next_counter; alpha in [0, bound], bound in
+ * (0, 1], the alphas summing to min(1, sum of bounds) and their positive
+ * ones as many as the support vectors.  A warm start rebuilds its solver
+ * from them, so nothing here is taken on trust.
+ */
+#define KEEP_SECTION_FIXED (4 * 8)
+/* how far the stored alphas may sum from their total (rounding only) */
+#define KEEP_SUM_TOL 1e-6
+
+static bool
+keep_present(const SvcModel *m)
+{
+	return m->keep_n > 0;
+}
+
+static size_t
+keep_size(const SvcModel *m)
+{
+	return KEEP_SECTION_FIXED + (size_t) m->keep_n * (8 * (size_t) m->dims + 24);
+}
+
+static void
+keep_encode(const SvcModel *m, SvcWriter *w)
+{
+	size_t		n = (size_t) m->keep_n;
+
+	svc_put_u64(w, (uint64_t) m->keep_n);
+	svc_put_u64(w, (uint64_t) m->keep_next);
+	svc_put_u64(w, (uint64_t) m->keep_added);
+	svc_put_u64(w, (uint64_t) m->keep_removed);
+	for (size_t i = 0; i < n * (size_t) m->dims; i++)
+		svc_put_f64(w, m->keep_x[i]);
+	for (size_t i = 0; i < n; i++)
+		svc_put_f64(w, m->keep_alpha[i]);
+	for (size_t i = 0; i < n; i++)
+		svc_put_f64(w, m->keep_c[i]);
+	for (size_t i = 0; i < n; i++)
+		svc_put_u64(w, (uint64_t) m->keep_counter[i]);
+}
+
+static SvcStatus
+keep_decode(const SvcEnv *env, SvcReader *r, size_t len, SvcModel *m, SvcError *err)
+{
+	uint64_t	n,
+				next,
+				added,
+				removed,
+				prev = 0;
+	size_t		d = (size_t) m->dims;
+	double		asum = 0.0,
+				csum = 0.0;
+	int64_t		positive = 0;
+
+	if ((m->solver != SVC_SOLVER_SMO && m->solver != SVC_SOLVER_INCREMENTAL) ||
+		!m->opt.keep_rows)
+		return svc_model_corrupt(err, "A model without the option keep_rows has kept rows.");
+	if (len < KEEP_SECTION_FIXED)
+		return svc_model_corrupt(err, "The kept rows have the wrong length.");
+	n = svc_get_u64(r);
+	next = svc_get_u64(r);
+	added = svc_get_u64(r);
+	removed = svc_get_u64(r);
+	if (r->failed || n < 1 || n > (uint64_t) m->opt.sample || n != (uint64_t) m->rows_used ||
+		len != KEEP_SECTION_FIXED + (size_t) n * (8 * d + 24))
+		return svc_model_corrupt(err, "The kept rows have the wrong length or count.");
+	/* rows passed (next - 1) are some of those seen, and at least those kept */
+	if (next <= n || next - 1 > (uint64_t) m->rows_seen || added > n ||
+		removed > next - 1 - n)
+		return svc_model_corrupt(err, "The kept rows' counts are inconsistent.");
+	m->keep_x = svc_alloc(env, sizeof(double) * (size_t) n * d, err);
+	m->keep_alpha = svc_alloc(env, sizeof(double) * (size_t) n, err);
+	m->keep_c = svc_alloc(env, sizeof(double) * (size_t) n, err);
+	m->keep_counter = svc_alloc(env, sizeof(int64_t) * (size_t) n, err);
+	if (!m->keep_x || !m->keep_alpha || !m->keep_c || !m->keep_counter)
+		return SVC_ERR_NOMEM;
+	m->keep_n = (int64_t) n;
+	m->keep_next = (int64_t) next;
+	m->keep_added = (int64_t) added;
+	m->keep_removed = (int64_t) removed;
+	for (size_t i = 0; i < (size_t) n * d; i++)
+	{
+		m->keep_x[i] = svc_get_f64(r);
+		if (!(fabs(m->keep_x[i]) <= 2 * SVC_MAX_FEATURE_ABS))
+			return svc_model_corrupt(err, "A kept row is not finite or out of range.");
+	}
+	for (size_t i = 0; i < n; i++)
+		m->keep_alpha[i] = svc_get_f64(r);
+	for (size_t i = 0; i < n; i++)
+	{
+		double		a = m->keep_alpha[i],
+					c = svc_get_f64(r);
+
+		if (!(c > 0 && c <= 1) || !(a >= 0 && a <= c))
+			return svc_model_corrupt(err, "A kept row's alpha or bound is out of range.");
+		m->keep_c[i] = c;
+		asum += a;
+		csum += c;
+		positive += a > 0;
+	}
+	for (size_t i = 0; i < n; i++)
+	{
+		uint64_t	v = svc_get_u64(r);
+
+		if (r->failed || v <= prev || v >= next)
+			return svc_model_corrupt(err, "The kept rows' counters are not increasing below the next one.");
+		m->keep_counter[i] = (int64_t) v;
+		prev = v;
+	}
+	if (!(fabs(asum - fmin(1.0, csum)) <= KEEP_SUM_TOL) || positive != m->n_sv)
+		return svc_model_corrupt(err, "The kept rows' alphas do not match the model's.");
+	return SVC_OK;
+}
+
+/*
  * Tags, in increasing order: 1 extended options, 2 aid's report, 3 the
- * labelled rows' report, 4 the scoring certificates, 5 the warm start.
+ * labelled rows' report, 4 the scoring certificates, 5 the warm start,
+ * 6 the kept rows.
  */
 static const ModelSection model_sections[] = {
 	{1, ext_options_present, ext_options_size, ext_options_encode, ext_options_decode},
 	{2, aid_report_present, aid_report_size, aid_report_encode, aid_report_decode},
 	{3, labels_present, labels_size, labels_encode, labels_decode},
 	{5, warm_present, warm_size, warm_encode, warm_decode},
+	{6, keep_present, keep_size, keep_encode, keep_decode},
 };
 
 #define N_SECTIONS (sizeof(model_sections) / sizeof(model_sections[0]))
@@ -681,6 +802,8 @@ svc_model_decode(const SvcEnv *env, const uint8_t *data, size_t len,
 			return svc_model_corrupt(err, "A model of format 5 has no section.");
 		if (m->solver == SVC_SOLVER_AID && m->aid_rounds == 0)
 			return svc_model_corrupt(err, "A model of solver aid has no report.");
+		if (m->opt.keep_rows && m->keep_n == 0)
+			return svc_model_corrupt(err, "A model of the option keep_rows has no kept rows.");
 	}
 	if (m->opt.labeling == SVC_LABELING_TREE)
 	{

@@ -189,6 +189,17 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 		emit(&t, "\"outside_share\": %s}",
 			 num(&t, (double) m->warm_rows_outside / (double) m->warm_rows_new));
 	}
+	if (m->keep_n > 0)
+	{
+		/* the window of kept rows (keep.h): by arrival counter */
+		emit(&t, ", \"kept_rows\": {\"rows\": %lld, \"window\": \"%s\", \"sample\": %lld, "
+			 "\"oldest\": %lld, \"newest\": %lld, \"rows_passed\": %lld, ",
+			 (long long) m->keep_n, svc_window_name(m->opt.window), (long long) m->opt.sample,
+			 (long long) m->keep_counter[0], (long long) m->keep_counter[m->keep_n - 1],
+			 (long long) (m->keep_next - 1));
+		emit(&t, "\"added\": %lld, \"removed\": %lld}",
+			 (long long) m->keep_added, (long long) m->keep_removed);
+	}
 	emit(&t, "}");
 	svc_free(env, stability);
 	if (t.status != SVC_OK)

@@ -53,6 +53,8 @@ svc_options_default(SvcOptions *opt)
 	opt->label_sample = SVC_LABEL_SAMPLE_DEFAULT;
 	opt->label_curve = SVC_LABEL_CURVE_GEOMETRIC;
 	opt->anomaly_bound = SVC_ANOMALY_BOUND_DEFAULT;
+	opt->keep_rows = 0;
+	opt->window = SVC_WINDOW_OLDEST;
 }
 
 /* ---------------------------------------------------------------------
@@ -98,6 +100,12 @@ static const OptChoice solver_choices[] = {
 static const OptChoice label_curve_choices[] = {
 	{"geometric", SVC_LABEL_CURVE_GEOMETRIC},
 	{"linear", SVC_LABEL_CURVE_LINEAR},
+	{NULL, 0}
+};
+
+static const OptChoice window_choices[] = {
+	{"oldest", SVC_WINDOW_OLDEST},
+	{"reservoir", SVC_WINDOW_RESERVOIR},
 	{NULL, 0}
 };
 
@@ -165,6 +173,12 @@ svc_label_curve_name(SvcLabelCurve c)
 	return choice_name(label_curve_choices, (int) c);
 }
 
+const char *
+svc_window_name(SvcWindow w)
+{
+	return choice_name(window_choices, (int) w);
+}
+
 /* ---------------------------------------------------------------------
  * The keys.  Each row is all there is to know about one: its names, the
  * field it sets, its range and whether a trained model may change it.  The
@@ -177,8 +191,9 @@ typedef enum OptKind
 	OPT_REAL,					/* a finite number in [lo, hi] or (lo, hi] */
 	OPT_REAL_AUTO,				/* the same, or "auto", stored as 0 */
 	OPT_ENUM,					/* one of the names in choices */
-	OPT_LEVEL					/* a finite number in [lo, hi], or null;
+	OPT_LEVEL,					/* a finite number in [lo, hi], or null;
 								 * also sets has_level */
+	OPT_BOOL					/* true or false, an int32_t 1 or 0 */
 } OptKind;
 
 typedef struct OptKey
@@ -232,6 +247,8 @@ static const OptKey option_table[] = {
 	.choices = label_curve_choices},
 	{.name = "anomaly_bound", .kind = OPT_REAL, FIELD(anomaly_bound), .lo = 0.0, .lo_open = true,
 	.hi = 1e6},
+	{.name = "keep_rows", .kind = OPT_BOOL, FIELD(keep_rows)},
+	{.name = "window", .kind = OPT_ENUM, FIELD(window), .choices = window_choices},
 	{.name = "cut", .kind = OPT_ENUM, FIELD(cut), .choices = cut_choices, .cut = true},
 	{.name = "merge_ratio", .kind = OPT_REAL, FIELD(merge_ratio), .lo = 0.0, .hi = 1.0,
 	.cut = true},
@@ -251,7 +268,7 @@ static const OptKey option_table[] = {
 /* OPT_ENUM fields are read and written as int32_t. */
 _Static_assert(sizeof(SvcStrategy) == sizeof(int32_t) && sizeof(SvcScale) == sizeof(int32_t) &&
 			   sizeof(SvcLabeling) == sizeof(int32_t) && sizeof(SvcCutRule) == sizeof(int32_t) &&
-			   sizeof(SvcLabelCurve) == sizeof(int32_t) &&
+			   sizeof(SvcLabelCurve) == sizeof(int32_t) && sizeof(SvcWindow) == sizeof(int32_t) &&
 			   sizeof(SvcSolver) == sizeof(int32_t),
 			   "the enum options are int32_t-sized");
 
@@ -371,6 +388,9 @@ describe(const OptKey *k, char *buf, size_t len)
 			break;
 		case OPT_LEVEL:
 			snprintf(buf, len, "%s", LEVEL_EXPECT);
+			break;
+		case OPT_BOOL:
+			snprintf(buf, len, "true or false");
 			break;
 	}
 	return buf;
@@ -567,6 +587,7 @@ svc_options_set_number(SvcOptionsSetter *s, const char *key, size_t keylen,
 			s->opt->level = value->value;
 			return taken(s, k);
 		case OPT_ENUM:
+		case OPT_BOOL:
 			return wrong_type(k, name, err);
 	}
 	/* out of range: the detail gives the range, even where "auto" is taken */
@@ -607,10 +628,12 @@ svc_options_set_bool(SvcOptionsSetter *s, const char *key, size_t keylen, bool v
 	char		name[SVC_OPTIONS_KEY_SHOWN + 1];
 	const OptKey *k = lookup(s, key, keylen, name, err);
 
-	(void) value;
 	if (k == NULL)
 		return SVC_ERR_INVALID_PARAMETER;
-	return wrong_type(k, name, err);
+	if (k->kind != OPT_BOOL)
+		return wrong_type(k, name, err);
+	put_int(s->opt, k, value ? 1 : 0);
+	return taken(s, k);
 }
 
 SvcStatus
@@ -1076,6 +1099,9 @@ field_valid(const SvcOptions *o, const OptKey *k)
 			x = get_real(o, k);
 			return real_in_range(k, x) &&
 				(o->has_level ? o->n_clusters <= 0 : x == 0.0);
+		case OPT_BOOL:
+			iv = get_int(o, k);
+			return iv == 0 || iv == 1;
 	}
 	return false;
 }
@@ -1096,6 +1122,33 @@ svc_options_validate(const SvcOptions *o, SvcError *err)
 		if (k->kind == OPT_LEVEL)
 			return bad_value(err, k->name, LEVEL_STORED_EXPECT);
 		return bad_value(err, k->name, describe(k, expect, sizeof(expect)));
+	}
+	/* kept rows are an exact solution's: only smo and incremental make one */
+	if (o->keep_rows && o->solver != SVC_SOLVER_SMO && o->solver != SVC_SOLVER_INCREMENTAL)
+	{
+		svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+				 "svclust option \"keep_rows\" needs the solver \"smo\" or \"incremental\"");
+		if (o->solver == SVC_SOLVER_BSGD)
+		{
+			svc_error_detail(err, "The budgeted solver \"bsgd\" keeps no exact solution to continue from.");
+			svc_error_hint(err, "Leave \"keep_rows\" out: a \"bsgd\" model is warm-started as it is, by svc_train(features, options, init).");
+		}
+		else
+			svc_error_detail(err, "The solver \"aid\" solves aggregated rows, not the rows themselves.");
+		return SVC_ERR_INVALID_PARAMETER;
+	}
+	if (o->keep_rows && o->bandwidth_k > 0)
+	{
+		svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+				 "svclust options \"keep_rows\" and \"bandwidth_k\" cannot both be set");
+		svc_error_detail(err, "The widths change f after the solver, so the kept solution would not be the model's.");
+		return SVC_ERR_INVALID_PARAMETER;
+	}
+	if (o->window != SVC_WINDOW_OLDEST && !o->keep_rows)
+	{
+		svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+				 "svclust option \"window\" needs \"keep_rows\": true");
+		return SVC_ERR_INVALID_PARAMETER;
 	}
 	return SVC_OK;
 }
@@ -1192,6 +1245,8 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 	o->label_sample = SVC_LABEL_SAMPLE_DEFAULT;
 	o->label_curve = SVC_LABEL_CURVE_GEOMETRIC;
 	o->anomaly_bound = SVC_ANOMALY_BOUND_DEFAULT;
+	o->keep_rows = 0;
+	o->window = SVC_WINDOW_OLDEST;
 	return svc_options_validate(o, err);
 }
 
@@ -1202,7 +1257,8 @@ svc_options_ext_default(const SvcOptions *o)
 		o->label_radius == SVC_LABEL_RADIUS_DEFAULT &&
 		o->label_sample == SVC_LABEL_SAMPLE_DEFAULT &&
 		o->label_curve == SVC_LABEL_CURVE_GEOMETRIC &&
-		o->anomaly_bound == SVC_ANOMALY_BOUND_DEFAULT;
+		o->anomaly_bound == SVC_ANOMALY_BOUND_DEFAULT &&
+		o->keep_rows == 0 && o->window == SVC_WINDOW_OLDEST;
 }
 
 void
@@ -1217,6 +1273,8 @@ svc_options_encode_ext(const SvcOptions *o, uint8_t *out)
 	svc_put_u64(&w, o->label_sample == SVC_LABEL_SAMPLE_DEFAULT ? 0 :
 				(uint64_t) o->label_sample);
 	svc_put_u8(&w, o->label_curve == SVC_LABEL_CURVE_GEOMETRIC ? 0 : (uint8_t) o->label_curve);
+	svc_put_u8(&w, (uint8_t) o->keep_rows);
+	svc_put_u8(&w, (uint8_t) o->window);
 	svc_store_f64(out + SVC_OPTIONS_EXT_ANOMALY_BOUND,
 				  o->anomaly_bound == SVC_ANOMALY_BOUND_DEFAULT ? 0.0 : o->anomaly_bound);
 }
@@ -1234,15 +1292,19 @@ svc_options_decode_ext(const uint8_t *in, SvcOptions *o, SvcError *err)
 				label_radius,
 				anomaly_bound;
 	uint64_t	label_sample;
-	uint8_t		curve;
+	uint8_t		curve,
+				keep,
+				window;
 
 	svc_reader_init(&r, in, SVC_OPTIONS_EXT_SIZE);
 	aid_gap = svc_get_f64(&r);
 	label_radius = svc_get_f64(&r);
 	label_sample = svc_get_u64(&r);
 	curve = svc_get_u8(&r);
+	keep = svc_get_u8(&r);
+	window = svc_get_u8(&r);
 	anomaly_bound = svc_load_f64(in + SVC_OPTIONS_EXT_ANOMALY_BOUND);
-	for (size_t i = 25; i < SVC_OPTIONS_EXT_SIZE; i++)
+	for (size_t i = 27; i < SVC_OPTIONS_EXT_SIZE; i++)
 		if (in[i] != 0 && (i < SVC_OPTIONS_EXT_ANOMALY_BOUND || i >= SVC_OPTIONS_EXT_ANOMALY_BOUND + 8))
 		{
 			svc_fail(err, SVC_ERR_INVALID_PARAMETER,
@@ -1265,6 +1327,12 @@ svc_options_decode_ext(const uint8_t *in, SvcOptions *o, SvcError *err)
 	if (anomaly_bound == SVC_ANOMALY_BOUND_DEFAULT)
 		return bad_value(err, "anomaly_bound", "stored as 0 when it is the default");
 	o->anomaly_bound = anomaly_bound == 0.0 ? SVC_ANOMALY_BOUND_DEFAULT : anomaly_bound;
+	if (keep > 1)
+		return bad_value(err, "keep_rows", "true or false");
+	if (window > SVC_WINDOW_RESERVOIR)
+		return bad_value(err, "window", "one of \"oldest\", \"reservoir\"");
+	o->keep_rows = keep;
+	o->window = (SvcWindow) window;
 	return svc_options_validate(o, err);
 }
 
@@ -1307,6 +1375,9 @@ show_value(const SvcOptions *o, const OptKey *k, char *buf, size_t len)
 		case OPT_REAL:
 		case OPT_LEVEL:
 			snprintf(buf, len, "%.17g", get_real(o, k));
+			break;
+		case OPT_BOOL:
+			snprintf(buf, len, "%s", get_int(o, k) ? "true" : "false");
 			break;
 	}
 }

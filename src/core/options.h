@@ -53,6 +53,13 @@ typedef enum SvcLabelCurve
 	SVC_LABEL_CURVE_LINEAR = 2	/* linear in C_i, as the authors' code */
 } SvcLabelCurve;
 
+/* Which kept rows leave when a warm start overflows "sample" (keep.h). */
+typedef enum SvcWindow
+{
+	SVC_WINDOW_OLDEST = 0,		/* the lowest arrival counters (the default) */
+	SVC_WINDOW_RESERVOIR = 1	/* a seeded reservoir over every row passed */
+} SvcWindow;
+
 /* How the saddle tree is cut when neither n_clusters nor level is given. */
 typedef enum SvcCutRule
 {
@@ -106,6 +113,9 @@ typedef struct SvcOptions
 	SvcLabelCurve label_curve;	/* how a bound moves from C to a labelled
 								 * row's (supervision.h) */
 	double		anomaly_bound;	/* a labelled anomaly's bound, times C */
+	int32_t		keep_rows;		/* 1: the model keeps its rows (exact
+								 * solvers; keep.h), 0: not */
+	SvcWindow	window;			/* keep_rows: which rows leave a full window */
 } SvcOptions;
 
 #define SVC_AID_GAP_DEFAULT 1e-4
@@ -173,7 +183,7 @@ SvcStatus	svc_options_set_number(SvcOptionsSetter *s, const char *key, size_t ke
 /* value need not be NUL-terminated; it is compared byte for byte */
 SvcStatus	svc_options_set_string(SvcOptionsSetter *s, const char *key, size_t keylen,
 								   const char *value, size_t len, SvcError *err);
-/* No option takes a boolean today: it is refused as a value of the wrong type. */
+/* Only "keep_rows" takes a boolean; others refuse it as a value of the wrong type. */
 SvcStatus	svc_options_set_bool(SvcOptionsSetter *s, const char *key, size_t keylen,
 								 bool value, SvcError *err);
 /* Only "level" takes null (no level). */
@@ -233,6 +243,7 @@ const char *svc_scale_name(SvcScale s);
 const char *svc_labeling_name(SvcLabeling l);
 const char *svc_cut_name(SvcCutRule c);
 const char *svc_label_curve_name(SvcLabelCurve c);
+const char *svc_window_name(SvcWindow w);
 
 /* smo's tol when the options name the solver without one: libsvm's -e. */
 #define SVC_SMO_DEFAULT_TOL 1e-3
@@ -261,8 +272,9 @@ SvcStatus	svc_options_decode(const uint8_t *in, SvcOptions *opt, SvcError *err);
  * stores a non-zero block in a section of format 5).  Layout:
  *   0: f64 aid_gap  8: f64 label_radius  16: u64 label_sample
  *   24: u8 label_interpolation (0 geometric, 2 linear)
+ *   25: u8 keep_rows (0 false, 1 true)  26: u8 window (0 oldest, 1 reservoir)
  *   32: f64 anomaly_bound
- *   25-31, 40-63: 0 (reserved: a build that reads a non-zero byte there refuses
+ *   27-31, 40-63: 0 (reserved: a build that reads a non-zero byte there refuses
  *   the options rather than ignore an option it does not know)
  */
 #define SVC_OPTIONS_EXT_SIZE 64

@@ -58,7 +58,9 @@ typedef struct SvcSolverOps
 	 * A warm start (warm.h): continue from init, a model of this solver,
 	 * on n new rows scaled by init's scaling, with init's gamma and
 	 * opt = init's options (cut options aside).  Fills m as fit does.
-	 * NULL: the solver cannot be warm-started, and the fit refuses.
+	 * NULL: the solver cannot be warm-started, and the fit refuses.  The
+	 * exact solvers (smo, incremental) continue only a model with kept
+	 * rows (keep.h); the fit refuses the others.
 	 */
 	SvcStatus	(*warm_fit) (const SvcEnv *env, const double *x, int64_t n, int32_t d,
 							 const SvcOptions *opt, const SvcModel *init, SvcModel *m,

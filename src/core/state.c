@@ -960,6 +960,17 @@ svc_state_extract_labelled(const uint8_t *buf, double *rows, double *lab, double
 }
 
 void
+svc_state_rows_stored(const uint8_t *buf, double *rows)
+{
+	int32_t		dims = svc_state_dims(buf);
+	int64_t		kept = svc_state_kept(buf);
+
+	for (int64_t i = 0; i < kept; i++)
+		for (int32_t j = 0; j < dims; j++)
+			rows[(size_t) i * dims + j] = svc_load_f64(row_cptr(buf, dims, i) + 8 * j);
+}
+
+void
 svc_state_extract(const uint8_t *buf, double *rows, double *mean,
 				  double *stddev, double *min, double *max)
 {

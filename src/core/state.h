@@ -142,6 +142,13 @@ void		svc_state_extract(const uint8_t *buf, double *rows, double *mean,
 							  double *stddev, double *min, double *max);
 
 /*
+ * The kept rows as stored, unsorted (kept * dims doubles): the order they
+ * came in while no row was replaced (seen <= sample), else the sample's
+ * slot order.  The arrival order of a model that keeps its rows (keep.h).
+ */
+void		svc_state_rows_stored(const uint8_t *buf, double *rows);
+
+/*
  * The same with the labelled rows: lab receives lab_kept rows of dims + 1
  * values (features, then the label) and has room for twice that (scratch
  * for the sort).  With every row kept, both sets come sorted and the

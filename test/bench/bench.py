@@ -36,7 +36,9 @@ Sections (--only picks some):
             solvers alone through test/smo_cli, 5k-40k generated rows);
   incremental  "incremental" against "smo" at 500-2,000 rows, and a
             sliding window of 5,000 rows over 50,000 with exact decrements
-            (incremental_vs_smo.py, through test/incr_bench);
+            (incremental_vs_smo.py, through test/incr_bench); and the window
+            through SQL, a model with kept rows refreshed by warm starts, with
+            the backend's memory (keep_window.py);
   assign    svc_assign on synthetic 9-dimensional rows with budget 100:
             rows/second at 10k, 43.5k (the paper's Shuttle: 1,766 s), 100k
             and 1M rows, and the ratio to SELECT count(*) over the same query;
@@ -78,6 +80,7 @@ import score_speed  # noqa: E402
 import train_speed  # noqa: E402
 import aid_vs_smo  # noqa: E402
 import incremental_vs_smo  # noqa: E402
+import keep_window  # noqa: E402
 
 # The paper's exact SVC (SMO and Ben-Hur's labelling): NMI per dataset, and
 # its train / clustering seconds where the paper gives them.
@@ -905,6 +908,8 @@ def main():
     if "incremental" in sections:
         out.append("## The solver incremental against smo, and a sliding window\n")
         out.extend(incremental_vs_smo.measure("500,1000,2000", 5000, 10000 if args.quick else 50000))
+        out.append("")
+        out.extend(keep_window.measure(1000, 5000 if args.quick else 20000, 500))
         out.append("")
     if sections & {"defaults", "labeling", "tuned", "grid", "exact"}:
         for ds in loaded:

@@ -343,6 +343,20 @@ main(int argc, char **argv)
 		warm_state_seed(dir, "warm2d.bin", 20, 2, init, init_len);
 		free(init);
 	}
+	/* kept rows (section 6, extended options bytes 25-26): a fit, a warm
+	 * start whose window overflows, and a state carrying such an init */
+	model_seed(dir, "keep2d.bin", 60, 2, 3,
+			   "{\"solver\": \"incremental\", \"keep_rows\": true, \"sample\": 80}");
+	{
+		uint8_t    *init;
+		size_t		init_len;
+
+		warm_model_seed(dir, "keepwarm2d.bin", 40, 30, 2,
+						"{\"solver\": \"smo\", \"keep_rows\": true, \"window\": \"reservoir\", "
+						"\"sample\": 50}", &init, &init_len);
+		warm_state_seed(dir, "keepwarm2d.bin", 20, 2, init, init_len);
+		free(init);
+	}
 	/* labelled rows: section 3 of the model, the labelled area of the state */
 	seed_labels = true;
 	model_seed(dir, "labelled2d.bin", 60, 2, 3, "{\"budget\": 12, \"max_iter\": 2000}");

@@ -227,8 +227,8 @@ main(void)
 
 		st = svc_fit_rows_warm(env, b, 300, 2, &o, &smo, &m, &err);
 		CHECK(st == SVC_ERR_INVALID_PARAMETER &&
-			  strstr(err.message, "\"smo\" cannot be warm-started") != NULL &&
-			  strstr(err.hint, "bsgd") != NULL, "smo refused: %s", err.message);
+			  strstr(err.message, "\"smo\" without kept rows cannot be warm-started") != NULL &&
+			  strstr(err.hint, "keep_rows") != NULL, "smo refused: %s", err.message);
 		svc_model_free(env, &m);
 		svc_model_free(env, &smo);
 	}
