@@ -91,6 +91,27 @@ SELECT pg_temp.fdiff(w.model, s.model) < 1e-6 AS window_equals_smo_on_last_200,
        svc_model_info(w.model)->>'rows_seen' AS rows_seen
 FROM keep_win w, keep_smo_last s WHERE w.policy = 'oldest';
 
+-- one call that brings more rows than the window holds (1,800 into 200):
+-- oldest first keeps the call's last 200, smo's model on them; the
+-- reservoir keeps a uniform sample of the 2,000 rows passed (about 20 old)
+CREATE TABLE keep_big (policy text, model bytea);
+INSERT INTO keep_big
+SELECT policy, (SELECT svc_train(f, NULL, w.model ORDER BY id) FROM keep_pts WHERE id > 200)
+FROM (SELECT p AS policy,
+             (SELECT svc_train(f, jsonb_build_object('solver', 'incremental', 'keep_rows', true,
+                                                     'window', p, 'seed', 7, 'sample', 200,
+                                                     'outlier_fraction', 0.1, 'gamma', 1,
+                                                     'scale', 'none') ORDER BY id)
+              FROM keep_pts WHERE id <= 200) AS model
+      FROM unnest(ARRAY['oldest', 'reservoir']) p) w;
+SELECT b.policy,
+       CASE WHEN b.policy = 'oldest' THEN pg_temp.fdiff(b.model, s.model) < 1e-6 END
+         AS equals_smo_on_last_200,
+       svc_model_info(b.model)->'kept_rows'->>'oldest' AS oldest,
+       svc_model_info(b.model)->'kept_rows'->>'newest' AS newest,
+       svc_model_info(b.model)->'kept_rows'->>'rows_passed' AS rows_passed
+FROM keep_big b, keep_smo_last s ORDER BY 1;
+
 -- the reservoir: the same seed, the same model; old and new rows mixed
 SELECT count(DISTINCT model) AS distinct_models,
        min((svc_model_info(model)->'kept_rows'->>'oldest')::int) < 1800 AS keeps_old_rows,

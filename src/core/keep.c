@@ -31,6 +31,9 @@ svc_keep_from_fit(const SvcEnv *env, const double *rows, int64_t n, SvcModel *m,
 	size_t		d = (size_t) m->dims;
 	int64_t		k = 0;
 	double		c = svc_smo_c(m->opt.nu, n);
+	/* the rows are the last n of the rows_seen the aggregate counted (or
+	 * a uniform sample of them, numbered as the last n) */
+	int64_t		first = (m->rows_seen > n ? m->rows_seen : n) - n + 1;
 	SvcStatus	st;
 
 	st = keep_alloc(env, m, n, err);
@@ -45,7 +48,7 @@ svc_keep_from_fit(const SvcEnv *env, const double *rows, int64_t n, SvcModel *m,
 	for (int64_t i = 0; i < n; i++)
 	{
 		m->keep_c[i] = c;
-		m->keep_counter[i] = i + 1;
+		m->keep_counter[i] = first + i;
 		m->keep_alpha[i] = 0.0;
 		if (k < m->n_sv &&
 			memcmp(rows + (size_t) i * d, m->sv + (size_t) k * d, sizeof(double) * d) == 0)
@@ -59,19 +62,34 @@ svc_keep_from_fit(const SvcEnv *env, const double *rows, int64_t n, SvcModel *m,
 		return svc_fail(err, SVC_ERR_INTERNAL,
 						"%lld of %d support vectors are not among the rows kept",
 						(long long) (m->n_sv - k), m->n_sv);
-	m->keep_next = n + 1;
+	m->keep_next = first + n;
 	m->keep_added = 0;
 	m->keep_removed = 0;
 	return SVC_OK;
 }
 
 /*
- * Which rows the window keeps: stay[i] for the K kept rows, enter[i] for
- * the n new ones (counters next, next + 1, ... in their order).
+ * A uniform choice of want of the n flags in keep (set to true; the rest
+ * false), by selection sampling.
  */
 static void
-choose_window(const SvcModel *init, int64_t n, const SvcOptions *opt, bool *stay,
-			  bool *enter, int64_t *slot_of)
+choose_uniform(SvcRng *rng, bool *keep, int64_t n, int64_t want)
+{
+	for (int64_t i = 0; i < n; i++)
+	{
+		keep[i] = (int64_t) svc_rng_below(rng, (uint64_t) (n - i)) < want;
+		want -= keep[i];
+	}
+}
+
+/*
+ * Which rows the window keeps: stay[i] for the K kept rows, enter[i] for
+ * the n new ones, which are the last n (or a uniform sample of n) of the
+ * seen rows the call brought, in their order.
+ */
+static void
+choose_window(const SvcModel *init, int64_t n, int64_t seen, const SvcOptions *opt,
+			  bool *stay, bool *enter)
 {
 	int64_t		k = init->keep_n,
 				w = opt->sample;
@@ -96,40 +114,37 @@ choose_window(const SvcModel *init, int64_t n, const SvcOptions *opt, bool *stay
 	else
 	{
 		/*
-		 * Algorithm R over the rows passed: the row of counter t replaces a
-		 * uniformly chosen row of the window with probability w / t.  The
-		 * window's positions hold row numbers (kept 0..K-1, new K..).  The
-		 * draws are seeded by the seed and the first new counter, so the
-		 * same calls give the same window.
+		 * The window after the call is a uniform sample of w of the passed
+		 * rows before it (the window holds a uniform sample of those) and
+		 * the seen rows of the call (the new rows are a uniform sample of
+		 * those).  How many come from the call is hypergeometric: drawn
+		 * here by w draws without replacement; which ones, uniformly from
+		 * each side.  The draws are seeded by the seed and the first new
+		 * counter, so the same calls give the same window.
 		 */
 		SvcRng		rng;
-		int64_t		count = k;
+		uint64_t	left = (uint64_t) (init->keep_next - 1) + (uint64_t) seen,
+					left_new = (uint64_t) seen;
+		int64_t		from_new = 0;
 
 		svc_rng_seed(&rng, opt->seed ^ SVC_SEED_TAG_WINDOW ^ (uint64_t) init->keep_next);
-		for (int64_t i = 0; i < k; i++)
-			slot_of[i] = i;
-		for (int64_t i = 0; i < n; i++)
+		for (int64_t i = 0; i < w; i++)
 		{
-			uint64_t	t = (uint64_t) init->keep_next + (uint64_t) i;
-			uint64_t	j;
-
-			if (count < w)
+			if (svc_rng_below(&rng, left) < left_new)
 			{
-				slot_of[count++] = k + i;
-				continue;
+				from_new++;
+				left_new--;
 			}
-			j = svc_rng_below(&rng, t);
-			if (j >= (uint64_t) w)
-			{
-				enter[i] = false;
-				continue;
-			}
-			if (slot_of[j] < k)
-				stay[slot_of[j]] = false;
-			else
-				enter[slot_of[j] - k] = false;
-			slot_of[j] = k + i;
+			left--;
 		}
+		/* the counts allow it (from_new <= min(seen, w) = n and w - from_new
+		 * <= min(rows passed, w) = k); clamped against damaged counters */
+		if (from_new > n)
+			from_new = n;
+		if (w - from_new > k)
+			from_new = w - k;
+		choose_uniform(&rng, enter, n, from_new);
+		choose_uniform(&rng, stay, k, w - from_new);
 	}
 }
 
@@ -146,8 +161,9 @@ svc_keep_warm_fit(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 				out = 0;
 	bool	   *stay = NULL,
 			   *enter = NULL;
-	int64_t    *slot = NULL,
-			   *scratch = NULL;
+	int64_t    *slot = NULL;
+	/* the rows the call brought: set by fit_warm before the solver's call */
+	int64_t		seen = m->rows_seen - init->rows_seen;
 	double	   *c_all = NULL;
 	double		c,
 				viol,
@@ -162,19 +178,20 @@ svc_keep_warm_fit(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	if (n > opt->sample)
 		return svc_fail(err, SVC_ERR_LIMIT, "a warm start takes at most \"sample\" (%lld) new rows",
 						(long long) opt->sample);
-	if (init->keep_next > SVC_MAX_SEEN - n)
+	if (seen < n)
+		seen = n;
+	if (init->keep_next > SVC_MAX_SEEN - seen)
 		return svc_fail(err, SVC_ERR_LIMIT, "a model cannot have seen more than %lld rows",
 						(long long) SVC_MAX_SEEN);
 	stay = svc_alloc(env, sizeof(bool) * (size_t) k, err);
 	enter = svc_alloc(env, sizeof(bool) * (size_t) (n > 0 ? n : 1), err);
 	slot = svc_alloc(env, sizeof(int64_t) * (size_t) (k + n), err);
-	scratch = svc_alloc(env, sizeof(int64_t) * (size_t) (k + n), err);
-	if (!stay || !enter || !slot || !scratch)
+	if (!stay || !enter || !slot)
 	{
 		st = SVC_ERR_NOMEM;
 		goto done;
 	}
-	choose_window(init, n, opt, stay, enter, scratch);
+	choose_window(init, n, seen, opt, stay, enter);
 	for (int64_t i = 0; i < k; i++)
 	{
 		n_win += stay[i];
@@ -281,11 +298,12 @@ svc_keep_warm_fit(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		memcpy(m->keep_x + (size_t) out * d, svc_incr_row(s, slot[i]), sizeof(double) * (size_t) d);
 		m->keep_alpha[out] = svc_incr_alpha(s, slot[i]);
 		m->keep_c[out] = svc_incr_bound(s, slot[i]);
-		m->keep_counter[out] = i < k ? init->keep_counter[i] : init->keep_next + (i - k);
+		m->keep_counter[out] = i < k ? init->keep_counter[i] :
+			init->keep_next + (seen - n) + (i - k);
 		c_all[out] = m->keep_alpha[out];
 		out++;
 	}
-	m->keep_next = init->keep_next + n;
+	m->keep_next = init->keep_next + seen;
 	m->keep_added = entered;
 	m->keep_removed = leave;
 	st = svc_smo_take_support(env, m->keep_x, c_all, n_win, d, "the warm start", m, err);
@@ -305,7 +323,6 @@ done:
 	svc_free(env, stay);
 	svc_free(env, enter);
 	svc_free(env, slot);
-	svc_free(env, scratch);
 	svc_free(env, c_all);
 	return st;
 }

@@ -34,6 +34,9 @@
 #define OFF_SAMPLE		(OFF_OPTIONS + SVC_OPTIONS_WIRE_SAMPLE)
 /* label_sample in the extended options: 0 there is the default */
 #define OFF_LAB_SAMPLE	(OFF_OPTIONS + SVC_OPTIONS_WIRE_SIZE + 16)
+/* keep_rows and window in the extended options (options.h) */
+#define OFF_KEEP_ROWS	(OFF_OPTIONS + SVC_OPTIONS_WIRE_SIZE + 25)
+#define OFF_WINDOW		(OFF_OPTIONS + SVC_OPTIONS_WIRE_SIZE + 26)
 
 _Static_assert(OFF_STATS == SVC_STATE_HEADER_SIZE, "the header size matches its offsets");
 _Static_assert(SVC_OPTIONS_WIRE_SAMPLE + 8 <= SVC_OPTIONS_WIRE_SIZE,
@@ -499,6 +502,17 @@ store_row(uint8_t *dst, const double *row, int32_t dims)
 		svc_store_f64(dst + 8 * j, row[j]);
 }
 
+/*
+ * A model that keeps its rows with the window "oldest" keeps the newest
+ * sample rows: row number t (from 0) in slot t % sample, so a call that
+ * brings more rows than the window holds hands on its last ones.
+ */
+static bool
+ring_sample(const uint8_t *buf)
+{
+	return buf[OFF_KEEP_ROWS] != 0 && buf[OFF_WINDOW] == (uint8_t) SVC_WINDOW_OLDEST;
+}
+
 bool
 svc_state_add(uint8_t *buf, const double *row)
 {
@@ -515,6 +529,11 @@ svc_state_add(uint8_t *buf, const double *row)
 			return false;
 		store_row(row_ptr(buf, dims, kept), row, dims);
 		svc_store_u64(buf + OFF_KEPT, (uint64_t) (kept + 1));
+	}
+	else if (ring_sample(buf))
+	{
+		/* a sliding window: the new row replaces the oldest */
+		store_row(row_ptr(buf, dims, seen % sample), row, dims);
 	}
 	else
 	{
@@ -964,10 +983,17 @@ svc_state_rows_stored(const uint8_t *buf, double *rows)
 {
 	int32_t		dims = svc_state_dims(buf);
 	int64_t		kept = svc_state_kept(buf);
+	int64_t		seen = svc_state_seen(buf);
+	/* a full ring starts at its oldest row, the next one to be replaced */
+	int64_t		first = ring_sample(buf) && kept > 0 && seen > kept ? seen % kept : 0;
 
 	for (int64_t i = 0; i < kept; i++)
+	{
+		int64_t		slot = (first + i) % kept;
+
 		for (int32_t j = 0; j < dims; j++)
-			rows[(size_t) i * dims + j] = svc_load_f64(row_cptr(buf, dims, i) + 8 * j);
+			rows[(size_t) i * dims + j] = svc_load_f64(row_cptr(buf, dims, slot) + 8 * j);
+	}
 }
 
 void

@@ -142,9 +142,13 @@ void		svc_state_extract(const uint8_t *buf, double *rows, double *mean,
 							  double *stddev, double *min, double *max);
 
 /*
- * The kept rows as stored, unsorted (kept * dims doubles): the order they
- * came in while no row was replaced (seen <= sample), else the sample's
- * slot order.  The arrival order of a model that keeps its rows (keep.h).
+ * The kept rows as stored, unsorted (kept * dims doubles), in the order
+ * they came: the state of a model that keeps its rows with the window
+ * "oldest" keeps the newest sample rows (a ring, read from its oldest);
+ * any other keeps a uniform reservoir, in the order they came while no
+ * row was replaced (seen <= sample), else in the sample's slot order.
+ * The arrival order of a model that keeps its rows (keep.h).  After a
+ * merge (a parallel scan) the order is the merge's.
  */
 void		svc_state_rows_stored(const uint8_t *buf, double *rows);
 

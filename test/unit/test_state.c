@@ -492,6 +492,53 @@ test_check_names_each_damage(void)
 	expect_state_rejected(SF_EXP, "scale of the statistics does not match");
 }
 
+/*
+ * A model that keeps its rows with the window "oldest": the state keeps
+ * the newest sample rows, read back oldest first; with "reservoir" it
+ * keeps its uniform reservoir.
+ */
+static void
+test_ring_for_oldest_window(void)
+{
+	for (int w = 0; w < 2; w++)
+	{
+		SvcOptions	opt;
+		uint8_t    *buf;
+		double		rows[2 * 5];
+		bool		last = true;
+
+		svc_options_default(&opt);
+		opt.solver = SVC_SOLVER_INCREMENTAL;
+		opt.keep_rows = 1;
+		opt.window = w == 0 ? SVC_WINDOW_OLDEST : SVC_WINDOW_RESERVOIR;
+		opt.sample = 5;
+		buf = malloc(svc_state_size(2, 5));
+		svc_state_init(buf, 2, 5, &opt);
+		for (int i = 1; i <= 23; i++)
+		{
+			double		row[2] = {(double) i, (double) -i};
+
+			svc_state_add(buf, row);
+			if (i == 3)
+			{
+				svc_state_rows_stored(buf, rows);
+				CHECK(rows[0] == 1 && rows[2] == 2 && rows[4] == 3,
+					  "window %d: before it fills, the rows in arrival order", w);
+			}
+		}
+		svc_state_rows_stored(buf, rows);
+		for (int i = 0; i < 5; i++)
+			last &= rows[2 * i] == 19 + i && rows[2 * i + 1] == -(19 + i);
+		CHECK(svc_state_kept(buf) == 5 && svc_state_seen(buf) == 23,
+			  "window %d: 5 rows kept of 23 seen", w);
+		if (w == 0)
+			CHECK(last, "oldest: the state keeps the last 5 rows, oldest first");
+		else
+			CHECK(!last, "reservoir: the state keeps a uniform sample, not the last rows");
+		free(buf);
+	}
+}
+
 int
 main(void)
 {
@@ -500,6 +547,7 @@ main(void)
 	test_extreme_magnitudes();
 	test_reservoir_bounded_and_uniform();
 	test_merge();
+	test_ring_for_oldest_window();
 	test_check_rejects_damage();
 	test_check_names_each_damage();
 	return unit_summary("test_state");
