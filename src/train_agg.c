@@ -277,12 +277,31 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 			 int label, bool labelled, const uint8_t *init, size_t init_len,
 			 bool init_checked)
 {
+	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(featarg);
 	ArrayType  *arr;
 	const double *values;
 	int			dims;
 	bool		added;
+	/*
+	 * A short-header array (up to 15 float8s) detoasted here, not palloc'd;
+	 * an external one (a TOAST pointer, an expanded array) takes the old path.
+	 */
+	union
+	{
+		char		bytes[VARHDRSZ + 128];
+		double		align;
+	}			local;
 
-	arr = PG_GETARG_ARRAYTYPE_P(featarg);
+	if (VARATT_IS_SHORT(raw) && !VARATT_IS_EXTERNAL(raw))
+	{
+		Size		len = VARSIZE_SHORT(raw) - VARHDRSZ_SHORT;
+
+		SET_VARSIZE(local.bytes, len + VARHDRSZ);
+		memcpy(VARDATA(local.bytes), VARDATA_SHORT(raw), len);
+		arr = (ArrayType *) local.bytes;
+	}
+	else
+		arr = PG_GETARG_ARRAYTYPE_P(featarg);
 	values = svc_check_features(arr, 0, &dims, "features");
 	svc_check_train_row(&opts->opt, values, dims);
 
