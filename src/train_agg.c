@@ -318,9 +318,23 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 	if (VARATT_IS_SHORT(raw) && !VARATT_IS_EXTERNAL(raw))
 	{
 		Size		len = VARSIZE_SHORT(raw) - VARHDRSZ_SHORT;
+		const char *src = VARDATA_SHORT(raw);
+		char	   *dst = VARDATA(local.bytes);
 
 		SET_VARSIZE(local.bytes, len + VARHDRSZ);
-		memcpy(VARDATA(local.bytes), VARDATA_SHORT(raw), len);
+		/*
+		 * In 16-byte moves, the last one overlapping: a memcpy of a
+		 * variable length becomes "rep movs", whose start-up cost was
+		 * most of this function's time.
+		 */
+		if (len >= 16)
+		{
+			for (Size i = 0; i + 16 <= len; i += 16)
+				memcpy(dst + i, src + i, 16);
+			memcpy(dst + len - 16, src + len - 16, 16);
+		}
+		else
+			memcpy(dst, src, len);
 		arr = (ArrayType *) local.bytes;
 	}
 	else
