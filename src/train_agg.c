@@ -67,6 +67,18 @@ typedef struct OptionsCache
 	OptionsEntry *last;			/* the previous row's entry, tried first so
 								 * that one group (or a sorted plan) pays no
 								 * hashing; NULL after a reset */
+	/*
+	 * The state the previous row returned, its rows seen after that row,
+	 * and the entry it was checked against (options and no init model):
+	 * the next row of the same group, with the same entry, skips
+	 * comparing the options' bytes.  A state the executor copies or frees
+	 * is never the one recorded (it records what it returns, and a freed
+	 * address comes back only as a copy of a later return), and the
+	 * count guards the rest.  Cleared with the table.
+	 */
+	const bytea *checked_state;
+	int64		checked_seen;
+	const OptionsEntry *checked_entry;
 	MemoryContext mcxt;			/* the table and its keys; NULL until the
 								 * first non-NULL options */
 	HTAB	   *table;
@@ -232,6 +244,8 @@ get_options_in(FunctionCallInfo fcinfo, OptionsCache **slot, int argno)
 		cache->mcxt = NULL;
 		cache->table = NULL;
 		cache->last = NULL;
+		cache->checked_state = NULL;
+		cache->checked_entry = NULL;
 	}
 	if (cache->table == NULL)
 	{
@@ -266,6 +280,15 @@ get_options(FunctionCallInfo fcinfo, int argno)
 	return get_options_in(fcinfo, (OptionsCache **) &fcinfo->flinfo->fn_extra, argno);
 }
 
+/* The rows a state has counted, labelled or not. */
+static int64
+rows_counted(const bytea *state)
+{
+	const uint8_t *buf = (const uint8_t *) VARDATA(state);
+
+	return svc_state_seen(buf) + svc_state_lab_seen(buf, 1) + svc_state_lab_seen(buf, -1);
+}
+
 /*
  * Add one row to the group's state (NULL: the first row): label 0 for an
  * unlabelled row, 1 or -1 for a labelled one (labelled: the form that
@@ -274,15 +297,48 @@ get_options(FunctionCallInfo fcinfo, int argno)
  */
 static bytea *
 add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEntry *opts,
-			 int label, bool labelled, const uint8_t *init, size_t init_len,
-			 bool init_checked)
+			 OptionsCache *oc, int label, bool labelled, const uint8_t *init,
+			 size_t init_len, bool init_checked)
 {
+	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(featarg);
 	ArrayType  *arr;
 	const double *values;
 	int			dims;
 	bool		added;
+	/*
+	 * A short-header array (up to 15 float8s) detoasted here, not palloc'd;
+	 * an external one (a TOAST pointer, an expanded array) takes the old path.
+	 */
+	union
+	{
+		char		bytes[VARHDRSZ + 128];
+		double		align;
+	}			local;
 
-	arr = PG_GETARG_ARRAYTYPE_P(featarg);
+	if (VARATT_IS_SHORT(raw) && !VARATT_IS_EXTERNAL(raw))
+	{
+		Size		len = VARSIZE_SHORT(raw) - VARHDRSZ_SHORT;
+		const char *src = VARDATA_SHORT(raw);
+		char	   *dst = VARDATA(local.bytes);
+
+		SET_VARSIZE(local.bytes, len + VARHDRSZ);
+		/*
+		 * In 16-byte moves, the last one overlapping: a memcpy of a
+		 * variable length becomes "rep movs", whose start-up cost was
+		 * most of this function's time.
+		 */
+		if (len >= 16)
+		{
+			for (Size i = 0; i + 16 <= len; i += 16)
+				memcpy(dst + i, src + i, 16);
+			memcpy(dst + len - 16, src + len - 16, 16);
+		}
+		else
+			memcpy(dst, src, len);
+		arr = (ArrayType *) local.bytes;
+	}
+	else
+		arr = PG_GETARG_ARRAYTYPE_P(featarg);
 	values = svc_check_features(arr, 0, &dims, "features");
 	svc_check_train_row(&opts->opt, values, dims);
 
@@ -315,18 +371,23 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 	else
 	{
 		int32		state_dims = svc_state_dims(STATE_DATA(state));
+		bool		checked = oc != NULL && state == oc->checked_state &&
+			opts == oc->checked_entry && rows_counted(state) == oc->checked_seen;
 
 		svc_check_dims(state_dims, dims);
-		/* the init first: another init brings other options with it */
-		if (!init_checked && !svc_state_init_equal(STATE_DATA(state), init, init_len))
-			ereport(ERROR,
-					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					errmsg("svc_train init model must be the same for every row of a group"),
-					errhint("Pass one stored model per group, e.g. from a scalar subquery."));
-		if (!svc_state_options_equal(STATE_DATA(state), opts->wire))
-			ereport(ERROR,
-					errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					errmsg("svc_train options must be the same for every row of a group"));
+		if (!checked)
+		{
+			/* the init first: another init brings other options with it */
+			if (!init_checked && !svc_state_init_equal(STATE_DATA(state), init, init_len))
+				ereport(ERROR,
+						errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("svc_train init model must be the same for every row of a group"),
+						errhint("Pass one stored model per group, e.g. from a scalar subquery."));
+			if (!svc_state_options_equal(STATE_DATA(state), opts->wire))
+				ereport(ERROR,
+						errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("svc_train options must be the same for every row of a group"));
+		}
 	}
 
 	added = label == 0 ? svc_state_add(STATE_DATA(state), values) :
@@ -350,6 +411,12 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 		if (!added)
 			elog(ERROR, "svclust state did not grow. Please report a bug.");
 	}
+	if (oc != NULL)
+	{
+		oc->checked_state = state;
+		oc->checked_seen = rows_counted(state);
+		oc->checked_entry = opts;
+	}
 	if (svc_progress_on)
 		svc_progress_tick("svc_train", "rows scanned", svc_state_seen(STATE_DATA(state)));
 	return state;
@@ -359,8 +426,10 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 static bytea *
 add_row(FunctionCallInfo fcinfo, bytea *state, int featarg, int optarg, int label)
 {
-	return add_row_opts(fcinfo, state, featarg, get_options(fcinfo, optarg), label,
-						PG_NARGS() > 3, NULL, 0, false);
+	const OptionsEntry *opts = get_options(fcinfo, optarg);
+
+	return add_row_opts(fcinfo, state, featarg, opts, (OptionsCache *) fcinfo->flinfo->fn_extra,
+						label, PG_NARGS() > 3, NULL, 0, false);
 }
 
 Datum
@@ -476,9 +545,11 @@ svc_train_warm_transfn(PG_FUNCTION_ARGS)
 	}
 	if (PG_ARGISNULL(3))
 	{
+		const OptionsEntry *opts = get_options_in(fcinfo, &wc->plain, 2);
+
 		wc->checked_state = NULL;
-		PG_RETURN_POINTER(add_row_opts(fcinfo, state, 1, get_options_in(fcinfo, &wc->plain, 2),
-									   0, false, NULL, 0, false));
+		PG_RETURN_POINTER(add_row_opts(fcinfo, state, 1, opts, wc->plain, 0, false, NULL, 0,
+									   false));
 	}
 
 	/* the init model, decoded (and refused if damaged) once per value */
@@ -526,7 +597,7 @@ svc_train_warm_transfn(PG_FUNCTION_ARGS)
 		wc->pair_raw = mc->raw;
 	}
 	{
-		bytea	   *result = add_row_opts(fcinfo, state, 1, &wc->pair, 0, false,
+		bytea	   *result = add_row_opts(fcinfo, state, 1, &wc->pair, NULL, 0, false,
 										  (const uint8_t *) VARDATA(wc->init),
 										  VARSIZE(wc->init) - VARHDRSZ,
 										  state != NULL && state == wc->checked_state);

@@ -88,17 +88,34 @@ svc_store_u32(uint8_t *p, uint32_t v)
 #endif
 }
 
+/*
+ * One 8-byte move each on little-endian hosts: a u64 stored as two 4-byte
+ * halves and read back whole (the state's row counts, random state and
+ * scale exponents, on every row) cannot be forwarded from the store
+ * buffer, and each such read waits for both stores to retire.
+ */
 static inline uint64_t
 svc_load_u64(const uint8_t *p)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t	v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+#else
 	return (uint64_t) svc_load_u32(p) | ((uint64_t) svc_load_u32(p + 4) << 32);
+#endif
 }
 
 static inline void
 svc_store_u64(uint8_t *p, uint64_t v)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(p, &v, sizeof(v));
+#else
 	svc_store_u32(p, (uint32_t) v);
 	svc_store_u32(p + 4, (uint32_t) (v >> 32));
+#endif
 }
 
 static inline double
