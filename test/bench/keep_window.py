@@ -7,7 +7,9 @@ order id.  A model of solver "incremental" with {"keep_rows": true,
 svc_train(f, NULL, model ORDER BY id) on the next B rows, again and again,
 until T rows have passed (nu 0.05, gamma 1, scale none).  Every call runs
 in one backend (a DO block), which records after each call its time, the
-backend's peak and current resident set (VmHWM, VmRSS of /proc/self/status)
+backend's peak and current resident set (VmHWM, VmRSS of /proc/self/status),
+the private part of it (RssAnon: VmRSS also counts the shared buffers the
+backend has touched, which grow as the table's pages pass through them)
 and the bytes of its memory contexts (pg_backend_memory_contexts): none of
 them may grow with the rows that passed.  At the end the model is compared
 with svc_train(... "smo", "tol": 1e-10 ...) on the last W rows:
@@ -52,7 +54,7 @@ ANALYZE bench_keep;
 CREATE TABLE bench_keep_model AS
 SELECT svc_train(f, '%s'::jsonb ORDER BY id) AS model FROM bench_keep WHERE id <= %d;
 CREATE TABLE bench_keep_log (k int, rows_passed int, secs float8, hwm_kb bigint, rss_kb bigint,
-                             ctx_bytes bigint);
+                             anon_kb bigint, ctx_bytes bigint);
 """ % (stream, OPTS % window, window))
     psql("""
 SET max_parallel_workers_per_gather = 0;
@@ -72,6 +74,7 @@ BEGIN
         SELECT k, %d + (k + 1) * %d, extract(epoch FROM clock_timestamp() - t0),
                substring(st FROM 'VmHWM:\\s+(\\d+)')::bigint,
                substring(st FROM 'VmRSS:\\s+(\\d+)')::bigint,
+               substring(st FROM 'RssAnon:\\s+(\\d+)')::bigint,
                (SELECT sum(total_bytes) FROM pg_backend_memory_contexts);
     END LOOP;
     UPDATE bench_keep_model SET model = m;
@@ -87,7 +90,7 @@ SELECT max(abs(svc_decision(m.model, f) - svc_decision(s.model, f))),
        svc_model_info(m.model)->>'n_support_vectors'
 FROM bench_keep, bench_keep_model m, s WHERE id > %d AND id <= %d
 GROUP BY m.model;
-SELECT k, rows_passed, hwm_kb, rss_kb, ctx_bytes FROM bench_keep_log
+SELECT k, rows_passed, hwm_kb, rss_kb, anon_kb, ctx_bytes FROM bench_keep_log
 WHERE (k + 1) %% greatest(1, %d / 10) = 0 OR k = 0 ORDER BY k;
 """ % (SMO % window, last - window, last, last - window, last, calls))
     total, ncalls = rows[0].split("\t")
@@ -104,8 +107,10 @@ WHERE (k + 1) %% greatest(1, %d / 10) = 0 OR k = 0 ORDER BY k;
            % (window, last, batch, ncalls, total, 1000 * total / max(1, last - window),
               float(diff), oldest, newest, n_sv),
            "", "The backend after each tenth of the calls (rows passed: peak resident set kB, "
-           "resident set kB, memory contexts bytes): " +
-           "; ".join("%s rows: %s, %s, %s" % (r[1], r[2], r[3], r[4]) for r in trace) + "."]
+           "resident set kB, of it private (RssAnon; the rest is shared memory the backend "
+           "touched: shared buffers the table's pages pass through), memory contexts bytes): " +
+           "; ".join("%s rows: %s, %s, %s, %s" % (r[1], r[2], r[3], r[4], r[5]) for r in trace)
+           + "."]
     psql("DROP TABLE IF EXISTS bench_keep, bench_keep_model, bench_keep_log;", check=False)
     return out
 
