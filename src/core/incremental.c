@@ -1131,8 +1131,7 @@ SvcStatus
 svc_incr_load(SvcIncr *s, const double *x, const double *alpha, const double *c, int64_t n,
 			  double tol, int64_t *slots, double *viol_out, SvcError *err)
 {
-	double		asum = 0.0,
-				viol;
+	double		viol;
 	SvcStatus	st;
 
 	*viol_out = NAN;
@@ -1159,7 +1158,6 @@ svc_incr_load(SvcIncr *s, const double *x, const double *alpha, const double *c,
 		s->h[i] = 0.0;
 		/* the sets by alpha; S's rows join below, with their columns */
 		s->set[i] = ci == 0 ? SET_Z : a <= 0 ? SET_R : a >= ci ? SET_E : SET_CAND;
-		asum += a;
 		s->csum += ci;
 		slots[i] = i;
 	}
@@ -1202,7 +1200,6 @@ svc_incr_load(SvcIncr *s, const double *x, const double *alpha, const double *c,
 				 viol, tol);
 		return SVC_ERR_INVALID_INPUT;
 	}
-	(void) asum;
 	return SVC_OK;
 }
 

@@ -2,6 +2,7 @@
 #include "keep.h"
 #include "incremental.h"
 #include "solver_smo.h"
+#include "solver_incremental.h"
 
 #include <math.h>
 #include <string.h>
@@ -166,11 +167,9 @@ svc_keep_warm_fit(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	int64_t		seen = m->rows_seen - init->rows_seen;
 	double	   *c_all = NULL;
 	double		c,
-				viol,
-				objective;
+				viol;
 	SvcIncrParams p;
 	SvcIncr    *s = NULL;
-	SvcIncrStats stats;
 	SvcStatus	st;
 
 	if (k < 1)
@@ -268,19 +267,9 @@ svc_keep_warm_fit(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 			goto done;
 		entered++;
 	}
-
-	viol = svc_incr_kkt_violation(s, err);
-	if (isnan(viol))
-	{
-		st = err->status;
+	if ((st = svc_incr_report(s, opt, n_win, m, err)) != SVC_OK)
 		goto done;
-	}
-	objective = svc_incr_objective(s, err);
-	if (isnan(objective))
-	{
-		st = err->status;
-		goto done;
-	}
+	m->iterations += init->iterations;
 
 	/* the window in counter order: the kept rows that stay, then the new */
 	if ((st = keep_alloc(env, m, n_win, err)) != SVC_OK)
@@ -309,15 +298,7 @@ svc_keep_warm_fit(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	st = svc_smo_take_support(env, m->keep_x, c_all, n_win, d, "the warm start", m, err);
 	if (st != SVC_OK)
 		goto done;
-	svc_incr_stats(s, &stats);
-	m->offset = svc_incr_offset(s);
 	m->gamma = init->gamma;
-	m->iterations = init->iterations + stats.steps;
-	m->converged = true;
-	m->objective = objective;
-	m->gap = svc_smo_gap_in_tol(2.0 * viol, opt->nu, n_win);
-	m->cache_hits = 0;
-	m->cache_misses = 0;
 done:
 	svc_incr_free(s);
 	svc_free(env, stay);

@@ -46,18 +46,40 @@ take_support(const SvcEnv *env, const SvcIncr *s, int32_t d, SvcModel *m, SvcErr
 }
 
 SvcStatus
+svc_incr_report(SvcIncr *s, const SvcOptions *opt, int64_t n, SvcModel *m, SvcError *err)
+{
+	SvcIncrStats stats;
+	/* the state afresh from the rows: offset as smo takes it, the report */
+	double		viol = svc_incr_kkt_violation(s, err),
+				objective;
+
+	if (isnan(viol))
+		return err->status;
+	objective = svc_incr_objective(s, err);
+	if (isnan(objective))
+		return err->status;
+	svc_incr_stats(s, &stats);
+	m->offset = svc_incr_offset(s);
+	m->iterations = stats.steps;
+	m->converged = true;
+	m->objective = objective;
+	/* smo's gap is in G = 2 h's units, and reported in tol's scale */
+	m->gap = svc_smo_gap_in_tol(2.0 * viol, opt->nu, n);
+	m->cache_hits = 0;
+	m->cache_misses = 0;
+	return SVC_OK;
+}
+
+SvcStatus
 svc_train_incremental(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 					  const SvcOptions *opt, double gamma, const double *weight, SvcModel *m,
 					  SvcError *err)
 {
 	SvcIncrParams p;
 	SvcIncr    *s = NULL;
-	SvcIncrStats stats;
 	SvcStatus	st;
 	size_t		budget = svc_smo_budget(env, opt);
-	double		c,
-				viol,
-				objective;
+	double		c;
 
 	if (n < 1)
 		return svc_fail(err, SVC_ERR_INVALID_INPUT, "no rows to train on");
@@ -89,32 +111,13 @@ svc_train_incremental(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 			goto done;
 		/* no progress report: the hook's kinds (svc_core.h) have no "rows added" */
 	}
-	/* the state afresh from the rows: offset as smo takes it, the report */
-	viol = svc_incr_kkt_violation(s, err);
-	if (isnan(viol))
-	{
-		st = err->status;
+	st = svc_incr_report(s, opt, n, m, err);
+	if (st != SVC_OK)
 		goto done;
-	}
-	objective = svc_incr_objective(s, err);
-	if (isnan(objective))
-	{
-		st = err->status;
-		goto done;
-	}
 	st = take_support(env, s, d, m, err);
 	if (st != SVC_OK)
 		goto done;
-	svc_incr_stats(s, &stats);
-	m->offset = svc_incr_offset(s);
 	m->gamma = gamma;
-	m->iterations = stats.steps;
-	m->converged = true;
-	m->objective = objective;
-	/* smo's gap is in G = 2 h's units, and reported in tol's scale */
-	m->gap = svc_smo_gap_in_tol(2.0 * viol, opt->nu, n);
-	m->cache_hits = 0;
-	m->cache_misses = 0;
 done:
 	svc_incr_free(s);
 	return st;

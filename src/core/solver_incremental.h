@@ -5,6 +5,7 @@
 #include "svc_core.h"
 #include "options.h"
 #include "model.h"
+#include "incremental.h"
 
 /*
  * The solver "incremental" (solver.h): the problem of the solver "smo",
@@ -29,5 +30,15 @@
 SvcStatus	svc_train_incremental(const SvcEnv *env, const double *x, int64_t n,
 								  int32_t d, const SvcOptions *opt, double gamma,
 								  const double *weight, SvcModel *m, SvcError *err);
+
+/*
+ * The report of the engine's final state on n rows, as smo's: the offset,
+ * the objective and the gap (the KKT violation recomputed from the rows,
+ * in tol's scale), iterations = the path's steps, converged, 0 cache
+ * counts.  The fresh fit and the warm start of a model with kept rows
+ * (keep.h) both end with it.  Errors: those of svc_incr_kkt_violation.
+ */
+SvcStatus	svc_incr_report(SvcIncr *s, const SvcOptions *opt, int64_t n, SvcModel *m,
+							SvcError *err);
 
 #endif							/* SVC_SOLVER_INCREMENTAL_H */
