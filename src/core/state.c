@@ -441,39 +441,6 @@ rescale_stats(double *mean, double *m2, int from, int to)
 }
 
 /*
- * Two doubles at a time (GCC and Clang vector types, little-endian hosts:
- * the state's bytes are the host's doubles there), for the running
- * statistics, which every row of the transition function updates.
- */
-#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define STATS_V2 1
-typedef double v2d __attribute__((vector_size(16)));
-typedef int64_t v2i __attribute__((vector_size(16)));
-
-static inline v2d
-v2d_load(const void *p)
-{
-	v2d			v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static inline void
-v2d_store(void *p, v2d v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
-/* mask ? a : b, lane by lane (mask lanes all ones or all zeros) */
-static inline v2d
-v2d_select(v2i mask, v2d a, v2d b)
-{
-	return (v2d) (((v2i) a & mask) | ((v2i) b & ~mask));
-}
-#endif
-
-/*
  * Welford's update of the running mean and sum of squared deviations, of
  * the values scaled by 2^-exp where exp follows the column's largest
  * magnitude (svc_scale_exponent), so that no square overflows; for
@@ -489,49 +456,14 @@ update_stats(uint8_t *buf, int32_t dims, int64_t n, const double *row)
 	uint8_t    *pexp = stat_ptr(buf, dims, STAT_EXP);
 	double		inv = 1.0 / (double) n;
 	bool		plain = true;
-	int32_t		j = 0;
 
 	/*
-	 * The common case in two branch-free passes, two columns at a time
-	 * where the compiler has vector types: the minimum and maximum, and
-	 * whether every column's exponent is 0 and stays 0; then Welford's
-	 * update unscaled.  Each lane does the scalar code's operations, so
-	 * the bytes are the same; the general loop below gives them too (it
-	 * recomputes the same minimum and maximum), at several times the cost.
+	 * The common case in two branch-free passes: the minimum and maximum,
+	 * and whether every column's exponent is 0 and stays 0; then Welford's
+	 * update unscaled.  The general loop below gives the same bytes (it
+	 * recomputes the same minimum and maximum), at about twice the cost.
 	 */
-#ifdef STATS_V2
-	{
-		const v2d	plain_max = {SVC_SCALE_PLAIN_MAX, SVC_SCALE_PLAIN_MAX};
-		const v2d	plain_min = {SVC_SCALE_PLAIN_MIN, SVC_SCALE_PLAIN_MIN};
-		const v2d	zero = {0.0, 0.0};
-		const v2i	abs_mask = {INT64_MAX, INT64_MAX};
-		v2i			ok = {-1, -1};
-
-		for (; j + 2 <= dims; j += 2)
-		{
-			v2d			x = v2d_load(row + j);
-			v2d			lo = v2d_load(pmin + 8 * j);
-			v2d			hi = v2d_load(pmax + 8 * j);
-			v2d			alo,
-						ahi,
-						maxabs;
-			v2i			e;
-
-			lo = v2d_select((v2i) (x < lo), x, lo);
-			hi = v2d_select((v2i) (x > hi), x, hi);
-			v2d_store(pmin + 8 * j, lo);
-			v2d_store(pmax + 8 * j, hi);
-			alo = (v2d) ((v2i) lo & abs_mask);
-			ahi = (v2d) ((v2i) hi & abs_mask);
-			maxabs = v2d_select((v2i) (alo > ahi), alo, ahi);
-			memcpy(&e, pexp + 8 * j, sizeof(e));
-			ok &= (v2i) (e == 0) & (v2i) (maxabs <= plain_max) &
-				((v2i) (maxabs >= plain_min) | (v2i) (maxabs == zero));
-		}
-		plain = ok[0] != 0 && ok[1] != 0;
-	}
-#endif
-	for (; j < dims; j++)
+	for (int32_t j = 0; j < dims; j++)
 	{
 		double		x = row[j];
 		double		lo = svc_load_f64(pmin + 8 * j);
@@ -548,26 +480,7 @@ update_stats(uint8_t *buf, int32_t dims, int64_t n, const double *row)
 	}
 	if (plain)
 	{
-		j = 0;
-#ifdef STATS_V2
-		{
-			const v2d	inv2 = {inv, inv};
-
-			for (; j + 2 <= dims; j += 2)
-			{
-				v2d			v = v2d_load(row + j);
-				v2d			mean = v2d_load(pmean + 8 * j);
-				v2d			m2 = v2d_load(pm2 + 8 * j);
-				v2d			delta = v - mean;
-
-				mean = mean + delta * inv2;
-				m2 = m2 + delta * (v - mean);
-				v2d_store(pmean + 8 * j, mean);
-				v2d_store(pm2 + 8 * j, m2);
-			}
-		}
-#endif
-		for (; j < dims; j++)
+		for (int32_t j = 0; j < dims; j++)
 		{
 			double		v = row[j];
 			double		mean = svc_load_f64(pmean + 8 * j);
@@ -582,7 +495,7 @@ update_stats(uint8_t *buf, int32_t dims, int64_t n, const double *row)
 		return;
 	}
 
-	for (j = 0; j < dims; j++)
+	for (int32_t j = 0; j < dims; j++)
 	{
 		double		mean = svc_load_f64(pmean + 8 * j);
 		double		m2 = svc_load_f64(pm2 + 8 * j);
