@@ -10,21 +10,6 @@
 /* Tag xored into the seed for the reservoir's draws ("WINDOW"). */
 #define SVC_SEED_TAG_WINDOW UINT64_C(0x57494E444F57)
 
-static SvcStatus
-keep_alloc(const SvcEnv *env, SvcModel *m, int64_t n, SvcError *err)
-{
-	size_t		d = (size_t) m->dims;
-
-	m->keep_x = svc_alloc(env, sizeof(double) * (size_t) n * d, err);
-	m->keep_alpha = svc_alloc(env, sizeof(double) * (size_t) n, err);
-	m->keep_c = svc_alloc(env, sizeof(double) * (size_t) n, err);
-	m->keep_counter = svc_alloc(env, sizeof(int64_t) * (size_t) n, err);
-	if (!m->keep_x || !m->keep_alpha || !m->keep_c || !m->keep_counter)
-		return SVC_ERR_NOMEM;
-	m->keep_n = n;
-	return SVC_OK;
-}
-
 SvcStatus
 svc_keep_from_fit(const SvcEnv *env, const double *rows, int64_t n, SvcModel *m,
 				  SvcError *err)
@@ -37,7 +22,7 @@ svc_keep_from_fit(const SvcEnv *env, const double *rows, int64_t n, SvcModel *m,
 	int64_t		first = (m->rows_seen > n ? m->rows_seen : n) - n + 1;
 	SvcStatus	st;
 
-	st = keep_alloc(env, m, n, err);
+	st = svc_model_alloc_kept(env, m, n, err);
 	if (st != SVC_OK)
 		return st;
 	memcpy(m->keep_x, rows, sizeof(double) * (size_t) n * d);
@@ -272,7 +257,7 @@ svc_keep_warm_fit(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	m->iterations += init->iterations;
 
 	/* the window in counter order: the kept rows that stay, then the new */
-	if ((st = keep_alloc(env, m, n_win, err)) != SVC_OK)
+	if ((st = svc_model_alloc_kept(env, m, n_win, err)) != SVC_OK)
 		goto done;
 	c_all = svc_alloc(env, sizeof(double) * (size_t) n_win, err);
 	if (c_all == NULL)

@@ -72,6 +72,21 @@ svc_model_free(const SvcEnv *env, SvcModel *m)
 }
 
 SvcStatus
+svc_model_alloc_kept(const SvcEnv *env, SvcModel *m, int64_t n, SvcError *err)
+{
+	size_t		d = (size_t) m->dims;
+
+	m->keep_x = svc_alloc(env, sizeof(double) * (size_t) n * d, err);
+	m->keep_alpha = svc_alloc(env, sizeof(double) * (size_t) n, err);
+	m->keep_c = svc_alloc(env, sizeof(double) * (size_t) n, err);
+	m->keep_counter = svc_alloc(env, sizeof(int64_t) * (size_t) n, err);
+	if (!m->keep_x || !m->keep_alpha || !m->keep_c || !m->keep_counter)
+		return SVC_ERR_NOMEM;
+	m->keep_n = n;
+	return SVC_OK;
+}
+
+SvcStatus
 svc_model_corrupt(SvcError *err, const char *what)
 {
 	svc_fail(err, SVC_ERR_CORRUPT, "invalid svclust model");

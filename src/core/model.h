@@ -139,6 +139,9 @@ typedef struct SvcModel
 	int64_t		keep_removed;	/* kept rows that left by it */
 } SvcModel;
 
+/* Allocate the kept rows' arrays for n rows (keep_n = n; values unset). */
+SvcStatus	svc_model_alloc_kept(const SvcEnv *env, SvcModel *m, int64_t n, SvcError *err);
+
 /* Allocate the arrays of a model of the given sizes (zeroed). */
 SvcStatus	svc_model_alloc(const SvcEnv *env, SvcModel *m, int32_t dims,
 							int32_t n_sv, int32_t n_eq, int32_t n_clusters,

@@ -375,13 +375,8 @@ keep_decode(const SvcEnv *env, SvcReader *r, size_t len, SvcModel *m, SvcError *
 	if (next <= n || next - 1 > (uint64_t) m->rows_seen || added > n ||
 		removed > next - 1 - n)
 		return svc_model_corrupt(err, "The kept rows' counts are inconsistent.");
-	m->keep_x = svc_alloc(env, sizeof(double) * (size_t) n * d, err);
-	m->keep_alpha = svc_alloc(env, sizeof(double) * (size_t) n, err);
-	m->keep_c = svc_alloc(env, sizeof(double) * (size_t) n, err);
-	m->keep_counter = svc_alloc(env, sizeof(int64_t) * (size_t) n, err);
-	if (!m->keep_x || !m->keep_alpha || !m->keep_c || !m->keep_counter)
+	if (svc_model_alloc_kept(env, m, (int64_t) n, err) != SVC_OK)
 		return SVC_ERR_NOMEM;
-	m->keep_n = (int64_t) n;
 	m->keep_next = (int64_t) next;
 	m->keep_added = (int64_t) added;
 	m->keep_removed = (int64_t) removed;
