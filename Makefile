@@ -25,6 +25,11 @@ PG_CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-i
 # differently.  Decoding a model cuts its stored tree again and compares
 # the clusters, so a model must cut the same on every machine.
 PG_CFLAGS += -ffp-contract=off
+# The module is position-independent, where gcc by default never inlines a
+# call to an exported function in its own file (it could be interposed):
+# the state's accessors, called on every row, were calls.  Nothing here
+# relies on interposition.
+PG_CFLAGS += -fno-semantic-interposition
 
 # Flags for the kernel loops only (doc/design-notes.md): -ffast-math lets
 # gcc call glibc's vector exp, and -march=native its AVX2/AVX-512 versions
