@@ -48,7 +48,11 @@ _Static_assert(OFF_OPTIONS == OFF_RNG + 4 * 8, "the options follow the random st
 #define STAT_MIN	2
 #define STAT_MAX	3
 #define STAT_EXP	4			/* i64 per column: statistics are of x * 2^-exp */
-#define N_STATS		5
+#define STAT_PENDING 5			/* u64 (the first of the row): rows staged */
+#define STAT_STAGE	6			/* STAGE_ROWS rows not yet in the statistics */
+#define STAGE_ROWS	16
+#define STAGE_COLUMNS 32		/* columns flushed together */
+#define N_STATS		(STAT_STAGE + STAGE_ROWS)
 
 size_t
 svc_state_size_warm(int32_t dims, int64_t capacity, int64_t lab_capacity, size_t init_len)
@@ -140,6 +144,18 @@ static const uint8_t *
 stat_cptr(const uint8_t *buf, int32_t dims, int which)
 {
 	return buf + OFF_STATS + (size_t) 8 * dims * which;
+}
+
+static int64_t
+stats_pending(const uint8_t *buf, int32_t dims)
+{
+	return (int64_t) svc_load_u64(stat_cptr(buf, dims, STAT_PENDING));
+}
+
+static const uint8_t *
+staged_cptr(const uint8_t *buf, int32_t dims, int64_t r)
+{
+	return stat_cptr(buf, dims, STAT_STAGE + (int) r);
 }
 
 static uint8_t *
@@ -298,7 +314,8 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 				lab_anomaly,
 				kept_normal = 0,
 				total;
-	uint64_t	init_len;
+	uint64_t	init_len,
+				pending;
 	SvcOptions	opt;
 	SvcError	opt_err;
 
@@ -347,6 +364,19 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 		return bad_state(err, "The init model does not start with the model signature.");
 	if (init_len > 0 && lab_normal + lab_anomaly > 0)
 		return bad_state(err, "A warm-started state has labelled rows.");
+
+	/*
+	 * The staged rows are the last ones counted, finite; the statistics
+	 * checked below are of the rows before them (total of them).
+	 */
+	pending = svc_load_u64(stat_cptr(buf, dims, STAT_PENDING));
+	if (pending >= STAGE_ROWS || pending > (uint64_t) total)
+		return bad_state(err, "The count of staged rows is out of range.");
+	total -= (int64_t) pending;
+	for (uint64_t r = 0; r < pending; r++)
+		for (int32_t j = 0; j < dims; j++)
+			if (!isfinite(svc_load_f64(staged_cptr(buf, dims, (int64_t) r) + 8 * j)))
+				return bad_state(err, "A staged row is not finite.");
 	for (int32_t j = 0; j < dims; j++)
 	{
 		double		mean = svc_load_f64(stat_cptr(buf, dims, STAT_MEAN) + 8 * j);
@@ -392,17 +422,6 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 				return bad_state(err, "The scaling statistics do not fit the minimum and maximum.");
 		}
 	}
-	for (int64_t i = 0; i < kept; i++)
-		for (int32_t j = 0; j < dims; j++)
-		{
-			double		v = svc_load_f64(row_cptr(buf, dims, i) + 8 * j);
-			double		lo = svc_load_f64(stat_cptr(buf, dims, STAT_MIN) + 8 * j);
-			double		hi = svc_load_f64(stat_cptr(buf, dims, STAT_MAX) + 8 * j);
-
-			/* every row seen lies within its columns' minimum and maximum */
-			if (!(v >= lo && v <= hi))
-				return bad_state(err, "A sampled row is not finite or lies outside the minimum and maximum.");
-		}
 	for (int64_t i = 0; i < lab_kept; i++)
 	{
 		double		label = svc_load_f64(lab_cptr(buf, dims, i) + 8 * (size_t) dims);
@@ -410,11 +429,30 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 		if (label != 1.0 && label != -1.0)
 			return bad_state(err, "A labelled row's label is neither 1 nor -1.");
 		kept_normal += label > 0;
-		for (int32_t j = 0; j < dims; j++)
+	}
+	for (int32_t j = 0; j < dims; j++)
+	{
+		/* every row seen lies within its column's minimum and maximum */
+		double		lo = svc_load_f64(stat_cptr(buf, dims, STAT_MIN) + 8 * j);
+		double		hi = svc_load_f64(stat_cptr(buf, dims, STAT_MAX) + 8 * j);
+
+		for (uint64_t r = 0; r < pending; r++)
+		{
+			double		v = svc_load_f64(staged_cptr(buf, dims, (int64_t) r) + 8 * j);
+
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
+		}
+		for (int64_t i = 0; i < kept; i++)
+		{
+			double		v = svc_load_f64(row_cptr(buf, dims, i) + 8 * j);
+
+			if (!(v >= lo && v <= hi))
+				return bad_state(err, "A sampled row is not finite or lies outside the minimum and maximum.");
+		}
+		for (int64_t i = 0; i < lab_kept; i++)
 		{
 			double		v = svc_load_f64(lab_cptr(buf, dims, i) + 8 * j);
-			double		lo = svc_load_f64(stat_cptr(buf, dims, STAT_MIN) + 8 * j);
-			double		hi = svc_load_f64(stat_cptr(buf, dims, STAT_MAX) + 8 * j);
 
 			if (!(v >= lo && v <= hi))
 				return bad_state(err, "A labelled row is not finite or lies outside the minimum and maximum.");
@@ -441,104 +479,215 @@ rescale_stats(double *mean, double *m2, int from, int to)
 }
 
 /*
- * Welford's update of the running mean and sum of squared deviations, of
- * the values scaled by 2^-exp where exp follows the column's largest
- * magnitude (svc_scale_exponent), so that no square overflows; for
- * ordinary data exp stays 0 and nothing is scaled.
+ * One column's running statistics: Welford's mean and sum of squared
+ * deviations of the values scaled by 2^-exp, where exp follows the
+ * column's largest magnitude (svc_scale_exponent), so that no square
+ * overflows; for ordinary data exp stays 0 and nothing is scaled.
  */
-static void
-update_stats(uint8_t *buf, int32_t dims, int64_t n, const double *row)
+typedef struct ColumnStats
 {
-	uint8_t    *pmean = stat_ptr(buf, dims, STAT_MEAN);
-	uint8_t    *pm2 = stat_ptr(buf, dims, STAT_M2);
-	uint8_t    *pmin = stat_ptr(buf, dims, STAT_MIN);
-	uint8_t    *pmax = stat_ptr(buf, dims, STAT_MAX);
-	uint8_t    *pexp = stat_ptr(buf, dims, STAT_EXP);
-	double		inv = 1.0 / (double) n;
-	bool		plain = true;
+	double		mean;
+	double		m2;
+	double		lo;
+	double		hi;
+	int			exp;
+} ColumnStats;
+
+static void
+column_load(const uint8_t *buf, int32_t dims, int32_t j, ColumnStats *c)
+{
+	c->mean = svc_load_f64(stat_cptr(buf, dims, STAT_MEAN) + 8 * j);
+	c->m2 = svc_load_f64(stat_cptr(buf, dims, STAT_M2) + 8 * j);
+	c->lo = svc_load_f64(stat_cptr(buf, dims, STAT_MIN) + 8 * j);
+	c->hi = svc_load_f64(stat_cptr(buf, dims, STAT_MAX) + 8 * j);
+	c->exp = stat_exp(buf, dims, j);
+}
+
+static void
+column_store(uint8_t *buf, int32_t dims, int32_t j, const ColumnStats *c)
+{
+	svc_store_f64(stat_ptr(buf, dims, STAT_MEAN) + 8 * j, c->mean);
+	svc_store_f64(stat_ptr(buf, dims, STAT_M2) + 8 * j, c->m2);
+	svc_store_f64(stat_ptr(buf, dims, STAT_MIN) + 8 * j, c->lo);
+	svc_store_f64(stat_ptr(buf, dims, STAT_MAX) + 8 * j, c->hi);
+	set_stat_exp(buf, dims, j, c->exp);
+}
+
+/* Welford's update by value x, the n-th of the column (inv = 1 / n). */
+static void
+column_add(ColumnStats *c, double x, double inv)
+{
+	double		maxabs;
+	int			e_new;
+	double		v,
+				delta;
+
+	if (x < c->lo)
+		c->lo = x;
+	if (x > c->hi)
+		c->hi = x;
 
 	/*
-	 * The common case in two branch-free passes: the minimum and maximum,
-	 * and whether every column's exponent is 0 and stays 0; then Welford's
-	 * update unscaled.  The general loop below gives the same bytes (it
-	 * recomputes the same minimum and maximum), at about twice the cost.
+	 * fmax, svc_scale_exponent and ldexp as calls cost much; for ordinary
+	 * magnitudes the exponent is 0 and the value stays as it is, which is
+	 * what the calls would give.
 	 */
-	for (int32_t j = 0; j < dims; j++)
-	{
-		double		x = row[j];
-		double		lo = svc_load_f64(pmin + 8 * j);
-		double		hi = svc_load_f64(pmax + 8 * j);
-		double		maxabs;
+	maxabs = fabs(c->lo) > fabs(c->hi) ? fabs(c->lo) : fabs(c->hi);
+	if (maxabs <= SVC_SCALE_PLAIN_MAX && (maxabs >= SVC_SCALE_PLAIN_MIN || maxabs == 0))
+		e_new = 0;
+	else
+		e_new = svc_scale_exponent(maxabs);
+	rescale_stats(&c->mean, &c->m2, c->exp, e_new);
+	c->exp = e_new;
+	v = e_new == 0 ? x : ldexp(x, -e_new);
+	delta = v - c->mean;
+	c->mean += delta * inv;
+	c->m2 += delta * (v - c->mean);
+}
 
-		lo = x < lo ? x : lo;
-		hi = x > hi ? x : hi;
-		svc_store_f64(pmin + 8 * j, lo);
-		svc_store_f64(pmax + 8 * j, hi);
-		maxabs = fabs(lo) > fabs(hi) ? fabs(lo) : fabs(hi);
-		plain &= svc_load_u64(pexp + 8 * j) == 0 && maxabs <= SVC_SCALE_PLAIN_MAX &&
-			(maxabs >= SVC_SCALE_PLAIN_MIN || maxabs == 0);
-	}
-	if (plain)
-	{
-		for (int32_t j = 0; j < dims; j++)
-		{
-			double		v = row[j];
-			double		mean = svc_load_f64(pmean + 8 * j);
-			double		m2 = svc_load_f64(pm2 + 8 * j);
-			double		delta = v - mean;
+/*
+ * Column j's statistics with the staged rows added, the statistics of
+ * every row counted (total of them), without changing the state.
+ */
+static void
+column_current(const uint8_t *buf, int32_t dims, int32_t j, int64_t total, ColumnStats *c)
+{
+	int64_t		pending = stats_pending(buf, dims);
 
-			mean += delta * inv;
-			m2 += delta * (v - mean);
-			svc_store_f64(pmean + 8 * j, mean);
-			svc_store_f64(pm2 + 8 * j, m2);
-		}
+	column_load(buf, dims, j, c);
+	for (int64_t r = 0; r < pending; r++)
+		column_add(c, svc_load_f64(staged_cptr(buf, dims, r) + 8 * j),
+				   1.0 / (double) (total - pending + r + 1));
+}
+
+/*
+ * Add the staged rows to the statistics, column by column: each column's
+ * updates happen in the order the rows came, as they would one row at a
+ * time, so the bytes are the same; but a column's statistics stay in
+ * registers across the rows, and the scale checks of a column whose
+ * values stay ordinary are made once for the lot.  The rows were counted
+ * (total is the count of every row, the staged ones the last).
+ */
+static void
+stats_flush(uint8_t *buf, int32_t dims, int64_t total)
+{
+	int64_t		pending = stats_pending(buf, dims);
+	double		inv[STAGE_ROWS];
+	double		mean[STAGE_COLUMNS],
+				m2[STAGE_COLUMNS],
+				lo[STAGE_COLUMNS],
+				hi[STAGE_COLUMNS];
+
+	if (pending == 0)
 		return;
-	}
-
-	for (int32_t j = 0; j < dims; j++)
+	for (int64_t r = 0; r < pending; r++)
+		inv[r] = 1.0 / (double) (total - pending + r + 1);
+	/* unsigned indices: with -fwrapv, signed ones kept the loops scalar */
+	for (size_t j0 = 0; j0 < (size_t) dims; j0 += STAGE_COLUMNS)
 	{
-		double		mean = svc_load_f64(pmean + 8 * j);
-		double		m2 = svc_load_f64(pm2 + 8 * j);
-		double		lo = svc_load_f64(pmin + 8 * j);
-		double		hi = svc_load_f64(pmax + 8 * j);
-		int			e = stat_exp(buf, dims, j);
-		int			e_new;
-		double		v,
-					delta;
+		size_t		width = (size_t) dims - j0 < STAGE_COLUMNS ? (size_t) dims - j0 : STAGE_COLUMNS;
+		bool		plain = true;
+		const uint8_t *pmin = stat_cptr(buf, dims, STAT_MIN) + 8 * j0;
+		const uint8_t *pmax = stat_cptr(buf, dims, STAT_MAX) + 8 * j0;
+		const uint8_t *pmean = stat_cptr(buf, dims, STAT_MEAN) + 8 * j0;
+		const uint8_t *pm2 = stat_cptr(buf, dims, STAT_M2) + 8 * j0;
 
-		double		maxabs;
-
-		if (row[j] < lo)
-			lo = row[j];
-		if (row[j] > hi)
-			hi = row[j];
 		/*
-		 * fmax, svc_scale_exponent and ldexp as calls cost most of a row
-		 * here; for ordinary magnitudes the exponent is 0 and the value
-		 * stays as it is, which is what the calls would give.
+		 * Row by row across the columns, the loops' elementwise operations
+		 * vectorised: the range first, then, if every column's values stay
+		 * ordinary (exponent 0 before and after), Welford's update as
+		 * column_add makes it without scaling.
 		 */
-		maxabs = fabs(lo) > fabs(hi) ? fabs(lo) : fabs(hi);
-		if (maxabs <= SVC_SCALE_PLAIN_MAX && (maxabs >= SVC_SCALE_PLAIN_MIN || maxabs == 0))
-			e_new = 0;
-		else
-			e_new = svc_scale_exponent(maxabs);
-		rescale_stats(&mean, &m2, e, e_new);
-		v = e_new == 0 ? row[j] : ldexp(row[j], -e_new);
-		delta = v - mean;
-		mean += delta * inv;
-		m2 += delta * (v - mean);
-		svc_store_f64(pmean + 8 * j, mean);
-		svc_store_f64(pm2 + 8 * j, m2);
-		svc_store_f64(pmin + 8 * j, lo);
-		svc_store_f64(pmax + 8 * j, hi);
-		set_stat_exp(buf, dims, j, e_new);
+		for (size_t k = 0; k < width; k++)
+		{
+			lo[k] = svc_load_f64(pmin + 8 * k);
+			hi[k] = svc_load_f64(pmax + 8 * k);
+		}
+		for (int64_t r = 0; r < pending; r++)
+		{
+			const uint8_t *row = staged_cptr(buf, dims, r) + 8 * j0;
+
+			for (size_t k = 0; k < width; k++)
+			{
+				double		x = svc_load_f64(row + 8 * k);
+
+				lo[k] = x < lo[k] ? x : lo[k];
+				hi[k] = x > hi[k] ? x : hi[k];
+			}
+		}
+		for (size_t k = 0; k < width; k++)
+		{
+			double		maxabs = fabs(lo[k]) > fabs(hi[k]) ? fabs(lo[k]) : fabs(hi[k]);
+
+			plain &= stat_exp(buf, dims, (int32_t) (j0 + k)) == 0 && maxabs <= SVC_SCALE_PLAIN_MAX &&
+				(maxabs >= SVC_SCALE_PLAIN_MIN || maxabs == 0);
+		}
+		if (!plain)
+		{
+			/* the general update, column by column, in the rows' order */
+			for (size_t k = 0; k < width; k++)
+			{
+				ColumnStats c;
+
+				column_load(buf, dims, (int32_t) (j0 + k), &c);
+				for (int64_t r = 0; r < pending; r++)
+					column_add(&c, svc_load_f64(staged_cptr(buf, dims, r) + 8 * (j0 + k)),
+							   inv[r]);
+				column_store(buf, dims, (int32_t) (j0 + k), &c);
+			}
+			continue;
+		}
+		for (size_t k = 0; k < width; k++)
+		{
+			mean[k] = svc_load_f64(pmean + 8 * k);
+			m2[k] = svc_load_f64(pm2 + 8 * k);
+		}
+		for (int64_t r = 0; r < pending; r++)
+		{
+			const uint8_t *row = staged_cptr(buf, dims, r) + 8 * j0;
+			double		w = inv[r];
+
+			for (size_t k = 0; k < width; k++)
+			{
+				double		v = svc_load_f64(row + 8 * k);
+				double		delta = v - mean[k];
+
+				mean[k] += delta * w;
+				m2[k] += delta * (v - mean[k]);
+			}
+		}
+		for (size_t k = 0; k < width; k++)
+		{
+			svc_store_f64(stat_ptr(buf, dims, STAT_MEAN) + 8 * (j0 + k), mean[k]);
+			svc_store_f64(stat_ptr(buf, dims, STAT_M2) + 8 * (j0 + k), m2[k]);
+			svc_store_f64(stat_ptr(buf, dims, STAT_MIN) + 8 * (j0 + k), lo[k]);
+			svc_store_f64(stat_ptr(buf, dims, STAT_MAX) + 8 * (j0 + k), hi[k]);
+		}
 	}
+	svc_store_u64(stat_ptr(buf, dims, STAT_PENDING), 0);
+}
+
+/*
+ * A new row for the statistics, the total-th counted: staged, and the
+ * statistics brought up to date once STAGE_ROWS rows wait.
+ */
+static void
+stats_add(uint8_t *buf, int32_t dims, int64_t total, const double *row)
+{
+	int64_t		pending = stats_pending(buf, dims);
+	uint8_t    *dst = stat_ptr(buf, dims, STAT_STAGE + (int) pending);
+
+	for (size_t j = 0; j < (size_t) dims; j++)
+		svc_store_f64(dst + 8 * j, row[j]);
+	svc_store_u64(stat_ptr(buf, dims, STAT_PENDING), (uint64_t) (pending + 1));
+	if (pending + 1 == STAGE_ROWS)
+		stats_flush(buf, dims, total);
 }
 
 static void
 store_row(uint8_t *dst, const double *row, int32_t dims)
 {
-	for (int32_t j = 0; j < dims; j++)
+	for (size_t j = 0; j < (size_t) dims; j++)
 		svc_store_f64(dst + 8 * j, row[j]);
 }
 
@@ -588,7 +737,7 @@ svc_state_add(uint8_t *buf, const double *row)
 			store_row(row_ptr(buf, dims, (int64_t) j), row, dims);
 	}
 	svc_store_u64(buf + OFF_SEEN, (uint64_t) (seen + 1));
-	update_stats(buf, dims, seen + 1 + lab_seen_total(buf), row);
+	stats_add(buf, dims, seen + 1 + lab_seen_total(buf), row);
 	return true;
 }
 
@@ -628,7 +777,7 @@ svc_state_add_labelled(uint8_t *buf, const double *row, int label)
 	}
 	svc_store_u64(buf + (label > 0 ? OFF_LAB_NORMAL : OFF_LAB_ANOMALY),
 				  (uint64_t) (svc_state_lab_seen(buf, label) + 1));
-	update_stats(buf, dims, svc_state_seen(buf) + seen + 1, row);
+	stats_add(buf, dims, svc_state_seen(buf) + seen + 1, row);
 	return true;
 }
 
@@ -832,6 +981,8 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 		return svc_fail(err, SVC_ERR_LIMIT, "cannot merge svclust states of more than %lld rows",
 						(long long) SVC_MAX_SEEN);
 
+	/* a's staged rows into its statistics; b's are added below, unchanged */
+	stats_flush(a, dims, stat_n_a);
 	load_rng(a, &rng);
 	kept = merge_reservoir(row_ptr(a, dims, 0), kept_a, seen_a, row_cptr(b, dims, 0), kept_b,
 						   seen_b, (size_t) 8 * dims, opt_a.sample, &rng);
@@ -851,22 +1002,29 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 		double		n_a = (double) stat_n_a,
 					n_b = (double) stat_n_b,
 					n = n_a + n_b;
-		double		mean_a = svc_load_f64(stat_ptr(a, dims, STAT_MEAN) + 8 * j);
-		double		mean_b = svc_load_f64(stat_cptr(b, dims, STAT_MEAN) + 8 * j);
-		double		m2_a = svc_load_f64(stat_ptr(a, dims, STAT_M2) + 8 * j);
-		double		m2_b = svc_load_f64(stat_cptr(b, dims, STAT_M2) + 8 * j);
-		double		lo_a = svc_load_f64(stat_ptr(a, dims, STAT_MIN) + 8 * j);
-		double		lo_b = svc_load_f64(stat_cptr(b, dims, STAT_MIN) + 8 * j);
-		double		hi_a = svc_load_f64(stat_ptr(a, dims, STAT_MAX) + 8 * j);
-		double		hi_b = svc_load_f64(stat_cptr(b, dims, STAT_MAX) + 8 * j);
-		double		lo = lo_b < lo_a ? lo_b : lo_a;
-		double		hi = hi_b > hi_a ? hi_b : hi_a;
-		int			e = svc_scale_exponent(fmax(fabs(lo), fabs(hi)));
+		ColumnStats ca,
+					cb;
+		double		mean_a,
+					mean_b,
+					m2_a,
+					m2_b,
+					lo,
+					hi;
+		int			e;
 		double		delta,
 					m2;
 
-		rescale_stats(&mean_a, &m2_a, stat_exp(a, dims, j), e);
-		rescale_stats(&mean_b, &m2_b, stat_exp(b, dims, j), e);
+		column_load(a, dims, j, &ca);
+		column_current(b, dims, j, stat_n_b, &cb);
+		mean_a = ca.mean;
+		mean_b = cb.mean;
+		m2_a = ca.m2;
+		m2_b = cb.m2;
+		lo = cb.lo < ca.lo ? cb.lo : ca.lo;
+		hi = cb.hi > ca.hi ? cb.hi : ca.hi;
+		e = svc_scale_exponent(fmax(fabs(lo), fabs(hi)));
+		rescale_stats(&mean_a, &m2_a, ca.exp, e);
+		rescale_stats(&mean_b, &m2_b, cb.exp, e);
 		delta = mean_b - mean_a;
 		m2 = m2_a + m2_b + delta * delta * n_a * n_b / n;
 		svc_store_f64(stat_ptr(a, dims, STAT_MEAN) + 8 * j, mean_a + delta * n_b / n);
@@ -979,7 +1137,11 @@ svc_state_extract_labelled(const uint8_t *buf, double *rows, double *lab, double
 						lo = HUGE_VAL,
 						hi = -HUGE_VAL,
 						m;
-			int			e = stat_exp(buf, dims, j);
+			ColumnStats c;
+			int			e;
+
+			column_current(buf, dims, j, total, &c);
+			e = c.exp;
 
 			for (int64_t i = 0; i < total; i++)
 			{
@@ -1007,14 +1169,13 @@ svc_state_extract_labelled(const uint8_t *buf, double *rows, double *lab, double
 	}
 	for (int32_t j = 0; j < dims; j++)
 	{
-		double		m2 = svc_load_f64(stat_cptr(buf, dims, STAT_M2) + 8 * j);
+		ColumnStats c;
 
-		int			e = stat_exp(buf, dims, j);
-
-		mean[j] = ldexp(svc_load_f64(stat_cptr(buf, dims, STAT_MEAN) + 8 * j), e);
-		stddev[j] = total > 0 ? ldexp(sqrt(m2 / (double) total), e) : 0.0;
-		min[j] = svc_load_f64(stat_cptr(buf, dims, STAT_MIN) + 8 * j);
-		max[j] = svc_load_f64(stat_cptr(buf, dims, STAT_MAX) + 8 * j);
+		column_current(buf, dims, j, total, &c);
+		mean[j] = ldexp(c.mean, c.exp);
+		stddev[j] = total > 0 ? ldexp(sqrt(c.m2 / (double) total), c.exp) : 0.0;
+		min[j] = c.lo;
+		max[j] = c.hi;
 	}
 }
 

@@ -42,9 +42,10 @@
 #include "options.h"
 
 #define SVC_STATE_MAGIC "SVCS"
-#define SVC_STATE_VERSION 5	/* 3: per-column scale exponents; 4: the
+#define SVC_STATE_VERSION 6	/* 3: per-column scale exponents; 4: the
 								 * extended options and labelled rows; 5:
-								 * the init model of a warm start */
+								 * the init model of a warm start; 6: rows
+								 * staged for the statistics */
 #define SVC_STATE_HEADER_SIZE (4 + 2 + 2 + 4 + 4 + 3 * 8 + 4 * 8 + SVC_OPTIONS_WIRE_FULL + 5 * 8)
 /* Most bytes of an init model a state carries. */
 #define SVC_STATE_MAX_INIT ((size_t) 512 * 1024 * 1024)

@@ -405,7 +405,7 @@ typedef enum StateField
 {
 	SF_VERSION, SF_DIMS, SF_BUDGET, SF_SEEN_LOW, SF_SEEN_HIGH, SF_CAPACITY,
 	SF_LENGTH, SF_MEAN_NAN, SF_M2_NEGATIVE, SF_M2_HUGE, SF_MIN_ABOVE_MAX, SF_EMPTY_MEAN,
-	SF_ROW_NAN, SF_EXP
+	SF_ROW_NAN, SF_EXP, SF_PENDING, SF_STAGED_NAN
 } StateField;
 
 static void
@@ -415,7 +415,12 @@ expect_state_rejected(StateField field, const char *detail)
 	uint8_t    *s = state_with_rows(100, 1, field == SF_EMPTY_MEAN ? 0 : 20, &len);
 	uint8_t    *copy = calloc(1, len + 8);
 	size_t		copy_len = len;
-	size_t		stats = SVC_STATE_HEADER_SIZE;	/* mean, m2, min, max, exp of 2 dims */
+	/*
+	 * Per column of 2: mean, m2, min, max, exp, the staged count (first
+	 * column), 16 staged rows; then the sample.  20 rows: 4 staged.
+	 */
+	size_t		stats = SVC_STATE_HEADER_SIZE;
+	size_t		sample = stats + 8 * 2 * (6 + 16);
 	SvcError	err;
 
 	memcpy(copy, s, len);
@@ -462,7 +467,13 @@ expect_state_rejected(StateField field, const char *detail)
 			svc_store_u64(copy + stats + 64, 5);	/* column 0's exponent */
 			break;
 		case SF_ROW_NAN:
-			svc_store_f64(copy + stats + 80 + 8 * 2 * 7 + 8, NAN);
+			svc_store_f64(copy + sample + 8 * 2 * 7 + 8, NAN);
+			break;
+		case SF_PENDING:
+			svc_store_u64(copy + stats + 80, 16);
+			break;
+		case SF_STAGED_NAN:
+			svc_store_f64(copy + stats + 96 + 16 * 3 + 8, NAN);	/* staged row 3 */
 			break;
 	}
 	memset(&err, 0, sizeof(err));
@@ -490,6 +501,8 @@ test_check_names_each_damage(void)
 	expect_state_rejected(SF_EMPTY_MEAN, "empty state are not empty");
 	expect_state_rejected(SF_ROW_NAN, "sampled row is not finite");
 	expect_state_rejected(SF_EXP, "scale of the statistics does not match");
+	expect_state_rejected(SF_PENDING, "count of staged rows is out of range");
+	expect_state_rejected(SF_STAGED_NAN, "staged row is not finite");
 }
 
 /*
@@ -539,11 +552,58 @@ test_ring_for_oldest_window(void)
 	}
 }
 
+/*
+ * The statistics of rows staged and added STAGE_ROWS at a time are those of
+ * Welford's update one row at a time, to the last bit: a model's scaling
+ * must not depend on where a scan stops.  The rows are more than the
+ * sample (so the running statistics are used), at every count from 1 to
+ * 70 (staged rows and flushed ones), and after a merge of two such states.
+ */
+static void
+test_staged_stats_exact(void)
+{
+	for (int64_t n = 1; n <= 70; n++)
+	{
+		size_t		len;
+		uint8_t    *s = state_with_rows(5, 1, n, &len);
+		double		rows[2 * 10],
+					mean[2],
+					sd[2],
+					lo[2],
+					hi[2];
+		bool		exact = true;
+
+		svc_state_extract(s, rows, mean, sd, lo, hi);
+		for (int j = 0; j < 2; j++)
+		{
+			double		m = 0.0,
+						m2 = 0.0;
+
+			for (int64_t i = 1; i <= n; i++)
+			{
+				double		v = j == 0 ? (double) i : (double) (i % 7);
+				double		delta = v - m;
+
+				m += delta * (1.0 / (double) i);
+				m2 += delta * (v - m);
+			}
+			if (n > 5)
+				exact &= mean[j] == m && sd[j] == sqrt(m2 / (double) n);
+			exact &= lo[j] == (j == 0 ? 1.0 : (n >= 7 ? 0.0 : 1.0));
+		}
+		CHECK(exact, "staged statistics of %lld rows equal Welford's row by row", (long long) n);
+		CHECK(svc_state_check(s, len, &(SvcError) {0}) == SVC_OK, "state of %lld rows checks",
+			  (long long) n);
+		free(s);
+	}
+}
+
 int
 main(void)
 {
 	test_sample_offset();
 	test_fill_and_stats();
+	test_staged_stats_exact();
 	test_extreme_magnitudes();
 	test_reservoir_bounded_and_uniform();
 	test_merge();
