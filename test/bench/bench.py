@@ -81,6 +81,7 @@ import train_speed  # noqa: E402
 import aid_vs_smo  # noqa: E402
 import incremental_vs_smo  # noqa: E402
 import keep_window  # noqa: E402
+import sample_quality  # noqa: E402
 
 # The paper's exact SVC (SMO and Ben-Hur's labelling): NMI per dataset, and
 # its train / clustering seconds where the paper gives them.
@@ -840,9 +841,10 @@ def main():
     ap.add_argument("--quick", action="store_true",
                     help="reduced grid (gamma, C in 2^1, 2^3, 2^5), seeds 1-2, 3 rounds of training speed")
     ap.add_argument("--only", default="defaults,labeling,tuned,grid,exact,assign,train,labelled,scoring,aid,warm,"
-                                      "incremental",
+                                      "incremental,sample",
                     help="comma-separated sections to run (default: all of "
-                         "defaults,labeling,tuned,grid,exact,assign,train,labelled,scoring,aid,warm,incremental)")
+                         "defaults,labeling,tuned,grid,exact,assign,train,labelled,scoring,aid,warm,incremental,"
+                         "sample)")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                     help="concurrent sessions for the grid (default %(default)s)")
     ap.add_argument("--no-predict-check", action="store_true",
@@ -856,6 +858,8 @@ def main():
                     help="rows B of the warm-start section (the refresh)")
     ap.add_argument("--score-ref", help="scoring: per-row results of an earlier run (another build) to "
                                         "compare every row with; written when the file does not exist")
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="sample: factor on its datasets' row counts (e.g. 0.05 for a quick try)")
     args = ap.parse_args()
     for a in ("data", "reference", "out"):
         setattr(args, a, os.path.join(cwd, os.path.expanduser(getattr(args, a))))
@@ -864,7 +868,7 @@ def main():
     args.assign_sizes = [10000, 43500, 100000, 1000000]
     sections = {s.strip() for s in args.only.split(",") if s.strip()}
     unknown = sections - {"defaults", "labeling", "tuned", "grid", "exact", "assign", "train",
-                          "labelled", "scoring", "aid", "warm", "incremental"}
+                          "labelled", "scoring", "aid", "warm", "incremental", "sample"}
     if unknown:
         ap.error("unknown section(s): %s" % ", ".join(sorted(unknown)))
 
@@ -911,6 +915,8 @@ def main():
         out.append("")
         out.extend(keep_window.measure(1000, 5000 if args.quick else 20000, 500))
         out.append("")
+    if "sample" in sections:
+        sample_quality.run(out, args.data, args.scale)
     if sections & {"defaults", "labeling", "tuned", "grid", "exact"}:
         for ds in loaded:
             psql("DROP TABLE IF EXISTS %s;" % ds["table"], check=False)
