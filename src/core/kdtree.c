@@ -208,8 +208,11 @@ kd_search_k(const SvcKdTree *t, int64_t lo, int64_t hi, const double *q, KBest *
 
 	if (hi - lo <= KD_LEAF)
 	{
+		double		d2[KD_LEAF];
+
+		svc_sqdist_many(t->node + (size_t) lo * t->d, NULL, hi - lo, t->d, q, d2);
 		for (int64_t i = lo; i < hi; i++)
-			kbest_offer(kb, t->perm[i], svc_sqdist(t->node + (size_t) i * t->d, q, t->d));
+			kbest_offer(kb, t->perm[i], d2[i - lo]);
 		return;
 	}
 	mid = lo + (hi - lo) / 2;

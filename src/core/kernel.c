@@ -37,6 +37,18 @@ svc_sqdist(const double *a, const double *b, int32_t d)
 	return sqdist(a, b, d);
 }
 
+void
+svc_sqdist_many(const double *rows, const int32_t *idx, int64_t m, int32_t d,
+				const double *x, double *out)
+{
+	if (idx != NULL)
+		for (int64_t i = 0; i < m; i++)
+			out[i] = sqdist(rows + (size_t) idx[i] * (size_t) d, x, d);
+	else
+		for (int64_t i = 0; i < m; i++)
+			out[i] = sqdist(rows + (size_t) i * (size_t) d, x, d);
+}
+
 /* Block size: distances are computed into a small buffer, then exp'd. */
 #define KBLOCK 64
 

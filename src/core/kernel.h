@@ -13,6 +13,14 @@
 double		svc_sqdist(const double *a, const double *b, int32_t d);
 
 /*
+ * out[i] = svc_sqdist(row i, x) for m rows: rows idx[i] of rows, or the
+ * first m when idx is NULL.  The same sums as svc_sqdist, one call for the
+ * lot (a loop of calls from another file cannot inline them).
+ */
+void		svc_sqdist_many(const double *rows, const int32_t *idx, int64_t m,
+							int32_t d, const double *x, double *out);
+
+/*
  * sum_i alpha_i exp(-g_i ||x - s_i||^2) over n rows s of d values, with
  * g_i = widths[i], or gamma for all when widths is NULL.
  */

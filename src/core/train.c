@@ -324,8 +324,7 @@ bsgd_pick(Bsgd *g, int32_t p, int32_t k, bool nearest, SvcRng *rng)
 	if (nearest)
 	{
 		/* partial selection sort on distance; ties by slot order */
-		for (int32_t i = 0; i < m; i++)
-			g->kbuf[i] = svc_sqdist(g->sv + (size_t) g->idx[i] * g->d, xp, g->d);
+		svc_sqdist_many(g->sv, g->idx, m, g->d, xp, g->kbuf);
 		if (svc_select_nearest(g->kbuf, g->idx, m, k))
 			return k;
 		for (int32_t i = 0; i < k; i++)
