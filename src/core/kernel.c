@@ -89,6 +89,48 @@ svc_kernel_sum(const double *s, const double *alpha, const double *widths,
 	return total;
 }
 
+double
+svc_kernel_sum_cols(const double *cols, size_t stride, const double *alpha,
+					int32_t n, int32_t d, double gamma, const double *x)
+{
+	double		buf[KBLOCK];
+	double		total = 0.0;
+
+	for (int32_t i0 = 0; i0 < n; i0 += KBLOCK)
+	{
+		size_t		m = (size_t) ((n - i0 < KBLOCK) ? n - i0 : KBLOCK);
+		const double *col = cols + i0;
+
+		/*
+		 * Coordinate by coordinate across the rows: each row's sum runs in
+		 * svc_sqdist's order, and the loops vectorise without a horizontal
+		 * sum per row.
+		 */
+		for (size_t i = 0; i < m; i++)
+			buf[i] = 0.0;
+		for (size_t j = 0; j < (size_t) d; j++, col += stride)
+		{
+			double		xj = x[j];
+
+			for (size_t i = 0; i < m; i++)
+			{
+				double		t = col[i] - xj;
+
+				buf[i] += t * t;
+			}
+		}
+		for (size_t i = 0; i < m; i++)
+			buf[i] = -gamma * buf[i];
+		for (size_t i = 0; i < m; i++)
+			buf[i] = buf[i] > EXP_FLOOR ? buf[i] : EXP_FLOOR;
+		for (size_t i = 0; i < m; i++)
+			buf[i] = exp(buf[i]);
+		for (size_t i = 0; i < m; i++)
+			total += alpha[i0 + i] * buf[i];
+	}
+	return total;
+}
+
 static inline void
 kernel_column(const double *x, int32_t d, int64_t row, double gamma,
 			  const int64_t *idx, int64_t m, double *out, bool scatter)

@@ -29,6 +29,14 @@ double		svc_kernel_sum(const double *s, const double *alpha,
 						   double gamma, const double *x);
 
 /*
+ * The same sum with one width, the n rows stored by column: coordinate j
+ * of row i at cols[j * stride + i].  Same value as svc_kernel_sum in a
+ * build without fast-math; the loops vectorise across rows.
+ */
+double		svc_kernel_sum_cols(const double *cols, size_t stride, const double *alpha,
+								int32_t n, int32_t d, double gamma, const double *x);
+
+/*
  * One step of the fixed-point iteration P(x) (a weighted mean shift):
  * writes sum_i w_i s_i / sum_i w_i into next, with w_i = alpha_i K(x, s_i)
  * (times g_i when widths gives each s_i its own, as in svc_kernel_sum).

@@ -45,6 +45,7 @@ typedef struct Bsgd
 	int32_t		cap;			/* rows allocated in sv/a/... */
 	int32_t		b;				/* support vectors in use */
 	double	   *sv;				/* [cap * d] */
+	double	   *svt;			/* [d * cap]: sv by column, for the kernel sums */
 	double	   *a;				/* [cap]: alpha_i = scale * a[i] */
 	int64_t    *row;			/* [cap]: training row of each SV, -1 for
 								 * one of a warm start's init model */
@@ -90,8 +91,29 @@ bsgd_grow(Bsgd *g, int32_t need, SvcError *err)
 		return st;
 	if (c[0] > INT32_MAX)
 		return svc_fail(err, SVC_ERR_LIMIT, "too many support vectors: %lld", (long long) c[0]);
+	{
+		/* the column copy at the new capacity, its b columns moved over */
+		double	   *svt = svc_alloc(g->env, sizeof(double) * (size_t) c[0] * (size_t) g->d, err);
+
+		if (svt == NULL)
+			return SVC_ERR_NOMEM;
+		for (size_t j = 0; g->svt != NULL && j < (size_t) g->d; j++)
+			memcpy(svt + j * (size_t) c[0], g->svt + j * (size_t) g->cap,
+				   sizeof(double) * (size_t) g->b);
+		svc_free(g->env, g->svt);
+		g->svt = svt;
+	}
 	g->cap = (int32_t) c[0];
 	return SVC_OK;
+}
+
+/* Support vector slot's coordinates, in both copies. */
+static void
+bsgd_set_sv(Bsgd *g, int32_t slot, const double *x)
+{
+	memcpy(g->sv + (size_t) slot * g->d, x, sizeof(double) * (size_t) g->d);
+	for (size_t j = 0; j < (size_t) g->d; j++)
+		g->svt[j * (size_t) g->cap + (size_t) slot] = x[j];
 }
 
 static void
@@ -99,6 +121,7 @@ bsgd_free(Bsgd *g)
 {
 	svc_free(g->env, g->order);
 	svc_free(g->env, g->sv);
+	svc_free(g->env, g->svt);
 	svc_free(g->env, g->a);
 	svc_free(g->env, g->kbuf);
 	svc_free(g->env, g->row);
@@ -113,7 +136,8 @@ bsgd_free(Bsgd *g)
 static double
 bsgd_dot(const Bsgd *g, const double *x)
 {
-	return g->scale * svc_kernel_sum(g->sv, g->a, NULL, g->b, g->d, g->gamma, x);
+	return g->scale * svc_kernel_sum_cols(g->svt, (size_t) g->cap, g->a, g->b, g->d,
+										  g->gamma, x);
 }
 
 /* ||w||^2 from scratch: sum_ij alpha_i alpha_j K_ij. */
@@ -123,8 +147,8 @@ bsgd_norm2(const Bsgd *g)
 	double		total = 0.0;
 
 	for (int32_t i = 0; i < g->b; i++)
-		total += g->a[i] * svc_kernel_sum(g->sv, g->a, NULL, g->b, g->d, g->gamma,
-										  g->sv + (size_t) i * g->d);
+		total += g->a[i] * svc_kernel_sum_cols(g->svt, (size_t) g->cap, g->a, g->b, g->d,
+											   g->gamma, g->sv + (size_t) i * g->d);
 	total *= g->scale * g->scale;
 	return total > 0 ? total : 0.0;
 }
@@ -139,8 +163,7 @@ bsgd_drop(Bsgd *g, int32_t p)
 		g->slot_of_row[g->row[p]] = -1;
 	if (p != last)
 	{
-		memcpy(g->sv + (size_t) p * g->d, g->sv + (size_t) last * g->d,
-			   sizeof(double) * (size_t) g->d);
+		bsgd_set_sv(g, p, g->sv + (size_t) last * g->d);
 		g->a[p] = g->a[last];
 		g->row[p] = g->row[last];
 		g->stamp[p] = g->stamp[last];
@@ -505,7 +528,7 @@ bsgd_run(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		st = bsgd_grow(&g, init->n_sv + 1, err);
 		for (int32_t i = 0; st == SVC_OK && i < init->n_sv; i++)
 		{
-			memcpy(g.sv + (size_t) i * d, init->sv + (size_t) i * d, sizeof(double) * (size_t) d);
+			bsgd_set_sv(&g, i, init->sv + (size_t) i * d);
 			g.a[i] = init->alpha[i];
 			g.row[i] = -1;
 			g.stamp[i] = 0;		/* older than any new one, for ties */
@@ -578,7 +601,7 @@ bsgd_run(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 				if (st != SVC_OK)
 					break;
 				slot = g.b++;
-				memcpy(g.sv + (size_t) slot * d, xr, sizeof(double) * (size_t) d);
+				bsgd_set_sv(&g, slot, xr);
 				g.a[slot] = 0.0;
 				g.row[slot] = r;
 				g.stamp[slot] = t;
