@@ -131,6 +131,84 @@ svc_kernel_sum_cols(const double *cols, size_t stride, const double *alpha,
 	return total;
 }
 
+double
+svc_kernel_fixed_point_cols(const double *cols, size_t stride, const double *alpha,
+							int32_t n, int32_t d, double gamma, const double *x,
+							double *next, double *work, bool *ok)
+{
+	double		emax = -DBL_MAX;
+	double		den = 0.0;
+	double		absden = 0.0;
+	double		sum = 0.0;
+	size_t		un = (size_t) (n > 0 ? n : 0);
+
+	/* svc_kernel_fixed_point's steps, each row's sums in the same order */
+	for (size_t i = 0; i < un; i++)
+		work[i] = 0.0;
+	for (size_t j = 0; j < (size_t) d; j++)
+	{
+		const double *col = cols + j * stride;
+		double		xj = x[j];
+
+		for (size_t i = 0; i < un; i++)
+		{
+			double		t = col[i] - xj;
+
+			work[i] += t * t;
+		}
+	}
+	for (size_t i = 0; i < un; i++)
+	{
+		work[i] = -gamma * work[i];
+		if (work[i] > emax)
+			emax = work[i];
+	}
+	if (n <= 0 || emax == -DBL_MAX)
+	{
+		*ok = false;
+		memcpy(next, x, sizeof(double) * (size_t) d);
+		return 0.0;
+	}
+	for (size_t i = 0; i < un; i++)
+	{
+		double		e = work[i] - emax;
+
+		work[i] = exp(e > EXP_FLOOR ? e : EXP_FLOOR);
+	}
+	for (size_t i = 0; i < un; i++)
+	{
+		double		a = alpha[i] * work[i];
+
+		work[i] = a;
+		sum += a;
+		den += a;
+		absden += fabs(a);
+	}
+	for (size_t j = 0; j < (size_t) d; j++)
+	{
+		const double *col = cols + j * stride;
+		double		acc = 0.0;
+
+		for (size_t i = 0; i < un; i++)
+			acc += work[i] * col[i];
+		next[j] = acc;
+	}
+	if (!(den > 1e-9 * absden) || !(den >= DBL_MIN))
+	{
+		*ok = false;
+		memcpy(next, x, sizeof(double) * (size_t) d);
+	}
+	else
+	{
+		double		inv = 1.0 / den;
+
+		for (size_t j = 0; j < (size_t) d; j++)
+			next[j] *= inv;
+		*ok = true;
+	}
+	return sum * exp(emax);
+}
+
 static inline void
 kernel_column(const double *x, int32_t d, int64_t row, double gamma,
 			  const int64_t *idx, int64_t m, double *out, bool scatter)

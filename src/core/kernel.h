@@ -53,6 +53,15 @@ double		svc_kernel_fixed_point(const double *s, const double *alpha,
 								   double *work, bool *ok);
 
 /*
+ * The same step with one width, the rows stored by column as for
+ * svc_kernel_sum_cols; the same values in a build without fast-math.
+ */
+double		svc_kernel_fixed_point_cols(const double *cols, size_t stride,
+										const double *alpha, int32_t n, int32_t d,
+										double gamma, const double *x, double *next,
+										double *work, bool *ok);
+
+/*
  * A column of the kernel matrix of the n rows of d values in x (row-major):
  * out[t] = exp(-gamma ||x_t - x_row||^2) for t = idx[k], k < m, or for
  * t = k < m when idx is NULL; other entries of out are not touched.  The

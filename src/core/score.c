@@ -1018,8 +1018,7 @@ svc_scorer_traj_run(SvcScorer *s, const double *eq, int32_t n_eq,
 	 * an exact point.
 	 */
 	memcpy(w->x, x0, sizeof(double) * (size_t) d);
-	out->lambda0 = svc_kernel_fixed_point(m->sv, m->alpha, m->sv_gamma, m->n_sv,
-										  d, m->gamma, w->x, w->next, w->kbuf, &ok);
+	out->lambda0 = svc_label_step(m, w, &ok);
 	{
 		/* svc_traj_run's own test: the least squared distance, lowest index */
 		int32_t		best = -1;

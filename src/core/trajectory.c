@@ -51,12 +51,28 @@ svc_label_work_init(const SvcEnv *env, const SvcModel *m, SvcLabelWork *w,
 	w->x = svc_alloc(env, sizeof(double) * d, err);
 	w->next = svc_alloc(env, sizeof(double) * d, err);
 	w->kbuf = svc_alloc(env, sizeof(double) * s, err);
-	if (!w->x || !w->next || !w->kbuf)
+	w->cols = m->sv_gamma == NULL ? svc_alloc(env, sizeof(double) * d * s, err) : NULL;
+	if (!w->x || !w->next || !w->kbuf || (m->sv_gamma == NULL && !w->cols))
 	{
 		svc_label_work_free(env, w);
 		return SVC_ERR_NOMEM;
 	}
+	/* by column: the steps' sums vectorise across the support vectors */
+	for (size_t i = 0; w->cols != NULL && i < (size_t) m->n_sv; i++)
+		for (size_t j = 0; j < (size_t) m->dims; j++)
+			w->cols[j * s + i] = m->sv[i * (size_t) m->dims + j];
 	return SVC_OK;
+}
+
+double
+svc_label_step(const SvcModel *m, SvcLabelWork *w, bool *ok)
+{
+	if (w->cols != NULL)
+		return svc_kernel_fixed_point_cols(w->cols, (size_t) (m->n_sv > 0 ? m->n_sv : 1),
+										   m->alpha, m->n_sv, m->dims, m->gamma, w->x,
+										   w->next, w->kbuf, ok);
+	return svc_kernel_fixed_point(m->sv, m->alpha, m->sv_gamma, m->n_sv, m->dims,
+								  m->gamma, w->x, w->next, w->kbuf, ok);
 }
 
 void
@@ -65,7 +81,8 @@ svc_label_work_free(const SvcEnv *env, SvcLabelWork *w)
 	svc_free(env, w->x);
 	svc_free(env, w->next);
 	svc_free(env, w->kbuf);
-	w->x = w->next = w->kbuf = NULL;
+	svc_free(env, w->cols);
+	w->x = w->next = w->kbuf = w->cols = NULL;
 }
 
 /* Index of the equilibrium nearest to x (lowest index on ties), and its
@@ -128,9 +145,7 @@ svc_traj_run(const SvcModel *m, const double *eq, int32_t n_eq,
 	bool		ok;
 
 	memcpy(w->x, x0, sizeof(double) * (size_t) d);
-	out->lambda0 = svc_kernel_fixed_point(m->sv, m->alpha, m->sv_gamma, m->n_sv,
-										  d, m->gamma, w->x, w->next, w->kbuf,
-										  &ok);
+	out->lambda0 = svc_label_step(m, w, &ok);
 	for (;;)
 	{
 		double		step;
@@ -158,8 +173,7 @@ svc_traj_run(const SvcModel *m, const double *eq, int32_t n_eq,
 		bound -= step;
 		if (step <= tt->stop || steps >= TRAJ_MAX_STEPS)
 			break;
-		(void) svc_kernel_fixed_point(m->sv, m->alpha, m->sv_gamma, m->n_sv, d,
-									  m->gamma, w->x, w->next, w->kbuf, &ok);
+		(void) svc_label_step(m, w, &ok);
 		steps++;
 	}
 	near = nearest_eq(eq, n_eq, d, w->x, &dist2);

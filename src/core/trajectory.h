@@ -11,6 +11,8 @@ typedef struct SvcLabelWork
 	double	   *x;				/* [dims] current point */
 	double	   *next;			/* [dims] */
 	double	   *kbuf;			/* [n_sv] */
+	double	   *cols;			/* [dims * n_sv] the support vectors by
+								 * column (one width only), else NULL */
 } SvcLabelWork;
 
 /* Tolerances of a trajectory, all derived from sigma = 1/sqrt(2 gamma). */
@@ -41,6 +43,9 @@ typedef struct SvcEqList
 SvcStatus	svc_label_work_init(const SvcEnv *env, const SvcModel *m,
 								SvcLabelWork *w, SvcError *err);
 void		svc_label_work_free(const SvcEnv *env, SvcLabelWork *w);
+
+/* svc_kernel_fixed_point on m's support vectors, from w->x into w->next. */
+double		svc_label_step(const SvcModel *m, SvcLabelWork *w, bool *ok);
 
 /* The tolerances for a model's width. */
 void		svc_traj_tol(const SvcModel *m, SvcTrajTol *tt);
