@@ -193,20 +193,25 @@ bsgd_redundant(const Bsgd *g)
 {
 	int32_t		best = 0;
 
+	double		above;
+
 	while (best < g->b - 1 && bsgd_anomaly(g, best))
 		best++;
+	/* a vector with |alpha| above this can replace neither best nor a tie */
+	above = fabs(g->a[best]) * (1.0 + TIE_RELATIVE);
 	for (int32_t i = best + 1; i < g->b; i++)
 	{
 		double		ai = fabs(g->a[i]),
-					ab = fabs(g->a[best]);
+					ab;
 
-		if (bsgd_anomaly(g, i))
+		if (!(ai <= above) || bsgd_anomaly(g, i))
 			continue;
-
+		ab = fabs(g->a[best]);
 		if (ai < ab * (1.0 - TIE_RELATIVE))
 			best = i;
-		else if (ai <= ab * (1.0 + TIE_RELATIVE) && g->stamp[i] < g->stamp[best])
+		else if (g->stamp[i] < g->stamp[best])
 			best = i;
+		above = fabs(g->a[best]) * (1.0 + TIE_RELATIVE);
 	}
 	return best;
 }
