@@ -60,6 +60,44 @@ svc_sqdist_many(const double *rows, const int32_t *idx, int64_t m, int32_t d,
  */
 #define EXP_FLOOR (-700.0)
 
+/* total plus alpha_i exp(buf_i) over a block, in order; buf overwritten. */
+static inline double
+block_total(double *buf, size_t m, const double *alpha, double total)
+{
+	for (size_t i = 0; i < m; i++)
+		buf[i] = buf[i] > EXP_FLOOR ? buf[i] : EXP_FLOOR;
+	for (size_t i = 0; i < m; i++)
+		buf[i] = exp(buf[i]);
+	for (size_t i = 0; i < m; i++)
+		total += alpha[i] * buf[i];
+	return total;
+}
+
+/*
+ * out[i] = squared distance from x of the m rows stored by column (row i's
+ * coordinate j at cols[j * stride + i]): coordinate by coordinate across
+ * the rows, so each row's sum runs in sqdist's order and the loops
+ * vectorise without a horizontal sum per row.
+ */
+static inline void
+cols_sqdist(const double *cols, size_t stride, size_t m, int32_t d, const double *x,
+			double *out)
+{
+	for (size_t i = 0; i < m; i++)
+		out[i] = 0.0;
+	for (size_t j = 0; j < (size_t) d; j++, cols += stride)
+	{
+		double		xj = x[j];
+
+		for (size_t i = 0; i < m; i++)
+		{
+			double		t = cols[i] - xj;
+
+			out[i] += t * t;
+		}
+	}
+}
+
 double
 svc_kernel_sum(const double *s, const double *alpha, const double *widths,
 			   int32_t n, int32_t d, double gamma, const double *x)
@@ -79,12 +117,7 @@ svc_kernel_sum(const double *s, const double *alpha, const double *widths,
 		else
 			for (int32_t i = 0; i < m; i++)
 				buf[i] = -gamma * sqdist(row + (size_t) i * d, x, d);
-		for (int32_t i = 0; i < m; i++)
-			buf[i] = buf[i] > EXP_FLOOR ? buf[i] : EXP_FLOOR;
-		for (int32_t i = 0; i < m; i++)
-			buf[i] = exp(buf[i]);
-		for (int32_t i = 0; i < m; i++)
-			total += alpha[i0 + i] * buf[i];
+		total = block_total(buf, (size_t) m, alpha + i0, total);
 	}
 	return total;
 }
@@ -99,34 +132,11 @@ svc_kernel_sum_cols(const double *cols, size_t stride, const double *alpha,
 	for (int32_t i0 = 0; i0 < n; i0 += KBLOCK)
 	{
 		size_t		m = (size_t) ((n - i0 < KBLOCK) ? n - i0 : KBLOCK);
-		const double *col = cols + i0;
 
-		/*
-		 * Coordinate by coordinate across the rows: each row's sum runs in
-		 * svc_sqdist's order, and the loops vectorise without a horizontal
-		 * sum per row.
-		 */
-		for (size_t i = 0; i < m; i++)
-			buf[i] = 0.0;
-		for (size_t j = 0; j < (size_t) d; j++, col += stride)
-		{
-			double		xj = x[j];
-
-			for (size_t i = 0; i < m; i++)
-			{
-				double		t = col[i] - xj;
-
-				buf[i] += t * t;
-			}
-		}
+		cols_sqdist(cols + i0, stride, m, d, x, buf);
 		for (size_t i = 0; i < m; i++)
 			buf[i] = -gamma * buf[i];
-		for (size_t i = 0; i < m; i++)
-			buf[i] = buf[i] > EXP_FLOOR ? buf[i] : EXP_FLOOR;
-		for (size_t i = 0; i < m; i++)
-			buf[i] = exp(buf[i]);
-		for (size_t i = 0; i < m; i++)
-			total += alpha[i0 + i] * buf[i];
+		total = block_total(buf, m, alpha + i0, total);
 	}
 	return total;
 }
@@ -143,20 +153,7 @@ svc_kernel_fixed_point_cols(const double *cols, size_t stride, const double *alp
 	size_t		un = (size_t) (n > 0 ? n : 0);
 
 	/* svc_kernel_fixed_point's steps, each row's sums in the same order */
-	for (size_t i = 0; i < un; i++)
-		work[i] = 0.0;
-	for (size_t j = 0; j < (size_t) d; j++)
-	{
-		const double *col = cols + j * stride;
-		double		xj = x[j];
-
-		for (size_t i = 0; i < un; i++)
-		{
-			double		t = col[i] - xj;
-
-			work[i] += t * t;
-		}
-	}
+	cols_sqdist(cols, stride, un, d, x, work);
 	for (size_t i = 0; i < un; i++)
 	{
 		work[i] = -gamma * work[i];
