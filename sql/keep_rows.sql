@@ -152,6 +152,10 @@ SELECT pg_temp.try($q$SELECT svc_train(f, '{"keep_rows": true}') FROM keep_pts$q
 SELECT pg_temp.try($q$SELECT svc_train(f, '{"keep_rows": true, "solver": "aid"}') FROM keep_pts$q$);
 SELECT pg_temp.try($q$SELECT svc_train(f, '{"keep_rows": true, "solver": "smo", "bandwidth_k": 5}') FROM keep_pts$q$);
 SELECT pg_temp.try($q$SELECT svc_train(f, '{"window": "reservoir", "solver": "smo"}') FROM keep_pts$q$);
+-- labelled rows: the kept rows carry no labels, so a warm start could not
+-- honour them
+SELECT pg_temp.try($q$SELECT svc_train(f, CASE WHEN f[1] > 0 THEN 1 END,
+    '{"keep_rows": true, "solver": "smo"}') FROM keep_pts$q$);
 -- the init's options win: another value of a non-cut option is refused
 SELECT pg_temp.try($q$SELECT svc_train(f, '{"sample": 300}', (SELECT model FROM keep_a)) FROM keep_pts$q$);
 SELECT pg_temp.try($q$SELECT svc_train(f, '{"window": "reservoir"}', (SELECT model FROM keep_a)) FROM keep_pts$q$);
