@@ -152,22 +152,6 @@ test_load_and_bounds(void)
 }
 
 static SvcModel
-train(const char *json, const double *x, int64_t n)
-{
-	SvcOptions	opt;
-	SvcModel	m;
-	SvcError	err;
-
-	if (parse(json, &opt, &err) != SVC_OK ||
-		svc_fit_rows(env, x, n, 2, &opt, &m, &err) != SVC_OK)
-	{
-		fprintf(stderr, "train %s: %s\n", json, err.message);
-		exit(1);
-	}
-	return m;
-}
-
-static SvcModel
 warm(const SvcModel *init, const double *x, int64_t n)
 {
 	SvcModel	m;

@@ -31,26 +31,6 @@ decode_fixed(const uint8_t *buf, size_t len, SvcError *err)
 	return st;
 }
 
-static SvcModel
-train(const char *json, const double *x, int64_t n)
-{
-	SvcOptions	opt;
-	SvcModel	m;
-	SvcError	err;
-
-	if (parse(json, &opt, &err) != SVC_OK)
-	{
-		fprintf(stderr, "options %s: %s\n", json, err.message);
-		exit(1);
-	}
-	if (svc_fit_rows(&svc_env_malloc, x, n, 2, &opt, &m, &err) != SVC_OK)
-	{
-		fprintf(stderr, "fit %s: %s\n", json, err.message);
-		exit(1);
-	}
-	return m;
-}
-
 static void
 test_extended_options(const double *x, int64_t n)
 {

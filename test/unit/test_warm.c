@@ -17,22 +17,6 @@
 
 static const SvcEnv *env = &svc_env_malloc;
 
-static SvcModel
-train(const char *json, const double *x, int64_t n)
-{
-	SvcOptions	opt;
-	SvcModel	m;
-	SvcError	err;
-
-	if (parse(json, &opt, &err) != SVC_OK ||
-		svc_fit_rows(env, x, n, 2, &opt, &m, &err) != SVC_OK)
-	{
-		fprintf(stderr, "train %s: %s\n", json, err.message);
-		exit(1);
-	}
-	return m;
-}
-
 /* A state of rows x (n of them) continuing init (NULL: none), grown as the aggregate grows it. */
 static uint8_t *
 make_state(const SvcOptions *opt, const uint8_t *init, size_t init_len, const double *x,

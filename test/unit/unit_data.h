@@ -11,6 +11,7 @@
 #include "options.h"
 #include "unit.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include <math.h>
@@ -56,6 +57,23 @@ parse(const char *json, SvcOptions *opt, SvcError *err)
 {
 	svc_options_default(opt);
 	return svc_options_parse(json, strlen(json), opt, err);
+}
+
+/* A model of n rows of x (2 features) under the options in json; exits on error. */
+static inline SvcModel
+train(const char *json, const double *x, int64_t n)
+{
+	SvcOptions	opt;
+	SvcModel	m;
+	SvcError	err;
+
+	if (parse(json, &opt, &err) != SVC_OK ||
+		svc_fit_rows(&svc_env_malloc, x, n, 2, &opt, &m, &err) != SVC_OK)
+	{
+		fprintf(stderr, "train %s: %s\n", json, err.message);
+		exit(1);
+	}
+	return m;
 }
 
 /*
