@@ -79,9 +79,7 @@ set_offset_quantile(const SvcEnv *env, SvcModel *m, const double *rows, int64_t 
 			svc_free(env, sums);
 			return SVC_ERR_NOMEM;
 		}
-		for (size_t i = 0; i < nsv; i++)
-			for (size_t j = 0; j < (size_t) m->dims; j++)
-				cols[j * nsv + i] = m->sv[i * (size_t) m->dims + j];
+		svc_rows_to_cols(m->sv, m->n_sv, m->dims, cols);
 	}
 	for (int64_t i = 0; i < n; i++)
 	{

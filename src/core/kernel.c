@@ -49,6 +49,14 @@ svc_sqdist_many(const double *rows, const int32_t *idx, int64_t m, int32_t d,
 			out[i] = sqdist(rows + (size_t) i * (size_t) d, x, d);
 }
 
+void
+svc_rows_to_cols(const double *rows, int64_t n, int32_t d, double *cols)
+{
+	for (size_t i = 0; i < (size_t) n; i++)
+		for (size_t j = 0; j < (size_t) d; j++)
+			cols[j * (size_t) n + i] = rows[i * (size_t) d + j];
+}
+
 /* Block size: distances are computed into a small buffer, then exp'd. */
 #define KBLOCK 64
 
@@ -141,12 +149,63 @@ svc_kernel_sum_cols(const double *cols, size_t stride, const double *alpha,
 	return total;
 }
 
+/*
+ * The exponents in work (n of them) shifted by their largest and exp'd in
+ * place, the largest in *emax.  False, work untouched, when there is no
+ * finite exponent (x some 1e154 or more from every support vector: the
+ * distances overflowed): every kernel is 0, there is no step to take,
+ * and the floor would turn the zeros into equal weights.
+ */
+static inline bool
+exp_shifted(double *work, size_t n, double *emax)
+{
+	double		top = -DBL_MAX;
+
+	for (size_t i = 0; i < n; i++)
+		top = work[i] > top ? work[i] : top;
+	*emax = top;
+	if (n == 0 || top == -DBL_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+	{
+		double		e = work[i] - top;
+
+		work[i] = exp(e > EXP_FLOOR ? e : EXP_FLOOR);
+	}
+	return true;
+}
+
+/*
+ * next (the weighted sum of the support vectors) divided by its weights'
+ * sum den.  With negative alphas the weights can cancel: the denominator
+ * is then noise and the step meaningless, so the trajectory stops (next
+ * is x).  So it does where the denominator is subnormal (alphas of a tiny
+ * C), whose reciprocal would overflow.
+ */
+static inline void
+step_normalise(double *next, const double *x, int32_t d, double den, double absden, bool *ok)
+{
+	if (!(den > 1e-9 * absden) || !(den >= DBL_MIN))
+	{
+		*ok = false;
+		memcpy(next, x, sizeof(double) * (size_t) d);
+	}
+	else
+	{
+		double		inv = 1.0 / den;
+
+		for (size_t j = 0; j < (size_t) d; j++)
+			next[j] *= inv;
+		*ok = true;
+	}
+}
+
 double
 svc_kernel_fixed_point_cols(const double *cols, size_t stride, const double *alpha,
 							int32_t n, int32_t d, double gamma, const double *x,
 							double *next, double *work, bool *ok)
 {
-	double		emax = -DBL_MAX;
+	double		emax;
 	double		den = 0.0;
 	double		absden = 0.0;
 	double		sum = 0.0;
@@ -155,22 +214,12 @@ svc_kernel_fixed_point_cols(const double *cols, size_t stride, const double *alp
 	/* svc_kernel_fixed_point's steps, each row's sums in the same order */
 	cols_sqdist(cols, stride, un, d, x, work);
 	for (size_t i = 0; i < un; i++)
-	{
 		work[i] = -gamma * work[i];
-		if (work[i] > emax)
-			emax = work[i];
-	}
-	if (n <= 0 || emax == -DBL_MAX)
+	if (!exp_shifted(work, un, &emax))
 	{
 		*ok = false;
 		memcpy(next, x, sizeof(double) * (size_t) d);
 		return 0.0;
-	}
-	for (size_t i = 0; i < un; i++)
-	{
-		double		e = work[i] - emax;
-
-		work[i] = exp(e > EXP_FLOOR ? e : EXP_FLOOR);
 	}
 	for (size_t i = 0; i < un; i++)
 	{
@@ -190,19 +239,7 @@ svc_kernel_fixed_point_cols(const double *cols, size_t stride, const double *alp
 			acc += work[i] * col[i];
 		next[j] = acc;
 	}
-	if (!(den > 1e-9 * absden) || !(den >= DBL_MIN))
-	{
-		*ok = false;
-		memcpy(next, x, sizeof(double) * (size_t) d);
-	}
-	else
-	{
-		double		inv = 1.0 / den;
-
-		for (size_t j = 0; j < (size_t) d; j++)
-			next[j] *= inv;
-		*ok = true;
-	}
+	step_normalise(next, x, d, den, absden, ok);
 	return sum * exp(emax);
 }
 
@@ -277,35 +314,18 @@ svc_kernel_fixed_point(const double *s, const double *alpha,
 					   double gamma, const double *x, double *next,
 					   double *work, bool *ok)
 {
-	double		emax = -DBL_MAX;
+	double		emax;
 	double		den = 0.0;
 	double		absden = 0.0;
 	double		sum = 0.0;
-	double		shift;
 
 	for (int32_t i = 0; i < n; i++)
-	{
 		work[i] = -(widths ? widths[i] : gamma) * sqdist(s + (size_t) i * d, x, d);
-		if (work[i] > emax)
-			emax = work[i];
-	}
-
-	/*
-	 * No finite exponent (x some 1e154 or more from every support vector:
-	 * the distances overflowed): every kernel is 0, there is no step to
-	 * take, and the floor below would turn the zeros into equal weights.
-	 */
-	if (n == 0 || emax == -DBL_MAX)
+	if (!exp_shifted(work, (size_t) (n > 0 ? n : 0), &emax))
 	{
 		*ok = false;
 		memcpy(next, x, sizeof(double) * (size_t) d);
 		return 0.0;
-	}
-	for (int32_t i = 0; i < n; i++)
-	{
-		double		e = work[i] - emax;
-
-		work[i] = exp(e > EXP_FLOOR ? e : EXP_FLOOR);
 	}
 
 	memset(next, 0, sizeof(double) * (size_t) d);
@@ -326,26 +346,6 @@ svc_kernel_fixed_point(const double *s, const double *alpha,
 		for (int32_t j = 0; j < d; j++)
 			next[j] += w * row[j];
 	}
-
-	/*
-	 * With negative alphas the weights can cancel: the denominator is then
-	 * noise and the step meaningless, so the trajectory stops here.  So
-	 * it does where the denominator is subnormal (alphas of a tiny C),
-	 * whose reciprocal would overflow.
-	 */
-	if (!(den > 1e-9 * absden) || !(den >= DBL_MIN))
-	{
-		*ok = false;
-		memcpy(next, x, sizeof(double) * (size_t) d);
-	}
-	else
-	{
-		double		inv = 1.0 / den;
-
-		for (int32_t j = 0; j < d; j++)
-			next[j] *= inv;
-		*ok = true;
-	}
-	shift = exp(emax);
-	return sum * shift;
+	step_normalise(next, x, d, den, absden, ok);
+	return sum * exp(emax);
 }

@@ -28,6 +28,9 @@ double		svc_kernel_sum(const double *s, const double *alpha,
 						   const double *widths, int32_t n, int32_t d,
 						   double gamma, const double *x);
 
+/* The n rows of d values (row-major) by column: cols[j * n + i]. */
+void		svc_rows_to_cols(const double *rows, int64_t n, int32_t d, double *cols);
+
 /*
  * The same sum with one width, the n rows stored by column: coordinate j
  * of row i at cols[j * stride + i].  Same value as svc_kernel_sum in a

@@ -533,10 +533,7 @@ column_add(ColumnStats *c, double x, double inv)
 	 * what the calls would give.
 	 */
 	maxabs = fabs(c->lo) > fabs(c->hi) ? fabs(c->lo) : fabs(c->hi);
-	if (maxabs <= SVC_SCALE_PLAIN_MAX && (maxabs >= SVC_SCALE_PLAIN_MIN || maxabs == 0))
-		e_new = 0;
-	else
-		e_new = svc_scale_exponent(maxabs);
+	e_new = svc_scale_plain(maxabs) ? 0 : svc_scale_exponent(maxabs);
 	rescale_stats(&c->mean, &c->m2, c->exp, e_new);
 	c->exp = e_new;
 	v = e_new == 0 ? x : ldexp(x, -e_new);
@@ -587,10 +584,10 @@ stats_flush(uint8_t *buf, int32_t dims, int64_t total)
 	{
 		size_t		width = (size_t) dims - j0 < STAGE_COLUMNS ? (size_t) dims - j0 : STAGE_COLUMNS;
 		bool		plain = true;
-		const uint8_t *pmin = stat_cptr(buf, dims, STAT_MIN) + 8 * j0;
-		const uint8_t *pmax = stat_cptr(buf, dims, STAT_MAX) + 8 * j0;
-		const uint8_t *pmean = stat_cptr(buf, dims, STAT_MEAN) + 8 * j0;
-		const uint8_t *pm2 = stat_cptr(buf, dims, STAT_M2) + 8 * j0;
+		uint8_t    *pmin = stat_ptr(buf, dims, STAT_MIN) + 8 * j0;
+		uint8_t    *pmax = stat_ptr(buf, dims, STAT_MAX) + 8 * j0;
+		uint8_t    *pmean = stat_ptr(buf, dims, STAT_MEAN) + 8 * j0;
+		uint8_t    *pm2 = stat_ptr(buf, dims, STAT_M2) + 8 * j0;
 
 		/*
 		 * Row by row across the columns, the loops' elementwise operations
@@ -619,8 +616,7 @@ stats_flush(uint8_t *buf, int32_t dims, int64_t total)
 		{
 			double		maxabs = fabs(lo[k]) > fabs(hi[k]) ? fabs(lo[k]) : fabs(hi[k]);
 
-			plain &= stat_exp(buf, dims, (int32_t) (j0 + k)) == 0 && maxabs <= SVC_SCALE_PLAIN_MAX &&
-				(maxabs >= SVC_SCALE_PLAIN_MIN || maxabs == 0);
+			plain &= stat_exp(buf, dims, (int32_t) (j0 + k)) == 0 && svc_scale_plain(maxabs);
 		}
 		if (!plain)
 		{
@@ -658,10 +654,10 @@ stats_flush(uint8_t *buf, int32_t dims, int64_t total)
 		}
 		for (size_t k = 0; k < width; k++)
 		{
-			svc_store_f64(stat_ptr(buf, dims, STAT_MEAN) + 8 * (j0 + k), mean[k]);
-			svc_store_f64(stat_ptr(buf, dims, STAT_M2) + 8 * (j0 + k), m2[k]);
-			svc_store_f64(stat_ptr(buf, dims, STAT_MIN) + 8 * (j0 + k), lo[k]);
-			svc_store_f64(stat_ptr(buf, dims, STAT_MAX) + 8 * (j0 + k), hi[k]);
+			svc_store_f64(pmean + 8 * k, mean[k]);
+			svc_store_f64(pm2 + 8 * k, m2[k]);
+			svc_store_f64(pmin + 8 * k, lo[k]);
+			svc_store_f64(pmax + 8 * k, hi[k]);
 		}
 	}
 	svc_store_u64(stat_ptr(buf, dims, STAT_PENDING), 0);
@@ -1004,11 +1000,7 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 					n = n_a + n_b;
 		ColumnStats ca,
 					cb;
-		double		mean_a,
-					mean_b,
-					m2_a,
-					m2_b,
-					lo,
+		double		lo,
 					hi;
 		int			e;
 		double		delta,
@@ -1016,18 +1008,14 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 
 		column_load(a, dims, j, &ca);
 		column_current(b, dims, j, stat_n_b, &cb);
-		mean_a = ca.mean;
-		mean_b = cb.mean;
-		m2_a = ca.m2;
-		m2_b = cb.m2;
 		lo = cb.lo < ca.lo ? cb.lo : ca.lo;
 		hi = cb.hi > ca.hi ? cb.hi : ca.hi;
 		e = svc_scale_exponent(fmax(fabs(lo), fabs(hi)));
-		rescale_stats(&mean_a, &m2_a, ca.exp, e);
-		rescale_stats(&mean_b, &m2_b, cb.exp, e);
-		delta = mean_b - mean_a;
-		m2 = m2_a + m2_b + delta * delta * n_a * n_b / n;
-		svc_store_f64(stat_ptr(a, dims, STAT_MEAN) + 8 * j, mean_a + delta * n_b / n);
+		rescale_stats(&ca.mean, &ca.m2, ca.exp, e);
+		rescale_stats(&cb.mean, &cb.m2, cb.exp, e);
+		delta = cb.mean - ca.mean;
+		m2 = ca.m2 + cb.m2 + delta * delta * n_a * n_b / n;
+		svc_store_f64(stat_ptr(a, dims, STAT_MEAN) + 8 * j, ca.mean + delta * n_b / n);
 		svc_store_f64(stat_ptr(a, dims, STAT_M2) + 8 * j, m2);
 		svc_store_f64(stat_ptr(a, dims, STAT_MIN) + 8 * j, lo);
 		svc_store_f64(stat_ptr(a, dims, STAT_MAX) + 8 * j, hi);

@@ -310,7 +310,5 @@ svc_scale_exponent(double maxabs)
 	 * of 2^62 of them stay finite; squares of values down to 2^-400 stay
 	 * normal.
 	 */
-	if (maxabs > SVC_SCALE_PLAIN_MAX || (maxabs > 0 && maxabs < SVC_SCALE_PLAIN_MIN))
-		return ilogb(maxabs) + 1;
-	return 0;
+	return svc_scale_plain(maxabs) ? 0 : ilogb(maxabs) + 1;
 }

@@ -157,6 +157,13 @@ int			svc_first_nonfinite(const double *x, size_t n);
 #define SVC_SCALE_PLAIN_MAX	0x1p400
 int			svc_scale_exponent(double maxabs);
 
+/* svc_scale_exponent(maxabs) == 0, inline for the loops over every row. */
+static inline bool
+svc_scale_plain(double maxabs)
+{
+	return !(maxabs > SVC_SCALE_PLAIN_MAX || (maxabs > 0 && maxabs < SVC_SCALE_PLAIN_MIN));
+}
+
 /*
  * Write v as the shortest of %.15g, %.16g and %.17g that reads back (strtod)
  * to v exactly: 0.4 as "0.4", not "0.40000000000000002".  buf holds

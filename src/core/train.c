@@ -192,7 +192,6 @@ static int32_t
 bsgd_redundant(const Bsgd *g)
 {
 	int32_t		best = 0;
-
 	double		above;
 
 	while (best < g->b - 1 && bsgd_anomaly(g, best))

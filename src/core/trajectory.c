@@ -58,9 +58,8 @@ svc_label_work_init(const SvcEnv *env, const SvcModel *m, SvcLabelWork *w,
 		return SVC_ERR_NOMEM;
 	}
 	/* by column: the steps' sums vectorise across the support vectors */
-	for (size_t i = 0; w->cols != NULL && i < (size_t) m->n_sv; i++)
-		for (size_t j = 0; j < (size_t) m->dims; j++)
-			w->cols[j * s + i] = m->sv[i * (size_t) m->dims + j];
+	if (w->cols != NULL)
+		svc_rows_to_cols(m->sv, m->n_sv, m->dims, w->cols);
 	return SVC_OK;
 }
 
@@ -68,8 +67,8 @@ double
 svc_label_step(const SvcModel *m, SvcLabelWork *w, bool *ok)
 {
 	if (w->cols != NULL)
-		return svc_kernel_fixed_point_cols(w->cols, (size_t) (m->n_sv > 0 ? m->n_sv : 1),
-										   m->alpha, m->n_sv, m->dims, m->gamma, w->x,
+		return svc_kernel_fixed_point_cols(w->cols, (size_t) m->n_sv, m->alpha,
+										    m->n_sv, m->dims, m->gamma, w->x,
 										   w->next, w->kbuf, ok);
 	return svc_kernel_fixed_point(m->sv, m->alpha, m->sv_gamma, m->n_sv, m->dims,
 								  m->gamma, w->x, w->next, w->kbuf, ok);

@@ -598,12 +598,78 @@ test_staged_stats_exact(void)
 	}
 }
 
+/*
+ * The same with a column whose magnitude jumps to 1e300 at row 20, in the
+ * middle of a staged batch: the flush takes the scaling path, and must
+ * still give the row-by-row update with its rescaling, bit for bit.
+ */
+static double
+jump_value(int64_t i)
+{
+	return i < 20 ? (double) (i % 7) : 1e300 * (double) (i % 5 + 1);
+}
+
+static void
+test_staged_stats_rescaled_exact(void)
+{
+	SvcOptions	opt;
+
+	svc_options_default(&opt);
+	opt.sample = 5;
+	for (int64_t n = 18; n <= 50; n++)
+	{
+		uint8_t    *s = malloc(svc_state_size(1, 5));
+		double		rows[10],
+					mean,
+					sd,
+					lo,
+					hi;
+		double		m = 0.0,
+					m2 = 0.0,
+					rlo = HUGE_VAL,
+					rhi = -HUGE_VAL;
+		int			e = 0;
+
+		svc_state_init(s, 1, 5, &opt);
+		for (int64_t i = 1; i <= n; i++)
+		{
+			double		x = jump_value(i);
+			double		v,
+						delta;
+			int			e_new;
+
+			svc_state_add(s, &x);
+			/* the reference: one row at a time, rescaled when the scale moves */
+			rlo = x < rlo ? x : rlo;
+			rhi = x > rhi ? x : rhi;
+			e_new = svc_scale_exponent(fmax(fabs(rlo), fabs(rhi)));
+			if (e_new != e)
+			{
+				m = ldexp(m, e - e_new);
+				m2 = ldexp(m2, 2 * (e - e_new));
+				e = e_new;
+			}
+			v = ldexp(x, -e);
+			delta = v - m;
+			m += delta * (1.0 / (double) i);
+			m2 += delta * (v - m);
+		}
+		svc_state_extract(s, rows, &mean, &sd, &lo, &hi);
+		CHECK(mean == ldexp(m, e) && sd == ldexp(sqrt(m2 / (double) n), e) &&
+			  lo == rlo && hi == rhi,
+			  "rescaled staged statistics of %lld rows equal the row-by-row update",
+			  (long long) n);
+		free(s);
+	}
+}
+
 int
 main(void)
 {
 	test_sample_offset();
 	test_fill_and_stats();
 	test_staged_stats_exact();
+	test_staged_stats_rescaled_exact();
 	test_extreme_magnitudes();
 	test_reservoir_bounded_and_uniform();
 	test_merge();
