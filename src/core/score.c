@@ -10,6 +10,7 @@
  */
 #include "score.h"
 #include "kernel.h"
+#include "vec8.h"
 
 #include <float.h>
 #include <math.h>
@@ -17,9 +18,18 @@
 #include <string.h>
 
 #define BLK		SVC_SCORE_BLOCK
+_Static_assert(SVC_SCORE_BLOCK == 8, "a block is one v8 (vec8.h)");
 #define GRP		4				/* blocks per group, bounded by a ball */
 #define PRUNE_LN	(50.0 * M_LN2)	/* skip a block below 2^-50 of a term */
 #define EXP_FLOOR	(-700.0)	/* as kernel.c */
+#define RESHIFT		40.0		/* kernel values up to e^40 before a new shift */
+/*
+ * exp8p's error (vec8.h) is within (1 + 2|x|/3) U of exp(x) (FMA or not):
+ * up to 28 U of a term for x in (0, RESHIFT], and for x <= 0 within
+ * U exp(x) + 2/(3e) U, the latter bounded by a quarter U of exp(shift).
+ */
+#define EXP8_REL	28.0
+#define EXP8_ABS	0.25
 #define U			DBL_EPSILON
 #define MAX_FAST_STEPS 250		/* steps tracked before the full trajectory */
 #define MAX_LABEL_STEPS 250	/* the same in labelling */
@@ -139,12 +149,17 @@ svc_scorer_init(const SvcEnv *env, const SvcModel *m, SvcScorer *s, SvcError *er
 
 	s->n_blk = (n + BLK - 1) / BLK;
 	s->n_grp = (s->n_blk + GRP - 1) / GRP;
-	s->gcentre = svc_alloc(env, sizeof(double) * (size_t) s->n_grp * d, err);
-	s->gradius = svc_alloc(env, sizeof(double) * (size_t) s->n_grp, err);
-	s->glnmass = svc_alloc(env, sizeof(double) * (size_t) s->n_grp, err);
-	s->ggmin = svc_alloc(env, sizeof(double) * (size_t) s->n_grp, err);
-	s->gub = svc_alloc(env, sizeof(double) * (size_t) s->n_grp, err);
-	s->gdist = svc_alloc(env, sizeof(double) * (size_t) s->n_grp, err);
+	{
+		/* whole vectors of eight groups: pass() bounds them together */
+		size_t		gslots = (size_t) (s->n_grp + BLK - 1) / BLK * BLK;
+
+		s->gcentre = svc_alloc0(env, sizeof(double) * gslots * d, err);
+		s->gradius = svc_alloc0(env, sizeof(double) * gslots, err);
+		s->glnmass = svc_alloc0(env, sizeof(double) * gslots, err);
+		s->ggmin = svc_alloc0(env, sizeof(double) * gslots, err);
+		s->gub = svc_alloc(env, sizeof(double) * gslots, err);
+		s->gdist = svc_alloc(env, sizeof(double) * gslots, err);
+	}
 	if (!s->gcentre || !s->gradius || !s->glnmass || !s->ggmin || !s->gub || !s->gdist)
 		goto fail;
 	slots = (size_t) s->n_blk * BLK;
@@ -153,7 +168,6 @@ svc_scorer_init(const SvcEnv *env, const SvcModel *m, SvcScorer *s, SvcError *er
 	s->width = svc_alloc(env, sizeof(double) * slots, err);
 	s->aabs = svc_alloc(env, sizeof(double) * slots, err);
 	s->lnref = svc_alloc(env, sizeof(double) * slots, err);
-	s->ex = svc_alloc(env, sizeof(double) * slots, err);
 	s->d2 = svc_alloc(env, sizeof(double) * slots, err);
 	s->lnmass = svc_alloc(env, sizeof(double) * (size_t) s->n_blk, err);
 	s->gmin = svc_alloc(env, sizeof(double) * (size_t) s->n_blk, err);
@@ -161,7 +175,7 @@ svc_scorer_init(const SvcEnv *env, const SvcModel *m, SvcScorer *s, SvcError *er
 	s->kept = svc_alloc(env, sizeof(int32_t) * (size_t) s->n_blk, err);
 	s->kx = svc_alloc(env, sizeof(double) * slots, err);
 	s->pacc = svc_alloc(env, sizeof(double) * BLK * (size_t) d, err);
-	if (!s->kx || !s->pacc || !s->aabs || !s->st || !s->alpha || !s->width || !s->lnref || !s->ex || !s->d2 ||
+	if (!s->kx || !s->pacc || !s->aabs || !s->st || !s->alpha || !s->width || !s->lnref || !s->d2 ||
 		!s->lnmass || !s->gmin || !s->bmax || !s->kept)
 		goto fail;
 
@@ -209,7 +223,8 @@ svc_scorer_init(const SvcEnv *env, const SvcModel *m, SvcScorer *s, SvcError *er
 	{
 		int32_t		lo = g * GRP * BLK,
 					hi = (g + 1) * GRP * BLK < n ? (g + 1) * GRP * BLK : n;
-		double	   *c = s->gcentre + (size_t) g * d;
+		/* coordinate j of group g at [(g / 8 * d + j) * 8 + g % 8] */
+		double	   *c = s->gcentre + (size_t) (g / BLK) * BLK * d + g % BLK;
 		double		r2 = 0.0,
 					mass = 0.0,
 					gmin = DBL_MAX;
@@ -220,14 +235,21 @@ svc_scorer_init(const SvcEnv *env, const SvcModel *m, SvcScorer *s, SvcError *er
 
 			for (int32_t t = lo; t < hi; t++)
 				sum += m->sv[(size_t) perm[t] * d + j];
-			c[j] = sum / (hi - lo);
+			c[(size_t) j * BLK] = sum / (hi - lo);
 		}
 		for (int32_t t = lo; t < hi; t++)
 		{
 			int32_t		i = perm[t];
 			double		g_i = m->sv_gamma ? m->sv_gamma[i] : m->gamma;
+			double		d2 = 0.0;
 
-			r2 = fmax(r2, svc_sqdist(m->sv + (size_t) i * d, c, d));
+			for (int32_t j = 0; j < d; j++)
+			{
+				double		dj = m->sv[(size_t) i * d + j] - c[(size_t) j * BLK];
+
+				d2 += dj * dj;
+			}
+			r2 = fmax(r2, d2);
 			mass += fabs(m->alpha[i]) * fmax(1.0, g_i);
 			gmin = fmin(gmin, g_i);
 		}
@@ -257,7 +279,6 @@ svc_scorer_free(const SvcEnv *env, SvcScorer *s)
 	svc_free(env, s->lnref);
 	svc_free(env, s->lnmass);
 	svc_free(env, s->gmin);
-	svc_free(env, s->ex);
 	svc_free(env, s->d2);
 	svc_free(env, s->bmax);
 	svc_free(env, s->kept);
@@ -295,79 +316,17 @@ typedef struct Pass
 } Pass;
 
 /*
- * Eight doubles as one value: the loops below are written on it so that
- * they compile to vector instructions whatever the compiler's mood (GCC
- * and clang split it into the registers the target has).
- */
-typedef double v8 __attribute__((vector_size(BLK * sizeof(double))));
-
-/* its helpers are static: no ABI to keep, whatever the target's vectors */
-#if defined(__clang__)
-#pragma clang diagnostic ignored "-Wpsabi"
-#elif defined(__GNUC__)
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
-
-static inline v8
-load8(const double *p)
-{
-	v8			v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static inline void
-store8p(double *p, const v8 *v)
-{
-	memcpy(p, v, sizeof(*v));
-}
-
-static inline double
-hsum8p(const v8 *vp)
-{
-	v8			v = *vp;
-
-	return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]));
-}
-
-static inline double
-hmax8p(const v8 *vp)
-{
-	v8			v = *vp;
-
-	/* a tree, not a chain: three steps deep */
-	double		a = v[0] > v[4] ? v[0] : v[4],
-				b = v[1] > v[5] ? v[1] : v[5],
-				c = v[2] > v[6] ? v[2] : v[6],
-				e = v[3] > v[7] ? v[3] : v[7];
-
-	a = a > c ? a : c;
-	b = b > e ? b : e;
-	return a > b ? a : b;
-}
-
-/* *acc = max(*acc, b), elementwise */
-static inline void
-vmax8p(v8 *acc, const v8 *b)
-{
-	for (int k = 0; k < BLK; k++)
-		(*acc)[k] = (*acc)[k] > (*b)[k] ? (*acc)[k] : (*b)[k];
-}
-
-/*
- * Squared distances and exponents of group g's blocks, four at a time:
+ * Squared distances of group g's blocks into acc, four blocks at a time:
  * four independent sums keep the multiply-adds from waiting on each
- * other.  Updates the largest exponent and reference term so far.
+ * other.  Returns how many blocks the group has.
  */
-static inline void
-group_exponents(SvcScorer *s, const double *x, int32_t g, v8 *vemax, v8 *vref)
+static inline int
+group_distances(const SvcScorer *s, const double *x, int32_t g, v8 *acc)
 {
 	int32_t		d = s->dims,
 				b0 = g * GRP,
 				nq = s->n_blk - b0 < GRP ? s->n_blk - b0 : GRP;
 	const double *blk = s->st + (size_t) b0 * BLK * d;
-	v8			acc[GRP] = {{0}, {0}, {0}, {0}};
 
 	if (nq == GRP)
 	{
@@ -412,28 +371,155 @@ group_exponents(SvcScorer *s, const double *x, int32_t g, v8 *vemax, v8 *vref)
 			}
 			acc[q] = a;
 		}
+	return nq;
+}
+
+/*
+ * kv[0, nk) = exp(kv[0, nk)), elementwise, apart from the sums so that the
+ * blocks' exps run side by side.  exp8p where the target rounds a vector in
+ * one instruction; in a baseline x86-64 build (no SSE4.1) glibc's vector
+ * exp is faster, called through a loop whose count the compiler does not
+ * know (a known count of 8 is unrolled into calls of the scalar exp).
+ */
+static inline void
+exp_blocks(v8 *kv, int nk)
+{
+#if defined(__x86_64__) && !defined(__SSE4_1__)
+	double	   *restrict t = (double *) kv;
+
+	for (int i = 0; i < nk * BLK; i++)
+		t[i] = exp(t[i]);
+#else
+	for (int i = 0; i < nk; i++)
+		kv[i] = exp8p(&kv[i]);
+#endif
+}
+
+/* What one pass has summed so far. */
+typedef struct Sums
+{
+	v8			lam;			/* alpha_i K_i / exp(shift) */
+	v8			abs;			/* |alpha_i| K_i / exp(shift) */
+	double		shift;			/* the exponent the kernel values are taken from */
+	double		cut;			/* blocks whose bound is below it are dropped */
+	int32_t		n_kept;
+	int32_t		n_drop;
+	double		dsum;			/* sum of the skipped groups' far ends */
+} Sums;
+
+/*
+ * Take the kernel values from a larger exponent: the sums so far, and the
+ * kept blocks' values, scale by exp(old - new) <= 1.
+ */
+static void
+reshift(SvcScorer *s, Sums *u, double shift)
+{
+	if (u->n_kept > 0)
+	{
+		double		f = exp(u->shift - shift);
+		double	   *restrict kx = s->kx;
+		int32_t		nk = u->n_kept * BLK;
+
+		u->lam *= f;
+		u->abs *= f;
+		for (int32_t t = 0; t < nk; t++)
+			kx[t] *= f;
+	}
+	u->shift = shift;
+}
+
+/*
+ * Group g's blocks: their distances and exponents, then the kernel values
+ * of those that can matter.  A block is dropped when its largest possible
+ * terms, sum |alpha_i| max(1, gamma_i) exp(its largest exponent), are at
+ * most 2^-50 of the largest single term |alpha_k| min(1, gamma_k)
+ * exp(e_k) seen so far (which is always in a kept block).
+ */
+static inline void
+take_group(SvcScorer *s, const double *x, int32_t g, Sums *u)
+{
+	v8			acc[GRP],
+				e[GRP],
+				kv[GRP],
+				vref;
+	int32_t		kb[GRP];
+	int			nk = 0;
+	double		bm[GRP],
+				top = -DBL_MAX;
+	int			nq = group_distances(s, x, g, acc);
+
+	for (int k = 0; k < BLK; k++)
+		vref[k] = -DBL_MAX;
 	for (int q = 0; q < nq; q++)
 	{
-		int32_t		b = b0 + q;
-		v8			e = -load8(s->width + (size_t) b * BLK) * acc[q];
+		int32_t		b = g * GRP + q;
+		v8			r;
 
-		v8			r = e + load8(s->lnref + (size_t) b * BLK);
-
+		e[q] = -load8(s->width + (size_t) b * BLK) * acc[q];
+		r = e[q] + load8(s->lnref + (size_t) b * BLK);
 		store8p(s->d2 + (size_t) b * BLK, &acc[q]);
-		store8p(s->ex + (size_t) b * BLK, &e);
-		s->bmax[b] = hmax8p(&e);
-		vmax8p(vemax, &e);
-		vmax8p(vref, &r);
+		vmax8p(&vref, &r);
+		bm[q] = hmax8p(&e[q]);
+		top = bm[q] > top ? bm[q] : top;
+	}
+	{
+		double		cut = hmax8p(&vref) - PRUNE_LN;
+
+		u->cut = cut > u->cut ? cut : u->cut;
+	}
+	/*
+	 * values from the first group's largest exponent: a later group's
+	 * terms may be larger, up to e^RESHIFT, before the sums take a new one
+	 */
+	if (u->n_kept == 0)
+		u->shift = top;
+	else if (top > u->shift + RESHIFT)
+		reshift(s, u, top);
+	for (int q = 0; q < nq; q++)
+	{
+		int32_t		b = g * GRP + q;
+
+		if (bm[q] + s->lnmass[b] <= u->cut)
+		{
+			/* P's bound wants its farthest vector: see pass_step */
+			s->bmax[b] = DBL_MAX;
+			u->n_drop++;
+			continue;
+		}
+		s->bmax[b] = bm[q];
+		kb[nk] = b;
+		kv[nk] = e[q] - u->shift;
+		for (int t = 0; t < BLK; t++)
+			kv[nk][t] = kv[nk][t] > EXP_FLOOR ? kv[nk][t] : EXP_FLOOR;
+		nk++;
+	}
+	exp_blocks(kv, nk);
+	{
+		v8			lam = u->lam,
+					abs = u->abs;
+		int32_t		n_kept = u->n_kept;
+
+		for (int i = 0; i < nk; i++)
+		{
+			store8p(s->kx + (size_t) (n_kept + i) * BLK, &kv[i]);
+			s->kept[n_kept + i] = kb[i];
+			lam += load8(s->alpha + (size_t) kb[i] * BLK) * kv[i];
+			abs += load8(s->aabs + (size_t) kb[i] * BLK) * kv[i];
+		}
+		u->lam = lam;
+		u->abs = abs;
+		u->n_kept = n_kept + nk;
 	}
 }
 
 /*
  * The kernel sum at x (pass_step then gives the fixed-point step P(x)).
- * Every distance is computed (a block at a time, across its
- * vectors), but exp only for the blocks that can matter: a block is
- * skipped when its largest possible terms, sum |alpha_i| max(1, gamma_i)
- * exp(its largest exponent), are at most 2^-50 of the largest single term
- * |alpha_k| min(1, gamma_k) exp(e_k).
+ * The group whose ball may hold the largest term goes first and sets the
+ * cut; a group whose ball keeps every term below the cut is skipped,
+ * distances and all; the other groups' blocks are summed or dropped as
+ * take_group says.  Kernel values are taken from the first group's
+ * largest exponent, the shift (exp(e_i - shift) <= e^RESHIFT), and scaled
+ * back at the end.
  */
 static void
 pass(SvcScorer *s, const double *x, Pass *out)
@@ -443,112 +529,87 @@ pass(SvcScorer *s, const double *x, Pass *out)
 				ng = s->n_grp,
 				first = 0;
 	double		best = -DBL_MAX;
-	v8			vemax,
-				vref;
-	double		emax,
-				cut;
-	v8			vlam = {0},
-				vabs = {0};
-	double		dsum = 0.0;
-	int32_t		n_drop = 0,
-				n_kept = 0;
-	v8			floor8 = {0};
+	Sums		u;
 
-	for (int k = 0; k < BLK; k++)
+	memset(&u, 0, sizeof(u));
+	u.shift = -DBL_MAX;
+	u.cut = -DBL_MAX;
+
+	/* each group's bound, eight groups at a time */
+	for (int32_t c = 0; c < ng; c += BLK)
 	{
-		vemax[k] = vref[k] = -DBL_MAX;
-		floor8[k] = EXP_FLOOR;
+		const double *gc = s->gcentre + (size_t) c * d;
+		v8			dd = {0};
+
+		for (int32_t j = 0; j < d; j++)
+		{
+			v8			t = load8(gc + (size_t) j * BLK) - x[j];
+
+			dd += t * t;
+		}
+		store8p(s->gdist + c, &dd);
 	}
-
-	/*
-	 * Groups first: the one whose ball may hold the largest term is
-	 * computed, and sets the reference; a group whose ball keeps every
-	 * term below 2^-50 of it is skipped, distances and all.
-	 */
-	for (int32_t g = 0; g < ng; g++)
 	{
-		double		dist = sqrt(svc_sqdist(x, s->gcentre + (size_t) g * d, d));
-		double		gap = dist - s->gradius[g];
+		/* local pointers, or (without strict aliasing) the loop would not
+		 * vectorise: a store through s->gdist could change s->gub */
+		double	   *restrict gdist = s->gdist;
+		double	   *restrict gub = s->gub;
+		const double *gradius = s->gradius,
+				   *glnmass = s->glnmass,
+				   *ggmin = s->ggmin;
+		int32_t		gslots = (ng + BLK - 1) / BLK * BLK;
 
-		s->gdist[g] = dist;
-		s->gub[g] = (gap > 0.0 ? -s->ggmin[g] * gap * gap : 0.0) + s->glnmass[g];
+		for (int32_t g = 0; g < gslots; g++)
+		{
+			double		dist = sqrt(gdist[g]);
+			double		gap = dist - gradius[g];
+
+			gap = gap > 0.0 ? gap : 0.0;
+			gdist[g] = dist;
+			gub[g] = glnmass[g] - ggmin[g] * gap * gap;
+		}
+	}
+	for (int32_t g = 0; g < ng; g++)
 		if (s->gub[g] > best)
 		{
 			best = s->gub[g];
 			first = g;
 		}
-	}
-	group_exponents(s, x, first, &vemax, &vref);
-	cut = hmax8p(&vref) - PRUNE_LN;
+
+	take_group(s, x, first, &u);
 	for (int32_t g = 0; g < ng; g++)
 	{
 		if (g == first)
 			continue;
-		if (s->gub[g] <= cut)
+		if (s->gub[g] <= u.cut)
 		{
 			for (int32_t b = g * GRP; b < nb && b < (g + 1) * GRP; b++)
 				s->bmax[b] = -DBL_MAX;	/* skipped */
-			n_drop++;
-			dsum += s->gdist[g] + s->gradius[g];
+			u.n_drop++;
+			u.dsum += s->gdist[g] + s->gradius[g];
 			continue;
 		}
-		group_exponents(s, x, g, &vemax, &vref);
-	}
-	emax = hmax8p(&vemax);
-	cut = hmax8p(&vref) - PRUNE_LN;
-
-	/* the blocks that matter: their exponents, shifted, packed in ex */
-	for (int32_t b = 0; b < nb; b++)
-	{
-		v8			e;
-
-		if (s->bmax[b] == -DBL_MAX)
-			continue;			/* its group was skipped */
-		if (s->bmax[b] + s->lnmass[b] <= cut)
-		{
-			/* P's bound wants its farthest vector: see below */
-			s->bmax[b] = DBL_MAX;
-			n_drop++;
-			continue;
-		}
-		s->kept[n_kept] = b;
-		e = load8(s->ex + (size_t) b * BLK) - emax;
-		vmax8p(&e, &floor8);
-		store8p(s->kx + (size_t) n_kept * BLK, &e);
-		n_kept++;
-	}
-	{
-		/* a local pointer: with -fno-strict-aliasing (PostgreSQL's flags)
-		 * a store through s->kx could change s->kx, and the loop would
-		 * not vectorise */
-		double	   *restrict kx = s->kx;
-		int32_t		nk = n_kept * BLK;
-
-		for (int32_t t = 0; t < nk; t++)
-			kx[t] = exp(kx[t]);
-	}
-	for (int32_t i = 0; i < n_kept; i++)
-	{
-		int32_t		b = s->kept[i];
-		v8			k = load8(s->kx + (size_t) i * BLK);
-
-		vlam += load8(s->alpha + (size_t) b * BLK) * k;
-		vabs += load8(s->aabs + (size_t) b * BLK) * k;
+		take_group(s, x, g, &u);
 	}
 
 	{
-		double		scale = exp(emax);
-		double		rel = n_drop * ldexp(1.0, -50) + (2.0 * s->m->n_sv + 64.0) * U;
+		double		scale = exp(u.shift);
+		double		rel = u.n_drop * ldexp(1.0, -50) + (2.0 * s->m->n_sv + 64.0 + EXP8_REL) * U;
 
-		out->lam = hsum8p(&vlam) * scale;
-		out->abs = hsum8p(&vabs) * scale;
-		/* dropped terms, both codes' rounding, and kernel.c's exp floor */
-		out->lam_err = out->abs * rel + s->abs_alpha * 2e-303;
+		out->lam = hsum8p(&u.lam) * scale;
+		out->abs = hsum8p(&u.abs) * scale;
+		/*
+		 * dropped terms, both codes' rounding, exp8p's error (relative, and
+		 * absolute for the exponents below the shift), kernel.c's exp
+		 * floor and this one's (values below exp(-700) of the shift's term)
+		 */
+		out->lam_err = out->abs * rel +
+			s->abs_alpha * (2e-303 + scale * (EXP8_ABS * U + 1e-300));
 	}
 	out->p_ok = false;
-	out->n_drop = n_drop;
-	out->n_kept = n_kept;
-	out->dsum = dsum;
+	out->n_drop = u.n_drop;
+	out->n_kept = u.n_kept;
+	out->dsum = u.dsum;
 }
 
 /*

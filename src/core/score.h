@@ -7,7 +7,7 @@
  * support vectors grouped into small leaves (a k-d split), each with a
  * bounding ball, laid out coordinate by coordinate so that the distances
  * of a leaf vectorise.  A kernel sum skips a leaf whose largest possible
- * term is below 2^-60 of the terms already summed: f keeps a relative
+ * term is below 2^-50 of the largest term summed: f keeps a relative
  * error bound of the same order as the rounding of the full sum, and where
  * that bound could change f's sign the full sum decides.
  *
@@ -55,8 +55,9 @@ typedef struct SvcScorer
 	double	   *lnmass;			/* [n_blk] log(sum |alpha_i| max(1, gamma_i)) */
 	double	   *gmin;			/* [n_blk] narrowest width in the block */
 	int32_t		n_grp;			/* groups of consecutive blocks */
-	double	   *gcentre;		/* [n_grp * dims] */
-	double	   *gradius;		/* [n_grp] ball around gcentre holding them */
+	double	   *gcentre;		/* by eight groups: [n_grp / 8][dims][8] */
+	double	   *gradius;		/* [n_grp] ball around gcentre holding them
+								 * (the group arrays padded to eights) */
 	double	   *glnmass;		/* [n_grp] as lnmass */
 	double	   *ggmin;			/* [n_grp] as gmin */
 	double	   *gub;			/* [n_grp] workspace: bound on log terms */
@@ -70,9 +71,9 @@ typedef struct SvcScorer
 	SvcBasin   *basin;			/* [n_eq], NULL until svc_scorer_certify */
 	bool		certified;		/* svc_scorer_certify ran (or was tried) */
 	/* workspace */
-	double	   *ex;				/* [slots] exponents, then kernel values */
 	double	   *d2;				/* [slots] squared distances */
-	double	   *bmax;			/* [n_blk] largest exponent */
+	double	   *bmax;			/* [n_blk] largest exponent; DBL_MAX dropped,
+								 * -DBL_MAX its group skipped */
 	int32_t    *kept;			/* [n_blk] the blocks summed */
 	double	   *kx;				/* [slots] their kernel values, packed */
 	double	   *pacc;			/* [dims * SVC_SCORE_BLOCK] sums for P */
