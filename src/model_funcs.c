@@ -61,7 +61,8 @@ static SvcModelCache *
 scaled_row(FunctionCallInfo fcinfo, ScoreWork **work)
 {
 	SvcModelCache *cache = svc_get_model(fcinfo, 0);
-	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(1);
+	SvcArrayCopy copy;
+	ArrayType  *arr = svc_getarg_array(fcinfo, 1, &copy);
 	int			dims;
 	const double *x = svc_check_features(arr, cache->model.dims, &dims, "features");
 

@@ -34,18 +34,62 @@ pg_attribute_noreturn() void svc_report(const SvcError *err);
 	} while (0)
 
 /*
- * Check a float8[] feature array: one dimension, not empty, no NULLs, all
- * finite, and (when expected_dims > 0) of that length.  Returns a pointer
- * to its values and sets *dims.  what names the argument in messages.
- */
-/*
  * The one error for a row of the wrong length (the model's, a group's
  * earlier rows' or another state's): "expected %d dimensions, not %d".
  */
 void		svc_check_dims(int expected_dims, int dims);
 
+/*
+ * Check a float8[] feature array: one dimension, not empty, no NULLs, all
+ * finite, and (when expected_dims > 0) of that length.  Returns a pointer
+ * to its values and sets *dims.  what names the argument in messages.
+ */
 const double *svc_check_features(ArrayType *arr, int expected_dims, int *dims,
 								 const char *what);
+
+/* Room for an array of up to 15 float8s, aligned as ArrayType wants. */
+typedef union SvcArrayCopy
+{
+	char		bytes[VARHDRSZ + 128];
+	double		align;
+} SvcArrayCopy;
+
+/*
+ * Argument argno as an array, for functions called on every row: an array
+ * stored in the row with a one-byte header (up to 15 float8s) is copied
+ * into *copy, where PG_GETARG_ARRAYTYPE_P would palloc a copy per row;
+ * other arrays (a TOAST pointer, an expanded array) are detoasted.
+ * Inline: the training's transition function calls it on every row.
+ */
+static inline ArrayType *
+svc_getarg_array(FunctionCallInfo fcinfo, int argno, SvcArrayCopy *copy)
+{
+	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(argno);
+
+	if (VARATT_IS_SHORT(raw) && !VARATT_IS_EXTERNAL(raw))
+	{
+		Size		len = VARSIZE_SHORT(raw) - VARHDRSZ_SHORT;
+		const char *src = VARDATA_SHORT(raw);
+		char	   *dst = VARDATA(copy->bytes);
+
+		SET_VARSIZE(copy->bytes, len + VARHDRSZ);
+		/*
+		 * In 16-byte moves, the last one overlapping: a memcpy of a
+		 * variable length becomes "rep movs", whose start-up cost was most
+		 * of the training's per-row time.
+		 */
+		if (len >= 16)
+		{
+			for (Size i = 0; i + 16 <= len; i += 16)
+				memcpy(dst + i, src + i, 16);
+			memcpy(dst + len - 16, src + len - 16, 16);
+		}
+		else
+			memcpy(dst, src, len);
+		return (ArrayType *) copy->bytes;
+	}
+	return PG_GETARG_ARRAYTYPE_P(argno);
+}
 
 /*
  * The text and binary forms of svclust's state types (svc_state,

@@ -300,45 +300,13 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 			 OptionsCache *oc, int label, bool labelled, const uint8_t *init,
 			 size_t init_len, bool init_checked)
 {
-	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(featarg);
 	ArrayType  *arr;
 	const double *values;
 	int			dims;
 	bool		added;
-	/*
-	 * A short-header array (up to 15 float8s) detoasted here, not palloc'd;
-	 * an external one (a TOAST pointer, an expanded array) takes the old path.
-	 */
-	union
-	{
-		char		bytes[VARHDRSZ + 128];
-		double		align;
-	}			local;
+	SvcArrayCopy copy;
 
-	if (VARATT_IS_SHORT(raw) && !VARATT_IS_EXTERNAL(raw))
-	{
-		Size		len = VARSIZE_SHORT(raw) - VARHDRSZ_SHORT;
-		const char *src = VARDATA_SHORT(raw);
-		char	   *dst = VARDATA(local.bytes);
-
-		SET_VARSIZE(local.bytes, len + VARHDRSZ);
-		/*
-		 * In 16-byte moves, the last one overlapping: a memcpy of a
-		 * variable length becomes "rep movs", whose start-up cost was
-		 * most of this function's time.
-		 */
-		if (len >= 16)
-		{
-			for (Size i = 0; i + 16 <= len; i += 16)
-				memcpy(dst + i, src + i, 16);
-			memcpy(dst + len - 16, src + len - 16, 16);
-		}
-		else
-			memcpy(dst, src, len);
-		arr = (ArrayType *) local.bytes;
-	}
-	else
-		arr = PG_GETARG_ARRAYTYPE_P(featarg);
+	arr = svc_getarg_array(fcinfo, featarg, &copy);
 	values = svc_check_features(arr, 0, &dims, "features");
 	svc_check_train_row(&opts->opt, values, dims);
 
