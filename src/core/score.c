@@ -438,6 +438,15 @@ reshift(SvcScorer *s, Sums *u, double shift)
 static inline void
 take_group(SvcScorer *s, const double *x, int32_t g, Sums *u)
 {
+	/*
+	 * Local pointers and sums: without strict aliasing, every store
+	 * through one of s's arrays would otherwise reload the others, and u
+	 */
+	const double *width = s->width,
+			   *lnref = s->lnref,
+			   *lnmass = s->lnmass;
+	double	   *restrict d2 = s->d2;
+	double	   *restrict bmax = s->bmax;
 	v8			acc[GRP],
 				e[GRP],
 				kv[GRP],
@@ -445,7 +454,9 @@ take_group(SvcScorer *s, const double *x, int32_t g, Sums *u)
 	int32_t		kb[GRP];
 	int			nk = 0;
 	double		bm[GRP],
-				top = -DBL_MAX;
+				top = -DBL_MAX,
+				cut = u->cut,
+				shift;
 	int			nq = group_distances(s, x, g, acc);
 
 	for (int k = 0; k < BLK; k++)
@@ -455,17 +466,18 @@ take_group(SvcScorer *s, const double *x, int32_t g, Sums *u)
 		int32_t		b = g * GRP + q;
 		v8			r;
 
-		e[q] = -load8(s->width + (size_t) b * BLK) * acc[q];
-		r = e[q] + load8(s->lnref + (size_t) b * BLK);
-		store8p(s->d2 + (size_t) b * BLK, &acc[q]);
+		e[q] = -load8(width + (size_t) b * BLK) * acc[q];
+		r = e[q] + load8(lnref + (size_t) b * BLK);
+		store8p(d2 + (size_t) b * BLK, &acc[q]);
 		vmax8p(&vref, &r);
 		bm[q] = hmax8p(&e[q]);
 		top = bm[q] > top ? bm[q] : top;
 	}
 	{
-		double		cut = hmax8p(&vref) - PRUNE_LN;
+		double		c = hmax8p(&vref) - PRUNE_LN;
 
-		u->cut = cut > u->cut ? cut : u->cut;
+		cut = c > cut ? c : cut;
+		u->cut = cut;
 	}
 	/*
 	 * values from the first group's largest exponent: a later group's
@@ -475,40 +487,44 @@ take_group(SvcScorer *s, const double *x, int32_t g, Sums *u)
 		u->shift = top;
 	else if (top > u->shift + RESHIFT)
 		reshift(s, u, top);
+	shift = u->shift;
 	for (int q = 0; q < nq; q++)
 	{
 		int32_t		b = g * GRP + q;
 
-		if (bm[q] + s->lnmass[b] <= u->cut)
+		if (bm[q] + lnmass[b] <= cut)
 		{
 			/* P's bound wants its farthest vector: see pass_step */
-			s->bmax[b] = DBL_MAX;
-			u->n_drop++;
+			bmax[b] = DBL_MAX;
 			continue;
 		}
-		s->bmax[b] = bm[q];
+		bmax[b] = bm[q];
 		kb[nk] = b;
-		kv[nk] = e[q] - u->shift;
+		kv[nk] = e[q] - shift;
 		for (int t = 0; t < BLK; t++)
 			kv[nk][t] = kv[nk][t] > EXP_FLOOR ? kv[nk][t] : EXP_FLOOR;
 		nk++;
 	}
+	u->n_drop += nq - nk;
 	exp_blocks(kv, nk);
 	{
+		const double *alpha = s->alpha,
+				   *aabs = s->aabs;
+		double	   *restrict kx = s->kx + (size_t) u->n_kept * BLK;
+		int32_t    *restrict kept = s->kept + u->n_kept;
 		v8			lam = u->lam,
 					abs = u->abs;
-		int32_t		n_kept = u->n_kept;
 
 		for (int i = 0; i < nk; i++)
 		{
-			store8p(s->kx + (size_t) (n_kept + i) * BLK, &kv[i]);
-			s->kept[n_kept + i] = kb[i];
-			lam += load8(s->alpha + (size_t) kb[i] * BLK) * kv[i];
-			abs += load8(s->aabs + (size_t) kb[i] * BLK) * kv[i];
+			store8p(kx + (size_t) i * BLK, &kv[i]);
+			kept[i] = kb[i];
+			lam += load8(alpha + (size_t) kb[i] * BLK) * kv[i];
+			abs += load8(aabs + (size_t) kb[i] * BLK) * kv[i];
 		}
 		u->lam = lam;
 		u->abs = abs;
-		u->n_kept = n_kept + nk;
+		u->n_kept += nk;
 	}
 }
 
