@@ -47,7 +47,10 @@ void		svc_check_dims(int expected_dims, int dims);
 const double *svc_check_features(ArrayType *arr, int expected_dims, int *dims,
 								 const char *what);
 
-/* Room for an array of up to 15 float8s, aligned as ArrayType wants. */
+/*
+ * Room for a one-dimensional array stored with a one-byte header (127
+ * bytes at most: up to 13 float8s), aligned as ArrayType wants.
+ */
 typedef union SvcArrayCopy
 {
 	char		bytes[VARHDRSZ + 128];
@@ -56,7 +59,7 @@ typedef union SvcArrayCopy
 
 /*
  * Argument argno as an array, for functions called on every row: an array
- * stored in the row with a one-byte header (up to 15 float8s) is copied
+ * stored in the row with a one-byte header (up to 13 float8s) is copied
  * into *copy, where PG_GETARG_ARRAYTYPE_P would palloc a copy per row;
  * other arrays (a TOAST pointer, an expanded array) are detoasted.
  * Inline: the training's transition function calls it on every row.

@@ -404,6 +404,7 @@ typedef struct Sums
 	double		cut;			/* blocks whose bound is below it are dropped */
 	int32_t		n_kept;
 	int32_t		n_drop;
+	int32_t		n_reshift;		/* rescalings, each rounding once more */
 	double		dsum;			/* sum of the skipped groups' far ends */
 } Sums;
 
@@ -424,6 +425,7 @@ reshift(SvcScorer *s, Sums *u, double shift)
 		u->abs *= f;
 		for (int32_t t = 0; t < nk; t++)
 			kx[t] *= f;
+		u->n_reshift++;
 	}
 	u->shift = shift;
 }
@@ -433,7 +435,9 @@ reshift(SvcScorer *s, Sums *u, double shift)
  * of those that can matter.  A block is dropped when its largest possible
  * terms, sum |alpha_i| max(1, gamma_i) exp(its largest exponent), are at
  * most 2^-50 of the largest single term |alpha_k| min(1, gamma_k)
- * exp(e_k) seen so far (which is always in a kept block).
+ * exp(e_k) seen so far (which is in a kept block, unless the exponents
+ * are so large, past 2^58, that the cut rounds to the term's own: then
+ * every kernel value is 0 anyway).
  */
 static inline void
 take_group(SvcScorer *s, const double *x, int32_t g, Sums *u)
@@ -610,14 +614,16 @@ pass(SvcScorer *s, const double *x, Pass *out)
 
 	{
 		double		scale = exp(u.shift);
-		double		rel = u.n_drop * ldexp(1.0, -50) + (2.0 * s->m->n_sv + 64.0 + EXP8_REL) * U;
+		double		rel = u.n_drop * ldexp(1.0, -50) +
+			(2.0 * s->m->n_sv + 64.0 + EXP8_REL + 2.0 * u.n_reshift) * U;
 
 		out->lam = hsum8p(&u.lam) * scale;
 		out->abs = hsum8p(&u.abs) * scale;
 		/*
-		 * dropped terms, both codes' rounding, exp8p's error (relative, and
-		 * absolute for the exponents below the shift), kernel.c's exp
-		 * floor and this one's (values below exp(-700) of the shift's term)
+		 * dropped terms, both codes' rounding and the rescalings' (the
+		 * factor and the product), exp8p's error (relative, and absolute
+		 * for the exponents below the shift), kernel.c's exp floor and
+		 * this one's (values below exp(-700) of the shift's term)
 		 */
 		out->lam_err = out->abs * rel +
 			s->abs_alpha * (2e-303 + scale * (EXP8_ABS * U + 1e-300));
@@ -761,6 +767,22 @@ svc_scorer_decision(SvcScorer *s, const double *xs)
 		return svc_model_decision_scaled(s->m, xs);
 	pass(s, xs, &ps);
 	return decide(s, xs, &ps);
+}
+
+double
+svc_scorer_decision_bound(SvcScorer *s, const double *xs, double *bound)
+{
+	Pass		ps;
+	double		f;
+
+	*bound = 0.0;
+	if (!row_in_range(s, xs))
+		return svc_model_decision_scaled(s->m, xs);
+	pass(s, xs, &ps);
+	f = decide(s, xs, &ps);
+	if (f == ps.lam - s->m->offset)
+		*bound = ps.lam_err;
+	return f;
 }
 
 /* ---------- prediction ---------- */

@@ -55,7 +55,7 @@ typedef struct SvcScorer
 	double	   *lnmass;			/* [n_blk] log(sum |alpha_i| max(1, gamma_i)) */
 	double	   *gmin;			/* [n_blk] narrowest width in the block */
 	int32_t		n_grp;			/* groups of consecutive blocks */
-	double	   *gcentre;		/* by eight groups: [n_grp / 8][dims][8] */
+	double	   *gcentre;		/* by eight groups: [ceil(n_grp / 8)][dims][8] */
 	double	   *gradius;		/* [n_grp] ball around gcentre holding them
 								 * (the group arrays padded to eights) */
 	double	   *glnmass;		/* [n_grp] as lnmass */
@@ -104,6 +104,12 @@ SvcStatus	svc_scorer_certify(const SvcEnv *env, SvcScorer *s, SvcError *err);
 
 /* f(xs) for a scaled row: the full sum's value within its rounding. */
 double		svc_scorer_decision(SvcScorer *s, const double *xs);
+
+/*
+ * svc_scorer_decision, and in *bound the bound the scorer keeps on its
+ * distance from the full sum's f (0 where the full sum answered): for tests.
+ */
+double		svc_scorer_decision_bound(SvcScorer *s, const double *xs, double *bound);
 
 /*
  * The cluster svc_label_predict(m, xs, ...) gives, and f(xs) as

@@ -13,7 +13,7 @@
 #include <string.h>
 
 typedef double v8 __attribute__((vector_size(8 * sizeof(double))));
-typedef int64_t vi8 __attribute__((vector_size(8 * sizeof(int64_t))));
+typedef uint64_t vu8 __attribute__((vector_size(8 * sizeof(uint64_t))));
 
 /* the helpers are static: no ABI to keep, whatever the target's vectors */
 #if defined(__clang__)
@@ -74,13 +74,14 @@ vmax8p(v8 *acc, const v8 *b)
  * (up to rounding), exp(r) by its Taylor series to r^13 (the rest is below
  * 2^-57 there), and n added to the exponent bits.  No constant here can be
  * folded by -ffast-math (n comes from floor, not from adding and
- * subtracting 1.5 2^52), so the same code is exact in any build.
+ * subtracting 1.5 2^52), so any build computes what is written.
  *
- * The error comes from the one-part ln2 (about |x| 2^-55 in r) and the
- * series' rounding: with FMA it is within 0.9 ulp for |x| <= 1, and within
- * (1 + |x| / 6) U of exp(x) for |x| <= 700, U = 2^-52 (without FMA, about
- * 3 times that); test_vec8 checks the bound.  Inline, with AVX-512, it
- * costs half glibc's vector exp.
+ * The error comes from the one-part ln2 (about 0.15 |x| U in r), from
+ * rounding n ln2 where there is no FMA (about 0.5 |x| U) and from the
+ * series (within an ulp): within (1 + 2|x|/3) U of exp(x) for |x| <= 700,
+ * U = 2^-52, with or without FMA; test_vec8 checks the bound, built both
+ * as the unit tests are and as score.c is.  Inline, with AVX-512, it costs
+ * half glibc's vector exp.
  */
 static inline v8
 exp8p(const v8 *xp)
@@ -91,7 +92,7 @@ exp8p(const v8 *xp)
 				r,
 				p,
 				t;
-	vi8			bits,
+	vu8			bits,
 				pow2;
 
 	for (int k = 0; k < 8; k++)
@@ -110,7 +111,11 @@ exp8p(const v8 *xp)
 	p = 0.5 + r * p;
 	p = 1.0 + r * p;
 	p = 1.0 + r * p;
-	/* n + 1.5 2^52 holds n in its low bits: shifted into the exponent */
+	/*
+	 * n + 1.5 2^52 holds n in its low bits: shifted into the exponent
+	 * (unsigned, so the bits shifted out and the wrap of a negative n are
+	 * defined)
+	 */
 	t = n + 0x1.8p52;
 	memcpy(&pow2, &t, sizeof(pow2));
 	memcpy(&bits, &p, sizeof(bits));

@@ -43,8 +43,10 @@ compare(const char *what, const SvcModel *m, SvcScorer *s, const double *xs,
 	int64_t		bad_f = 0,
 				bad_sign = 0,
 				bad_c = 0,
-				bad_assign = 0;
-	double		worst = 0.0;
+				bad_assign = 0,
+				bad_bound = 0;
+	double		worst = 0.0,
+				worst_bound = 0.0;
 
 	CHECK(svc_label_work_init(&svc_env_malloc, m, &w, &err) == SVC_OK, "%s: work", what);
 	s->n_rows = s->n_fallback = 0;
@@ -67,8 +69,22 @@ compare(const char *what, const SvcModel *m, SvcScorer *s, const double *xs,
 			bad_c++;
 		if (f2 != f1)
 			bad_assign++;
+		{
+			/* the error bound the scorer keeps covers the distance */
+			double		bound;
+			double		f3 = svc_scorer_decision_bound(s, x, &bound);
+
+			if (f3 != f1 || fabs(f3 - f0) > bound)
+			{
+				if (f3 == f1 && bound > 0.0)
+					worst_bound = fmax(worst_bound, fabs(f3 - f0) / bound);
+				bad_bound++;
+			}
+		}
 	}
 	CHECK(bad_f == 0, "%s: %lld decisions off (worst %g relative)", what, (long long) bad_f, worst);
+	CHECK(bad_bound == 0, "%s: %lld decisions outside the scorer's own bound (worst %g of it)",
+		  what, (long long) bad_bound, worst_bound);
 	CHECK(bad_sign == 0, "%s: %lld decisions of the other sign", what, (long long) bad_sign);
 	CHECK(bad_c == 0, "%s: %lld clusters differ from the full trajectory's", what, (long long) bad_c);
 	CHECK(bad_assign == 0, "%s: predict's decision differs from decision's on %lld rows", what,
