@@ -206,9 +206,8 @@ svc_kernel_fixed_point_cols(const double *cols, size_t stride, const double *alp
 							double *next, double *work, bool *ok)
 {
 	double		emax;
-	double		den = 0.0;
+	double		den = 0.0;		/* with one width, also the kernel sum */
 	double		absden = 0.0;
-	double		sum = 0.0;
 	size_t		un = (size_t) (n > 0 ? n : 0);
 
 	/* svc_kernel_fixed_point's steps, each row's sums in the same order */
@@ -226,7 +225,6 @@ svc_kernel_fixed_point_cols(const double *cols, size_t stride, const double *alp
 		double		a = alpha[i] * work[i];
 
 		work[i] = a;
-		sum += a;
 		den += a;
 		absden += fabs(a);
 	}
@@ -240,7 +238,7 @@ svc_kernel_fixed_point_cols(const double *cols, size_t stride, const double *alp
 		next[j] = acc;
 	}
 	step_normalise(next, x, d, den, absden, ok);
-	return sum * exp(emax);
+	return den * exp(emax);
 }
 
 static inline void

@@ -761,12 +761,9 @@ decide(SvcScorer *s, const double *x, const Pass *ps)
 double
 svc_scorer_decision(SvcScorer *s, const double *xs)
 {
-	Pass		ps;
+	double		bound;
 
-	if (!row_in_range(s, xs))
-		return svc_model_decision_scaled(s->m, xs);
-	pass(s, xs, &ps);
-	return decide(s, xs, &ps);
+	return svc_scorer_decision_bound(s, xs, &bound);
 }
 
 double

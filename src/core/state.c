@@ -158,6 +158,13 @@ staged_cptr(const uint8_t *buf, int32_t dims, int64_t r)
 	return stat_cptr(buf, dims, STAT_STAGE + (int) r);
 }
 
+/* 1 / n for staged row r of pending, the last of total rows counted. */
+static inline double
+staged_inv(int64_t total, int64_t pending, int64_t r)
+{
+	return 1.0 / (double) (total - pending + r + 1);
+}
+
 static uint8_t *
 row_ptr(uint8_t *buf, int32_t dims, int64_t i)
 {
@@ -369,7 +376,7 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 	 * The staged rows are the last ones counted, finite; the statistics
 	 * checked below are of the rows before them (total of them).
 	 */
-	pending = svc_load_u64(stat_cptr(buf, dims, STAT_PENDING));
+	pending = (uint64_t) stats_pending(buf, dims);
 	if (pending >= STAGE_ROWS || pending > (uint64_t) total)
 		return bad_state(err, "The count of staged rows is out of range.");
 	total -= (int64_t) pending;
@@ -554,7 +561,7 @@ column_current(const uint8_t *buf, int32_t dims, int32_t j, int64_t total, Colum
 	column_load(buf, dims, j, c);
 	for (int64_t r = 0; r < pending; r++)
 		column_add(c, svc_load_f64(staged_cptr(buf, dims, r) + 8 * j),
-				   1.0 / (double) (total - pending + r + 1));
+				   staged_inv(total, pending, r));
 }
 
 /*
@@ -578,7 +585,7 @@ stats_flush(uint8_t *buf, int32_t dims, int64_t total)
 	if (pending == 0)
 		return;
 	for (int64_t r = 0; r < pending; r++)
-		inv[r] = 1.0 / (double) (total - pending + r + 1);
+		inv[r] = staged_inv(total, pending, r);
 	/* unsigned indices: with -fwrapv, signed ones kept the loops scalar */
 	for (size_t j0 = 0; j0 < (size_t) dims; j0 += STAGE_COLUMNS)
 	{
