@@ -95,12 +95,13 @@ set_offset_quantile(const SvcEnv *env, SvcModel *m, const double *rows, int64_t 
 			svc_kernel_sum(m->sv, m->alpha, m->sv_gamma, m->n_sv, m->dims, m->gamma, x);
 	}
 	svc_free(env, cols);
-	qsort(sums, (size_t) n, sizeof(double), svc_cmp_double);
+	top = sums[0];
+	for (int64_t i = 1; i < n; i++)
+		top = sums[i] > top ? sums[i] : top;
 	idx = (int64_t) floor(m->opt.nu * (double) n);
 	if (idx >= n)
 		idx = n - 1;
-	q = sums[idx];
-	top = sums[n - 1];
+	q = svc_select_double(sums, n, idx);
 	svc_free(env, sums);
 	/* never 0: f must stay negative where every kernel term underflows */
 	if (!(q > 1e-12 * top) || !(q > 0))

@@ -207,6 +207,55 @@ svc_first_nonfinite(const double *x, size_t n)
 	return -1;
 }
 
+/*
+ * Quickselect: partition around the median of three of v[lo..hi], keep
+ * the side holding k.  Hoare's scans stop on values equal to the pivot,
+ * so runs of equal values split evenly rather than one at a time.
+ */
+double
+svc_select_double(double *v, int64_t n, int64_t k)
+{
+	int64_t		lo = 0,
+				hi = n - 1;
+
+	while (hi > lo)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+		int64_t		i = lo,
+					j = hi;
+		double		a = v[lo],
+					b = v[mid],
+					c = v[hi];
+		double		pivot = a < b ? (b < c ? b : (a < c ? c : a)) :
+			(a < c ? a : (b < c ? c : b));
+
+		while (i <= j)
+		{
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j)
+			{
+				double		t = v[i];
+
+				v[i] = v[j];
+				v[j] = t;
+				i++;
+				j--;
+			}
+		}
+		/* now v[lo..j] <= pivot <= v[i..hi], and v(j..i) == pivot */
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			break;
+	}
+	return v[k];
+}
+
 int
 svc_cmp_double(const void *pa, const void *pb)
 {

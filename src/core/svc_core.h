@@ -149,6 +149,13 @@ void		svc_error_clear(SvcError *err);
 int			svc_first_nonfinite(const double *x, size_t n);
 
 /*
+ * The k-th smallest (from 0) of v[0..n), n > k, NaN-free: what v[k] would
+ * be after sorting, found in linear expected time.  Reorders v so that
+ * it is in v[k], with none larger before it and none smaller after.
+ */
+double		svc_select_double(double *v, int64_t n, int64_t k);
+
+/*
  * The power of two by which values whose largest magnitude is maxabs are
  * divided before their squares are summed: 0 for maxabs in [2^-400,
  * 2^400] (or 0), else the exponent bringing maxabs into [0.5, 1).

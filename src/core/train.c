@@ -707,14 +707,26 @@ svc_gamma_auto(const double *x, int64_t n, int32_t d, SvcRng *rng)
 			dist[npairs++] = svc_sqdist(x + (size_t) i * d, x + (size_t) j * d, d);
 		}
 	}
-	qsort(dist, (size_t) npairs, sizeof(double), svc_cmp_double);
-	median = npairs % 2 ? dist[npairs / 2]
-		: 0.5 * (dist[npairs / 2 - 1] + dist[npairs / 2]);
+	median = svc_select_double(dist, npairs, npairs / 2);
+	if (npairs % 2 == 0)
+	{
+		/* the lower middle: the largest of those selection put before */
+		double		lower = dist[0];
+
+		for (int64_t i = 1; i < npairs / 2; i++)
+			lower = dist[i] > lower ? dist[i] : lower;
+		median = 0.5 * (lower + median);
+	}
 	if (!(median > 0))
 	{
-		/* mostly duplicates: fall back to the mean of the non-zero distances */
+		/*
+		 * mostly duplicates: fall back to the mean of the non-zero
+		 * distances, summed in ascending order as it always was
+		 */
 		double		s = 0;
 		int64_t		c = 0;
+
+		qsort(dist, (size_t) npairs, sizeof(double), svc_cmp_double);
 
 		for (int64_t i = 0; i < npairs; i++)
 			if (dist[i] > 0)

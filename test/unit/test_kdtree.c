@@ -111,6 +111,14 @@ check_far_queries(void)
 	CHECK(svc_kd_nearest(&t, up, &d2) == 2 && d2 == HUGE_VAL, "far up: the upper point");
 	CHECK(svc_kd_nearest(&t, down, &d2) == 3 && d2 == HUGE_VAL, "far down-left: the lower-left point");
 	CHECK(svc_kd_nearest(&t, nan_q, NULL) == 0, "a NaN query gets the first point");
+	{
+		/* the k nearest take overflowed distances too while fewer than k are found */
+		int64_t		idx[3];
+		double		kd2[3];
+
+		CHECK(svc_kd_knearest(&t, right, 3, idx, kd2) == 3 && kd2[2] == HUGE_VAL,
+			  "far right: three nearest found, at overflowed distances");
+	}
 	CHECK(svc_nearest_far(pts, 4, 2, right) == 1, "svc_nearest_far: far right");
 	CHECK(svc_nearest_far(pts, 4, 2, nan_q) == -1, "svc_nearest_far: a NaN query gets none");
 	CHECK(svc_nearest_far(pts, 0, 2, right) == -1, "svc_nearest_far: no points");

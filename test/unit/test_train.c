@@ -790,9 +790,51 @@ test_select_nearest_replays_the_sort(void)
 	}
 }
 
+/*
+ * The threshold and the width's median take an order statistic by
+ * selection: it must be the sorted array's, ties and all sizes included.
+ */
+static void
+test_select_double_is_the_sort(void)
+{
+	SvcRng		rng;
+	int			wrong = 0;
+
+	svc_rng_seed(&rng, 11);
+	for (int trial = 0; trial < 3000; trial++)
+	{
+		int64_t		n = 1 + (int64_t) svc_rng_below(&rng, trial < 1000 ? 9 : 500);
+		int64_t		k = (int64_t) svc_rng_below(&rng, (uint64_t) n);
+		int32_t		levels = trial % 3 == 0 ? 1 : trial % 3 == 1 ? 4 : 1000000;
+		double		v[500],
+					sorted[500],
+					got;
+		bool		same_values = true;
+
+		for (int64_t i = 0; i < n; i++)
+		{
+			/* ascending, descending and random runs, with negatives */
+			double		x = (double) svc_rng_below(&rng, (uint64_t) levels) - levels / 2;
+
+			v[i] = trial % 5 == 3 ? (double) i : trial % 5 == 4 ? (double) (n - i) : x;
+			sorted[i] = v[i];
+		}
+		qsort(sorted, (size_t) n, sizeof(double), svc_cmp_double);
+		got = svc_select_double(v, n, k);
+		/* only reordered: sorting the result gives the same values */
+		qsort(v, (size_t) n, sizeof(double), svc_cmp_double);
+		for (int64_t i = 0; i < n; i++)
+			same_values &= v[i] == sorted[i];
+		if (got != sorted[k] || !same_values)
+			wrong++;
+	}
+	CHECK(wrong == 0, "selection differs from the sort in %d of 3000 trials", wrong);
+}
+
 int
 main(void)
 {
+	test_select_double_is_the_sort();
 	test_select_nearest_replays_the_sort();
 	test_grow();
 	test_solver_table();
