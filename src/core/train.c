@@ -342,10 +342,24 @@ bsgd_pick(Bsgd *g, int32_t p, int32_t k, bool nearest, SvcRng *rng)
 {
 	int32_t		m = 0;
 	const double *xp = g->sv + (size_t) p * g->d;
+	int32_t		b = g->b;
+	int32_t    *slots = g->idx;
 
-	for (int32_t i = 0; i < g->b; i++)
-		if (i != p && !bsgd_anomaly(g, i))
-			g->idx[m++] = i;
+	/*
+	 * In locals: a store through g->idx could change g->b as far as the
+	 * compiler knows, which reloaded it, and the rest, every slot.
+	 */
+	if (g->weight == NULL)
+	{
+		/* no labelled rows, so no anomaly: every slot but p */
+		for (int32_t i = 0; i < b; i++)
+			if (i != p)
+				slots[m++] = i;
+	}
+	else
+		for (int32_t i = 0; i < b; i++)
+			if (i != p && !bsgd_anomaly(g, i))
+				slots[m++] = i;
 	if (k > m)
 		k = m;
 	if (nearest)

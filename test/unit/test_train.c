@@ -757,7 +757,9 @@ test_select_nearest_replays_the_sort(void)
 
 		for (int32_t i = 0; i < m; i++)
 		{
-			dist[i] = (double) svc_rng_below(&rng, (uint64_t) levels) * 0.25;
+			/* every eighth trial descending: each row a new nearest */
+			dist[i] = trial % 8 == 7 ? (double) (m - i) * 0.5 :
+				(double) svc_rng_below(&rng, (uint64_t) levels) * 0.25;
 			idx[i] = i * 3 + 1;
 			expect[i] = idx[i];
 			got[i] = -1;
