@@ -782,6 +782,21 @@ svc_scorer_decision_bound(SvcScorer *s, const double *xs, double *bound)
 	return f;
 }
 
+double
+svc_scorer_sum_bound(SvcScorer *s, const double *xs, double *bound)
+{
+	Pass		ps;
+
+	if (!row_in_range(s, xs))
+	{
+		*bound = HUGE_VAL;
+		return 0.0;
+	}
+	pass(s, xs, &ps);
+	*bound = ps.lam_err;
+	return ps.lam;
+}
+
 /* ---------- prediction ---------- */
 
 /* Room for n distances to equilibria in s->eqd (false: no memory). */

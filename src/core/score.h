@@ -112,6 +112,15 @@ double		svc_scorer_decision(SvcScorer *s, const double *xs);
 double		svc_scorer_decision_bound(SvcScorer *s, const double *xs, double *bound);
 
 /*
+ * The kernel sum sum_i alpha_i K_i(xs) (f without the offset) from the
+ * scorer's pass, and in *bound the bound it keeps on the distance from
+ * the full sum kernel.c computes (HUGE_VAL where the scorer cannot bound
+ * it: take the full sum).  For order statistics of the sums, where only
+ * the rows whose bounds overlap need the full one.
+ */
+double		svc_scorer_sum_bound(SvcScorer *s, const double *xs, double *bound);
+
+/*
  * The cluster svc_label_predict(m, xs, ...) gives, and f(xs) as
  * svc_scorer_decision gives it in *decision when not NULL.
  */

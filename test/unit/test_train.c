@@ -833,9 +833,77 @@ test_select_double_is_the_sort(void)
 	CHECK(wrong == 0, "selection differs from the sort in %d of 3000 trials", wrong);
 }
 
+/*
+ * The threshold is the nu-quantile of the full kernel sums over the
+ * training rows, to the bit, though fit.c computes few of them (the
+ * scorer's bounded sums place the rest): against sorting every full sum,
+ * with one width and with bandwidth_k, at several nu, and with each row
+ * repeated 15 times (runs of equal sums at the quantile), exactly or
+ * moved by a few units of its last bits (sums closer than the bounds, so
+ * that the quantile is chosen among several full sums).
+ */
+static void
+test_threshold_is_the_full_sums_quantile(void)
+{
+	static const char *const cases[] = {
+		"{}", "{\"nu\": 0.2}", "{\"nu\": 0.9}", "{\"budget\": 20, \"nu\": 0.01}",
+		"{\"bandwidth_k\": 5}", "{\"bandwidth_k\": 5, \"nu\": 0}",
+	"{\"bandwidth_k\": 5, \"nu\": 0.5}"};
+	int64_t		n = 600;
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+		for (int repeated = 0; repeated < 3; repeated++)
+		{
+			double	   *x = blobs(n, 5);
+			double	   *xs = malloc(sizeof(double) * 2 * (size_t) n);
+			double	   *sums = malloc(sizeof(double) * (size_t) n);
+			double	   *cols;
+			SvcModel	m;
+			int64_t		idx;
+			double		q,
+						top;
+
+			if (repeated)
+				for (int64_t i = 0; i < n; i++)
+				{
+					memcpy(x + 2 * i, x + 2 * (i % 40), sizeof(double) * 2);
+					if (repeated == 2)
+						x[2 * i] += (double) (i / 40) * 1e-14;
+				}
+			m = train(cases[c], x, n);
+			cols = malloc(sizeof(double) * 2 * (size_t) (m.n_sv > 0 ? m.n_sv : 1));
+			svc_rows_to_cols(m.sv, m.n_sv, 2, cols);
+			for (int64_t i = 0; i < n; i++)
+			{
+				svc_model_scale_row(&m, x + 2 * i, xs + 2 * i);
+				sums[i] = m.sv_gamma ?
+					svc_kernel_sum(m.sv, m.alpha, m.sv_gamma, m.n_sv, 2, m.gamma, xs + 2 * i) :
+					svc_kernel_sum_cols(cols, (size_t) m.n_sv, m.alpha, m.n_sv, 2, m.gamma,
+										xs + 2 * i);
+			}
+			qsort(sums, (size_t) n, sizeof(double), svc_cmp_double);
+			idx = (int64_t) floor(m.opt.nu * (double) n);
+			if (idx >= n)
+				idx = n - 1;
+			q = sums[idx];
+			top = sums[n - 1];
+			if (!(q > 1e-12 * top) || !(q > 0))
+				q = top > 0 ? 1e-12 * top : 1e-300;
+			CHECK(m.offset == q, "%s%s: the threshold %.17g is the sorted full sums' %.17g",
+				  cases[c], repeated == 2 ? ", rows nearly repeated" :
+				  repeated ? ", rows repeated" : "", m.offset, q);
+			svc_model_free(&svc_env_malloc, &m);
+			free(cols);
+			free(sums);
+			free(xs);
+			free(x);
+		}
+}
+
 int
 main(void)
 {
+	test_threshold_is_the_full_sums_quantile();
 	test_select_double_is_the_sort();
 	test_select_nearest_replays_the_sort();
 	test_grow();
