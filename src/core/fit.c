@@ -51,12 +51,24 @@ set_scaling(SvcModel *m, const double *mean, const double *stddev,
 	}
 }
 
-/* The full kernel sum at x, the one the threshold is taken from. */
-static double
-full_sum(const SvcModel *m, const double *cols, const double *x)
+/* What the threshold's full sums need: the model, its columns, the rows. */
+typedef struct FullSums
 {
-	return cols ? svc_kernel_sum_cols(cols, (size_t) m->n_sv, m->alpha, m->n_sv, m->dims,
-									  m->gamma, x) :
+	const SvcModel *m;
+	const double *cols;			/* the support vectors by column, or NULL */
+	const double *rows;
+} FullSums;
+
+/* The full kernel sum of row i, the one the threshold is taken from. */
+static double
+full_sum(void *ctx, int64_t i)
+{
+	const FullSums *fs = ctx;
+	const SvcModel *m = fs->m;
+	const double *x = fs->rows + (size_t) i * m->dims;
+
+	return fs->cols ? svc_kernel_sum_cols(fs->cols, (size_t) m->n_sv, m->alpha, m->n_sv,
+										  m->dims, m->gamma, x) :
 		svc_kernel_sum(m->sv, m->alpha, m->sv_gamma, m->n_sv, m->dims, m->gamma, x);
 }
 
@@ -67,14 +79,11 @@ full_sum(const SvcModel *m, const double *cols, const double *x)
  * over the training rows, which leaves a share nu of them outside, as in
  * a nu-one-class SVM.  Far from the data the sum vanishes and f < 0.
  *
- * The quantile takes the full sums' order statistics, but computes few of
- * them: the scorer's pruned sum of each row comes with a bound on its
- * distance from the full one (doubled here, which also covers rounding
- * lo and hi), so every full sum s_i lies in [lo_i, hi_i].  The idx-th
- * smallest s then lies between the idx-th smallest lo and the idx-th
- * smallest hi; the rows entirely below that range are below it, those
- * entirely above are above, and only the rest need their full sums.
- * The largest s likewise comes from a row whose hi reaches the largest lo.
+ * It is the full sums' quantile, from few of them: the scorer's pruned
+ * sum of each row comes with a bound on its distance from the full one
+ * (doubled here, which also covers rounding the interval's ends), and
+ * svc_select_bounded computes the full sums only where those intervals
+ * leave the quantile or the largest sum open.
  */
 static SvcStatus
 set_offset_quantile(const SvcEnv *env, SvcModel *m, const double *rows, int64_t n,
@@ -83,31 +92,17 @@ set_offset_quantile(const SvcEnv *env, SvcModel *m, const double *rows, int64_t 
 	double	   *lo = svc_alloc(env, sizeof(double) * (size_t) n, err);
 	double	   *hi = svc_alloc(env, sizeof(double) * (size_t) n, err);
 	double	   *work = svc_alloc(env, sizeof(double) * (size_t) n, err);
-	double	   *cols = NULL;
-	size_t		nsv = (size_t) m->n_sv;
 	SvcScorer	scorer;
 	bool		scorer_made = false;
 	SvcStatus	st = SVC_ERR_NOMEM;
+	FullSums	fs;
 	double		q,
-				top,
-				lo_q,
-				hi_q,
-				top_lo;
+				top;
 	int64_t		idx,
-				below = 0,
-				na = 0,
-				computed = 0;
+				asked;
 
 	if (!lo || !hi || !work)
 		goto done;
-	if (m->sv_gamma == NULL)
-	{
-		/* one width: the support vectors by column, for the faster sums */
-		cols = svc_alloc(env, sizeof(double) * (nsv > 0 ? nsv : 1) * (size_t) m->dims, err);
-		if (cols == NULL)
-			goto done;
-		svc_rows_to_cols(m->sv, m->n_sv, m->dims, cols);
-	}
 	st = svc_scorer_init(env, m, &scorer, err);
 	if (st != SVC_OK)
 		goto done;
@@ -122,6 +117,13 @@ set_offset_quantile(const SvcEnv *env, SvcModel *m, const double *rows, int64_t 
 			st = SVC_ERR_INTERRUPTED;
 			goto done;
 		}
+		if (!(bound < HUGE_VAL) || isnan(mid))
+		{
+			/* no bound: the full sum decides wherever this row could be */
+			lo[i] = -HUGE_VAL;
+			hi[i] = HUGE_VAL;
+			continue;
+		}
 		lo[i] = mid - 2.0 * bound;
 		hi[i] = mid + 2.0 * bound;
 	}
@@ -129,57 +131,23 @@ set_offset_quantile(const SvcEnv *env, SvcModel *m, const double *rows, int64_t 
 	idx = (int64_t) floor(m->opt.nu * (double) n);
 	if (idx >= n)
 		idx = n - 1;
-	memcpy(work, lo, sizeof(double) * (size_t) n);
-	lo_q = svc_select_double(work, n, idx);
-	memcpy(work, hi, sizeof(double) * (size_t) n);
-	hi_q = svc_select_double(work, n, idx);
-	top_lo = lo[0];
-	for (int64_t i = 1; i < n; i++)
-		top_lo = lo[i] > top_lo ? lo[i] : top_lo;
-
-	/* work: the full sums of the rows that may hold the quantile */
-	top = -HUGE_VAL;
-	for (int64_t i = 0; i < n; i++)
-	{
-		const double *x = rows + (size_t) i * m->dims;
-		bool		may_be_quantile = hi[i] >= lo_q && !(lo[i] > hi_q);
-
-		if (hi[i] < lo_q)
-			below++;
-		if (!may_be_quantile && !(hi[i] >= top_lo))
-			continue;
-		if ((computed++ & 1023) == 0 && svc_interrupted(env, err))
-		{
-			st = SVC_ERR_INTERRUPTED;
-			goto done;
-		}
-		{
-			double		s = full_sum(m, cols, x);
-
-			if (hi[i] >= top_lo)
-				top = s > top ? s : top;
-			if (may_be_quantile)
-				work[na++] = s;
-		}
-	}
-	if (!(idx - below >= 0 && idx - below < na))
-	{
-		st = svc_fail(err, SVC_ERR_INTERNAL, "the threshold's quantile is not among its candidates");
+	/* the scorer's column copy of the support vectors (one width) */
+	fs.m = m;
+	fs.cols = scorer.full.cols;
+	fs.rows = rows;
+	st = svc_select_bounded(env, lo, hi, n, idx, full_sum, &fs, work, &q, &top, &asked, err);
+	if (st != SVC_OK)
 		goto done;
-	}
-	q = svc_select_double(work, na, idx - below);
 	/* never 0: f must stay negative where every kernel term underflows */
 	if (!(q > 1e-12 * top) || !(q > 0))
 		q = top > 0 ? 1e-12 * top : 1e-300;
 	m->offset = q;
-	st = SVC_OK;
 done:
 	if (scorer_made)
 		svc_scorer_free(env, &scorer);
 	svc_free(env, lo);
 	svc_free(env, hi);
 	svc_free(env, work);
-	svc_free(env, cols);
 	return st;
 }
 

@@ -121,6 +121,9 @@ svc_select_nearest(const double *dist, int32_t *idx, int32_t m, int32_t k)
 			nc++;
 		}
 	}
+	/* fewer than k within the k-th (a NaN among them): the caller's sort */
+	if (nc < k)
+		return false;
 	for (int32_t i = 0; i < k; i++)
 	{
 		int32_t		best = -1;

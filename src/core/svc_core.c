@@ -210,14 +210,19 @@ svc_first_nonfinite(const double *x, size_t n)
 /*
  * Quickselect: partition around the median of three of v[lo..hi], keep
  * the side holding k.  Hoare's scans stop on values equal to the pivot,
- * so runs of equal values split evenly rather than one at a time.
+ * so runs of equal values split evenly rather than one at a time.  An
+ * input that defeats the pivot round after round gets the rest sorted
+ * instead, so no input takes quadratic time.
  */
 double
 svc_select_double(double *v, int64_t n, int64_t k)
 {
 	int64_t		lo = 0,
 				hi = n - 1;
+	int			rounds = 16;
 
+	for (int64_t m = n; m > 1; m /= 2)
+		rounds += 2;
 	while (hi > lo)
 	{
 		int64_t		mid = lo + (hi - lo) / 2;
@@ -229,6 +234,11 @@ svc_select_double(double *v, int64_t n, int64_t k)
 		double		pivot = a < b ? (b < c ? b : (a < c ? c : a)) :
 			(a < c ? a : (b < c ? c : b));
 
+		if (rounds-- == 0)
+		{
+			qsort(v + lo, (size_t) (hi - lo + 1), sizeof(double), svc_cmp_double);
+			break;
+		}
 		while (i <= j)
 		{
 			while (v[i] < pivot)
@@ -254,6 +264,66 @@ svc_select_double(double *v, int64_t n, int64_t k)
 			break;
 	}
 	return v[k];
+}
+
+/*
+ * Every v_i lies in [lo_i, hi_i], so the k-th smallest v lies between the
+ * k-th smallest lo and the k-th smallest hi.  A row whose hi is below that
+ * range is below the answer, one whose lo is above it above: the answer is
+ * the (k - below)-th smallest of the rest, whose values are asked.  The
+ * largest v is at least the largest lo: only rows whose hi reaches it can
+ * hold it.
+ */
+SvcStatus
+svc_select_bounded(const SvcEnv *env, const double *lo, const double *hi, int64_t n,
+				   int64_t k, double (*value) (void *ctx, int64_t i), void *ctx,
+				   double *work, double *kth, double *largest, int64_t *n_asked,
+				   SvcError *err)
+{
+	double		lo_k,
+				hi_k,
+				top_lo = -HUGE_VAL,
+				top = -HUGE_VAL;
+	int64_t		below = 0,
+				open = 0;
+
+	*n_asked = 0;
+	memcpy(work, lo, sizeof(double) * (size_t) n);
+	lo_k = svc_select_double(work, n, k);
+	memcpy(work, hi, sizeof(double) * (size_t) n);
+	hi_k = svc_select_double(work, n, k);
+	for (int64_t i = 0; i < n; i++)
+		top_lo = lo[i] > top_lo ? lo[i] : top_lo;
+
+	/* work: the values of the rows that may hold the k-th */
+	for (int64_t i = 0; i < n; i++)
+	{
+		bool		may_be_kth = hi[i] >= lo_k && !(lo[i] > hi_k);
+		bool		may_be_top = hi[i] >= top_lo;
+		double		v;
+
+		if (hi[i] < lo_k)
+			below++;
+		if (!may_be_kth && !may_be_top)
+			continue;
+		if ((*n_asked & 1023) == 0 && svc_interrupted(env, err))
+			return SVC_ERR_INTERRUPTED;
+		v = value(ctx, i);
+		(*n_asked)++;
+		if (!(v >= lo[i] && v <= hi[i]))
+			return svc_fail(err, SVC_ERR_INTERNAL,
+							"value %.17g of row %lld is outside its bounds [%.17g, %.17g]",
+							v, (long long) i, lo[i], hi[i]);
+		if (may_be_top)
+			top = v > top ? v : top;
+		if (may_be_kth)
+			work[open++] = v;
+	}
+	if (!(k - below >= 0 && k - below < open))
+		return svc_fail(err, SVC_ERR_INTERNAL, "the bounded selection lost its answer");
+	*kth = svc_select_double(work, open, k - below);
+	*largest = top;
+	return SVC_OK;
 }
 
 int

@@ -150,10 +150,24 @@ int			svc_first_nonfinite(const double *x, size_t n);
 
 /*
  * The k-th smallest (from 0) of v[0..n), n > k, NaN-free: what v[k] would
- * be after sorting, found in linear expected time.  Reorders v so that
- * it is in v[k], with none larger before it and none smaller after.
+ * be after sorting, in linear time but for inputs built against its pivot
+ * (then a sort of what is left: n log n).  Reorders v so that it is in
+ * v[k], with none larger before it and none smaller after.
  */
 double		svc_select_double(double *v, int64_t n, int64_t k);
+
+/*
+ * The k-th smallest (from 0, k < n) and the largest of n values v_i of
+ * which only intervals [lo_i, hi_i] are known (NaN-free; infinite ends
+ * allowed), asking value(ctx, i) for v_i only where the intervals leave
+ * the answer open.  work holds n doubles; *n_asked counts the calls.
+ * SVC_ERR_INTERNAL when an asked value lies outside its interval.
+ */
+SvcStatus	svc_select_bounded(const SvcEnv *env, const double *lo, const double *hi,
+							   int64_t n, int64_t k,
+							   double (*value) (void *ctx, int64_t i), void *ctx,
+							   double *work, double *kth, double *largest,
+							   int64_t *n_asked, SvcError *err);
 
 /*
  * The power of two by which values whose largest magnitude is maxabs are

@@ -271,8 +271,9 @@ bsgd_pick(Bsgd *g, int32_t p, int32_t k, bool nearest, SvcRng *rng)
 	int32_t    *slots = g->idx;
 
 	/*
-	 * In locals: a store through g->idx could change g->b as far as the
-	 * compiler knows, which reloaded it, and the rest, every slot.
+	 * The listing works on locals: as far as the compiler knows, a store
+	 * through g->idx could change g->b, so it reloaded g->b and the other
+	 * fields for every slot.
 	 */
 	if (g->weight == NULL)
 	{

@@ -7,6 +7,7 @@
 #include "fit.h"
 #include "score.h"
 #include "trajectory.h"
+#include "kernel.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -44,12 +45,29 @@ compare(const char *what, const SvcModel *m, SvcScorer *s, const double *xs,
 				bad_sign = 0,
 				bad_c = 0,
 				bad_assign = 0,
-				bad_bound = 0;
+				bad_bound = 0,
+				bad_sum = 0;
 	double		worst = 0.0,
 				worst_bound = 0.0;
 
 	CHECK(svc_label_work_init(&svc_env_malloc, m, &w, &err) == SVC_OK, "%s: work", what);
 	s->n_rows = s->n_fallback = 0;
+	for (int64_t i = 0; i < n; i++)
+	{
+		/*
+		 * The pruned sum and its bound, from which the threshold is
+		 * taken (fit.c): the full sum of the threshold within it.
+		 */
+		const double *x = xs + i * m->dims;
+		double		sum_bound;
+		double		sum = svc_scorer_sum_bound(s, x, &sum_bound);
+		double		full = w.cols ?
+			svc_kernel_sum_cols(w.cols, (size_t) m->n_sv, m->alpha, m->n_sv, m->dims, m->gamma, x) :
+			svc_kernel_sum(m->sv, m->alpha, m->sv_gamma, m->n_sv, m->dims, m->gamma, x);
+
+		if (!(fabs(full - sum) <= sum_bound))
+			bad_sum++;
+	}
 	for (int64_t i = 0; i < n; i++)
 	{
 		const double *x = xs + i * m->dims;
@@ -85,6 +103,8 @@ compare(const char *what, const SvcModel *m, SvcScorer *s, const double *xs,
 	CHECK(bad_f == 0, "%s: %lld decisions off (worst %g relative)", what, (long long) bad_f, worst);
 	CHECK(bad_bound == 0, "%s: %lld decisions outside the scorer's own bound (worst %g of it)",
 		  what, (long long) bad_bound, worst_bound);
+	CHECK(bad_sum == 0, "%s: %lld full kernel sums outside the scorer's bound", what,
+		  (long long) bad_sum);
 	CHECK(bad_sign == 0, "%s: %lld decisions of the other sign", what, (long long) bad_sign);
 	CHECK(bad_c == 0, "%s: %lld clusters differ from the full trajectory's", what, (long long) bad_c);
 	CHECK(bad_assign == 0, "%s: predict's decision differs from decision's on %lld rows", what,
@@ -142,6 +162,16 @@ test_model(const char *what, int64_t n, int32_t d, const char *json,
 	CHECK(svc_scorer_init(&svc_env_malloc, &m, &s, &err) == SVC_OK, "%s: init", what);
 	CHECK(svc_scorer_certify(&svc_env_malloc, &s, &err) == SVC_OK, "%s: certify", what);
 	compare(what, &m, &s, xs, count, max_fallback_share);
+	{
+		/* past 2^332 the scorer bounds no sum: the caller takes the full one */
+		double	   *far = calloc((size_t) d, sizeof(double));
+		double		bound = 0.0;
+
+		far[0] = 1e120;
+		(void) svc_scorer_sum_bound(&s, far, &bound);
+		CHECK(bound == HUGE_VAL, "%s: no bound for a row past 2^332", what);
+		free(far);
+	}
 
 	/* without certificates: snaps only, the same clusters */
 	if (all_ways)

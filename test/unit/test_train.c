@@ -790,6 +790,16 @@ test_select_nearest_replays_the_sort(void)
 		CHECK(!svc_select_nearest(d, ix, 4, 0) && !svc_select_nearest(d, ix, 4, 5) &&
 			  ix[0] == 0 && ix[3] == 3, "k outside 1..m declined, idx untouched");
 	}
+	{
+		/* a NaN leaves the order open: declined (the caller sorts), no read out of bounds */
+		double		d[12] = {NAN, 3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5};
+		int32_t		ix[12];
+
+		for (int32_t i = 0; i < 12; i++)
+			ix[i] = i;
+		CHECK(!svc_select_nearest(d, ix, 12, 3) && ix[0] == 0,
+			  "a NaN distance: declined, idx untouched");
+	}
 }
 
 /*
@@ -823,6 +833,9 @@ test_select_double_is_the_sort(void)
 		}
 		qsort(sorted, (size_t) n, sizeof(double), svc_cmp_double);
 		got = svc_select_double(v, n, k);
+		/* none larger before k, none smaller after (gamma's median relies on it) */
+		for (int64_t i = 0; i < n; i++)
+			same_values &= i < k ? v[i] <= got : v[i] >= got;
 		/* only reordered: sorting the result gives the same values */
 		qsort(v, (size_t) n, sizeof(double), svc_cmp_double);
 		for (int64_t i = 0; i < n; i++)
@@ -831,6 +844,101 @@ test_select_double_is_the_sort(void)
 			wrong++;
 	}
 	CHECK(wrong == 0, "selection differs from the sort in %d of 3000 trials", wrong);
+}
+
+/* Row i's value for svc_select_bounded, counting the asks. */
+typedef struct Asked
+{
+	const double *v;
+	int64_t		count;
+} Asked;
+
+static double
+asked_value(void *ctx, int64_t i)
+{
+	Asked	   *a = ctx;
+
+	a->count++;
+	return a->v[i];
+}
+
+/*
+ * The bounded selection gives the sorted values' k-th and largest whatever
+ * the intervals (tight, wide, infinite, overlapping so that their order is
+ * not the values'), asks few values when the intervals are tight, and
+ * refuses a value outside its interval.
+ */
+static void
+test_select_bounded(void)
+{
+	SvcRng		rng;
+	int			wrong = 0,
+				tight_trials = 0;
+	int64_t		tight_asked = 0;
+	SvcError	err;
+
+	svc_rng_seed(&rng, 13);
+	for (int trial = 0; trial < 2000; trial++)
+	{
+		int64_t		n = 1 + (int64_t) svc_rng_below(&rng, trial < 500 ? 8 : 400);
+		int64_t		k = (int64_t) svc_rng_below(&rng, (uint64_t) n);
+		/* tight, wide, some infinite, ties, ties with exact intervals */
+		int			kind = trial % 5;
+		double		v[400],
+					lo[400],
+					hi[400],
+					work[400],
+					sorted[400],
+					kth,
+					top;
+		Asked		a = {v, 0};
+		int64_t		asked;
+
+		for (int64_t i = 0; i < n; i++)
+		{
+			double		r = kind == 0 ? 1e-9 : svc_rng_unit(&rng) * 0.3;
+
+			if (kind == 4 && svc_rng_below(&rng, 2) == 0)
+				r = 0.0;
+			v[i] = kind >= 3 ? (double) svc_rng_below(&rng, 5) : svc_rng_unit(&rng);
+			lo[i] = v[i] - r * svc_rng_unit(&rng);
+			hi[i] = v[i] + r * svc_rng_unit(&rng);
+			if (kind == 2 && svc_rng_below(&rng, 10) == 0)
+			{
+				lo[i] = -HUGE_VAL;
+				hi[i] = HUGE_VAL;
+			}
+			sorted[i] = v[i];
+		}
+		qsort(sorted, (size_t) n, sizeof(double), svc_cmp_double);
+		if (svc_select_bounded(&svc_env_malloc, lo, hi, n, k, asked_value, &a, work, &kth,
+							   &top, &asked, &err) != SVC_OK ||
+			kth != sorted[k] || top != sorted[n - 1] || asked != a.count || asked > n)
+			wrong++;
+		if (kind == 0 && n >= 100)
+		{
+			tight_trials++;
+			tight_asked += asked;
+		}
+	}
+	CHECK(wrong == 0, "bounded selection differs from the sort in %d of 2000 trials", wrong);
+	CHECK(tight_trials > 0 && tight_asked <= 4 * tight_trials,
+		  "tight intervals: %lld values asked in %d trials", (long long) tight_asked,
+		  tight_trials);
+	{
+		double		v[3] = {1, 2, 3},
+					lo[3] = {0.5, 1.5, 2.5},
+					hi[3] = {1.5, 1.9, 3.5},	/* 2 is outside [1.5, 1.9] */
+					work[3],
+					kth,
+					top;
+		Asked		a = {v, 0};
+		int64_t		asked;
+
+		CHECK(svc_select_bounded(&svc_env_malloc, lo, hi, 3, 1, asked_value, &a, work, &kth,
+								 &top, &asked, &err) == SVC_ERR_INTERNAL,
+			  "a value outside its interval is refused");
+	}
 }
 
 /*
@@ -903,6 +1011,7 @@ test_threshold_is_the_full_sums_quantile(void)
 int
 main(void)
 {
+	test_select_bounded();
 	test_threshold_is_the_full_sums_quantile();
 	test_select_double_is_the_sort();
 	test_select_nearest_replays_the_sort();
