@@ -106,8 +106,9 @@ SvcStatus	svc_scorer_certify(const SvcEnv *env, SvcScorer *s, SvcError *err);
 double		svc_scorer_decision(SvcScorer *s, const double *xs);
 
 /*
- * svc_scorer_decision, and in *bound the bound the scorer keeps on its
- * distance from the full sum's f (0 where the full sum answered): for tests.
+ * svc_scorer_decision (which calls it), and in *bound the bound the scorer
+ * keeps on its distance from the full sum's f (0 where the full sum
+ * answered), which test_score checks.
  */
 double		svc_scorer_decision_bound(SvcScorer *s, const double *xs, double *bound);
 
