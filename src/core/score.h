@@ -52,14 +52,12 @@ typedef struct SvcScorer
 	double	   *aabs;			/* [slots] |alpha_i| */
 	double	   *width;			/* [slots] gamma_i */
 	double	   *lnref;			/* [slots] log(|alpha_i| min(1, gamma_i)) */
-	double	   *lnmass;			/* [n_blk] log(sum |alpha_i| max(1, gamma_i)) */
-	double	   *gmin;			/* [n_blk] narrowest width in the block */
 	int32_t		n_grp;			/* groups of consecutive blocks */
 	double	   *gcentre;		/* by eight groups: [ceil(n_grp / 8)][dims][8] */
 	double	   *gradius;		/* [n_grp] ball around gcentre holding them
 								 * (the group arrays padded to eights) */
-	double	   *glnmass;		/* [n_grp] as lnmass */
-	double	   *ggmin;			/* [n_grp] as gmin */
+	double	   *glnmass;		/* [n_grp] log(sum |alpha_i| max(1, gamma_i)) */
+	double	   *ggmin;			/* [n_grp] narrowest width in the group */
 	double	   *gub;			/* [n_grp] workspace: bound on log terms */
 	double	   *gdist;			/* [n_grp] workspace: distance to centre */
 	double		gmax;			/* widest gamma_i */
@@ -72,8 +70,6 @@ typedef struct SvcScorer
 	bool		certified;		/* svc_scorer_certify ran (or was tried) */
 	/* workspace */
 	double	   *d2;				/* [slots] squared distances */
-	double	   *bmax;			/* [n_blk] largest exponent; DBL_MAX dropped,
-								 * -DBL_MAX its group skipped */
 	int32_t    *kept;			/* [n_blk] the blocks summed */
 	double	   *kx;				/* [slots] their kernel values, packed */
 	double	   *pacc;			/* [dims * SVC_SCORE_BLOCK] sums for P */
