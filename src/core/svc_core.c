@@ -217,12 +217,19 @@ svc_first_nonfinite(const double *x, size_t n)
 double
 svc_select_double(double *v, int64_t n, int64_t k)
 {
-	int64_t		lo = 0,
-				hi = n - 1;
 	int			rounds = 16;
 
 	for (int64_t m = n; m > 1; m /= 2)
 		rounds += 2;
+	return svc_select_double_rounds(v, n, k, rounds);
+}
+
+double
+svc_select_double_rounds(double *v, int64_t n, int64_t k, int rounds)
+{
+	int64_t		lo = 0,
+				hi = n - 1;
+
 	while (hi > lo)
 	{
 		int64_t		mid = lo + (hi - lo) / 2;

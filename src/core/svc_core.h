@@ -157,6 +157,13 @@ int			svc_first_nonfinite(const double *x, size_t n);
 double		svc_select_double(double *v, int64_t n, int64_t k);
 
 /*
+ * svc_select_double with at most `rounds` partitions before it sorts what
+ * is left (svc_select_double allows 2 log2 n + 16): tests reach the sort
+ * through it without an input built against the pivot.
+ */
+double		svc_select_double_rounds(double *v, int64_t n, int64_t k, int rounds);
+
+/*
  * The k-th smallest (from 0, k < n) and the largest of n values v_i of
  * which only intervals [lo_i, hi_i] are known (NaN-free; infinite ends
  * allowed), asking value(ctx, i) for v_i only where the intervals leave
