@@ -56,6 +56,7 @@ typedef struct SvcScorer
 	double	   *gcentre;		/* by eight groups: [ceil(n_grp / 8)][dims][8] */
 	double	   *gradius;		/* [n_grp] ball around gcentre holding them
 								 * (the group arrays padded to eights) */
+	double	   *lnmass;			/* [n_blk] log(sum |alpha_i| max(1, gamma_i)) */
 	double	   *glnmass;		/* [n_grp] log(sum |alpha_i| max(1, gamma_i)) */
 	double	   *ggmin;			/* [n_grp] narrowest width in the group */
 	double	   *gub;			/* [n_grp] workspace: bound on log terms */
@@ -70,6 +71,8 @@ typedef struct SvcScorer
 	bool		certified;		/* svc_scorer_certify ran (or was tried) */
 	/* workspace */
 	double	   *d2;				/* [slots] squared distances */
+	double	   *bmax;			/* [n_blk] largest exponent in pass; DBL_MAX
+								 * dropped, -DBL_MAX its group skipped */
 	int32_t    *kept;			/* [n_blk] the blocks summed */
 	double	   *kx;				/* [slots] their kernel values, packed */
 	double	   *pacc;			/* [dims * SVC_SCORE_BLOCK] sums for P */
@@ -80,6 +83,7 @@ typedef struct SvcScorer
 	SvcLabelWork full;			/* the full trajectory, when needed */
 	/* counts, for tests and the benchmark */
 	int64_t		n_rows;
+	int64_t		n_first;		/* rows settled at their first point */
 	int64_t		n_fallback;		/* rows that ran the full trajectory */
 	int64_t		n_full_sum;		/* decisions the full sum settled */
 } SvcScorer;
