@@ -286,6 +286,7 @@ svc_scorer_free(const SvcEnv *env, SvcScorer *s)
 	svc_free(env, s->kx);
 	svc_free(env, s->pacc);
 	svc_free(env, s->eqd);
+	svc_free(env, s->eqc);
 	svc_free(env, s->x);
 	svc_free(env, s->p);
 	svc_free(env, s->basin);
@@ -905,6 +906,82 @@ svc_scorer_sum_bound(SvcScorer *s, const double *xs, double *bound)
 
 /* ---------- prediction ---------- */
 
+/*
+ * dist[i] = ||x - eq_i|| for the n_eq rows of eq; returns the least.  In
+ * one call and one vector loop: a row's trajectory asks for them at every
+ * step, and with many equilibria (162 on flame) a call and a scalar sqrt
+ * for each were half of the prediction's time.
+ */
+static double
+eq_dists(const double *eq, int32_t n_eq, int32_t d, const double *x, double *dist)
+{
+	double		least = DBL_MAX;
+
+	svc_sqdist_many(eq, NULL, n_eq, d, x, dist);
+	for (int32_t i = 0; i < n_eq; i++)
+	{
+		dist[i] = sqrt(dist[i]);
+		least = dist[i] < least ? dist[i] : least;
+	}
+	return least;
+}
+
+/*
+ * The model's equilibria by column in s->eqc, for eq_dists_model (false:
+ * no memory).  Copied at the first prediction, so that the memory is the
+ * caller's, as eqd's.
+ */
+static bool
+eqc_ready(SvcScorer *s)
+{
+	SvcError	err;
+
+	if (s->eqc != NULL)
+		return true;
+	s->eqc = svc_alloc(s->env, sizeof(double) * (size_t) s->m->n_eq * (size_t) s->dims, &err);
+	if (s->eqc == NULL)
+		return false;
+	svc_rows_to_cols(s->m->eq, s->m->n_eq, s->dims, s->eqc);
+	return true;
+}
+
+/*
+ * eq_dists for the model's own equilibria, from their columns: a vector
+ * loop over the equilibria for each coordinate, where the rows' loop is
+ * over the few coordinates of each (flame, 2-D with 162 equilibria:
+ * 11.4 -> 8.7 us a row, the row loop in one call; 13.5 before).
+ */
+static double
+eq_dists_model(const SvcScorer *s, const double *x, double *restrict dist)
+{
+	int32_t		n = s->m->n_eq;
+	double		least = DBL_MAX;
+
+	/* fewer than a vector's worth: by rows (8-D, 5 equilibria: 10 ns less) */
+	if (n < 8)
+		return eq_dists(s->m->eq, n, s->dims, x, dist);
+	for (int32_t i = 0; i < n; i++)
+		dist[i] = 0.0;
+	for (int32_t j = 0; j < s->dims; j++)
+	{
+		const double *restrict col = s->eqc + (size_t) j * n;
+		double		xj = x[j];
+
+		for (int32_t i = 0; i < n; i++)
+		{
+			double		t = col[i] - xj;
+
+			dist[i] += t * t;
+		}
+	}
+	for (int32_t i = 0; i < n; i++)
+	{
+		dist[i] = sqrt(dist[i]);
+		least = dist[i] < least ? dist[i] : least;
+	}
+	return least;
+}
+
 /* Room for n distances to equilibria in s->eqd (false: no memory). */
 static bool
 eqd_reserve(SvcScorer *s, int32_t n)
@@ -972,7 +1049,7 @@ svc_scorer_predict(SvcScorer *s, const double *xs, double *decision)
 		(void) svc_scorer_certify(s->env, s, &err);
 	}
 	if (m->n_eq <= 0 || !row_in_range(s, xs) || !s->positive ||
-		!eqd_reserve(s, m->n_eq))
+		!eqd_reserve(s, m->n_eq) || !eqc_ready(s))
 		goto full;
 
 	dist = s->eqd;
@@ -1016,12 +1093,7 @@ svc_scorer_predict(SvcScorer *s, const double *xs, double *decision)
 		}
 		slack = 1e-9 * (1.0 + rfar);
 
-		/* distances to the equilibria */
-		for (int32_t i = 0; i < m->n_eq; i++)
-		{
-			dist[i] = sqrt(svc_sqdist(s->x, m->eq + (size_t) i * d, d));
-			dn = fmin(dn, dist[i]);
-		}
+		dn = eq_dists_model(s, s->x, dist);
 
 		/* a basin certificate */
 		if (s->basin)
@@ -1070,13 +1142,8 @@ svc_scorer_predict(SvcScorer *s, const double *xs, double *decision)
 			if (step + eps + next_eps + slack <= s->tol.stop)
 			{
 				/* it does: the nearest equilibrium to p */
-				double		dp = DBL_MAX;
+				double		dp = eq_dists_model(s, s->p, dist);
 
-				for (int32_t i = 0; i < m->n_eq; i++)
-				{
-					dist[i] = sqrt(svc_sqdist(s->p, m->eq + (size_t) i * d, d));
-					dp = fmin(dp, dist[i]);
-				}
 				c = one_cluster_within(m, dist, dp + 2.0 * next_eps + slack);
 				if (c > 0)
 					return c;
@@ -1214,17 +1281,9 @@ static bool
 eq_distances(SvcScorer *s, const double *eq, int32_t n_eq, const double *x,
 			 double *least)
 {
-	int32_t		d = s->dims;
-	double		dn = DBL_MAX;
-
 	if (!eqd_reserve(s, n_eq))
 		return false;
-	for (int32_t i = 0; i < n_eq; i++)
-	{
-		s->eqd[i] = sqrt(svc_sqdist(x, eq + (size_t) i * d, d));
-		dn = fmin(dn, s->eqd[i]);
-	}
-	*least = dn;
+	*least = eq_dists(eq, n_eq, s->dims, x, s->eqd);
 	return true;
 }
 

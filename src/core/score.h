@@ -78,6 +78,7 @@ typedef struct SvcScorer
 	double	   *pacc;			/* [dims * SVC_SCORE_BLOCK] sums for P */
 	double	   *eqd;			/* [eqd_cap] distances to the equilibria */
 	int32_t		eqd_cap;
+	double	   *eqc;			/* the model's equilibria by column, [dims][n_eq] */
 	double	   *x;				/* [dims] */
 	double	   *p;				/* [dims] */
 	SvcLabelWork full;			/* the full trajectory, when needed */
