@@ -3,9 +3,14 @@
  *
  * Declared in train.h.  Built at -O3 for the host CPU (the Makefile),
  * without fast-math: its comparisons are exact in any build, and the
- * lanes' minima vectorise.
+ * lanes' minima and the sums by column vectorise.
  */
 #include "train.h"
+#include "kernel.h"
+#include "vec8.h"
+
+#include <float.h>
+#include <math.h>
 
 #define SELECT_REPLAY_MAX (4 * SVC_MAX_K)
 #define SELECT_CAND_MAX 256
@@ -68,62 +73,16 @@ candidates(const double *dist, int32_t m, int32_t k, int32_t *cand)
 
 /*
  * The partial selection sort of bsgd_pick (k passes, each taking the first
- * smallest distance at or after position i and swapping it to i), with the
- * order it gives, ties included, in about one pass: only rows within the
- * k-th smallest distance can be taken, so the passes and their swaps are
- * replayed on those alone.  Writes idx[0..k); false (nothing written) when
- * ties at the k-th distance leave too many to replay.
+ * smallest distance at or after position i and swapping it to i) replayed
+ * on the rows that can be taken: val[c], at position pos[c] of the list,
+ * slot[c], for every row within the k-th smallest distance (nc >= k of
+ * them), in position order.  Writes idx[0..k), ties included, as the sort
+ * leaves them.  Reorders pos.
  */
-bool
-svc_select_nearest(const double *dist, int32_t *idx, int32_t m, int32_t k)
+static void
+replay(const double *val, int32_t *pos, const int32_t *slot, int32_t nc, int32_t k,
+	   int32_t *idx)
 {
-	double		top[SVC_MAX_K];	/* the k smallest distances, ascending */
-	int32_t		ntop = 0;
-	double		val[SELECT_REPLAY_MAX];
-	int32_t		pos[SELECT_REPLAY_MAX],
-				slot[SELECT_REPLAY_MAX],
-				nc = 0;
-	int32_t		cand[SELECT_CAND_MAX],
-				n_cand;
-	double		limit;
-
-	if (k <= 0 || k > m)
-		return false;
-	n_cand = candidates(dist, m, k, cand);
-	for (int32_t r = 0; r < n_cand; r++)
-	{
-		int32_t		i = n_cand < m ? cand[r] : r;
-		double		v = dist[i];
-		int32_t		j;
-
-		if (ntop == k && !(v < top[k - 1]))
-			continue;
-		j = ntop < k ? ntop++ : k - 1;
-		while (j > 0 && top[j - 1] > v)
-		{
-			top[j] = top[j - 1];
-			j--;
-		}
-		top[j] = v;
-	}
-	limit = top[k - 1];
-	for (int32_t r = 0; r < n_cand; r++)
-	{
-		int32_t		i = n_cand < m ? cand[r] : r;
-
-		if (dist[i] <= limit)
-		{
-			if (nc == SELECT_REPLAY_MAX)
-				return false;
-			val[nc] = dist[i];
-			pos[nc] = i;
-			slot[nc] = idx[i];
-			nc++;
-		}
-	}
-	/* fewer than k within the k-th (a NaN among them): the caller's sort */
-	if (nc < k)
-		return false;
 	for (int32_t i = 0; i < k; i++)
 	{
 		int32_t		best = -1;
@@ -147,5 +106,199 @@ svc_select_nearest(const double *dist, int32_t *idx, int32_t m, int32_t k)
 		pos[best] = i;
 		idx[i] = slot[best];
 	}
+}
+
+/* The k smallest of v over the n rows of list (all rows if list is NULL). */
+static int32_t
+smallest_k(const double *v, const int32_t *list, int32_t n, int32_t k, double *top)
+{
+	int32_t		ntop = 0;
+
+	for (int32_t r = 0; r < n; r++)
+	{
+		double		x = v[list ? list[r] : r];
+		int32_t		j;
+
+		if (ntop == k && !(x < top[k - 1]))
+			continue;
+		j = ntop < k ? ntop++ : k - 1;
+		while (j > 0 && top[j - 1] > x)
+		{
+			top[j] = top[j - 1];
+			j--;
+		}
+		top[j] = x;
+	}
+	return ntop;
+}
+
+/*
+ * The partial selection sort's order in about one pass: only rows within
+ * the k-th smallest distance can be taken, so the passes and their swaps
+ * are replayed on those alone.  Writes idx[0..k); false (nothing written)
+ * when ties at the k-th distance leave too many to replay.
+ */
+bool
+svc_select_nearest(const double *dist, int32_t *idx, int32_t m, int32_t k)
+{
+	double		top[SVC_MAX_K];	/* the k smallest distances, ascending */
+	double		val[SELECT_REPLAY_MAX];
+	int32_t		pos[SELECT_REPLAY_MAX],
+				slot[SELECT_REPLAY_MAX],
+				nc = 0;
+	int32_t		cand[SELECT_CAND_MAX],
+				n_cand;
+	double		limit;
+
+	if (k <= 0 || k > m)
+		return false;
+	n_cand = candidates(dist, m, k, cand);
+	smallest_k(dist, n_cand < m ? cand : NULL, n_cand, k, top);
+	limit = top[k - 1];
+	for (int32_t r = 0; r < n_cand; r++)
+	{
+		int32_t		i = n_cand < m ? cand[r] : r;
+
+		if (dist[i] <= limit)
+		{
+			if (nc == SELECT_REPLAY_MAX)
+				return false;
+			val[nc] = dist[i];
+			pos[nc] = i;
+			slot[nc] = idx[i];
+			nc++;
+		}
+	}
+	/* fewer than k within the k-th (a NaN among them): the caller's sort */
+	if (nc < k)
+		return false;
+	replay(val, pos, slot, nc, k, idx);
+	return true;
+}
+
+/*
+ * svc_select_nearest for the list of every slot 0..b-1 but p, in order,
+ * whose distances to x are those svc_sqdist_many gives from rows, without
+ * computing them all: first from cols (the same vectors by column, stride
+ * apart), a loop over the slots that vectorises, then, for the rows that
+ * can be among the k nearest by that first sum, svc_sqdist_many's own.
+ * Both sum the same d squares, each within gamma = (d + 1) u of the exact
+ * sum (rounding and underflow aside), so a row whose first sum exceeds
+ * the k-th smallest first sum by more than a factor (1 + gamma)^2 /
+ * (1 - gamma)^2 is not among the k nearest by the other either: the
+ * cut-off allows 1 + 8 (d + 2) u, and DBL_MIN per square for underflow.
+ * The lanes' minima bound the k-th smallest first sum as in candidates.
+ * work holds b doubles.  False (idx untouched) where svc_select_nearest
+ * would be (the caller then takes every distance and sorts) and where
+ * k > 8, b < 9 or too many rows pass.
+ */
+bool
+svc_select_nearest_cols(const double *rows, const double *cols, size_t stride,
+						int32_t b, int32_t d, int32_t p, const double *x, int32_t k,
+						double *work, int32_t *idx)
+{
+	double		lane[8],
+				lsum[8],
+				sorted[8],
+				top[SVC_MAX_K],
+				bound,
+				cut,
+				limit;
+	double		exact[SELECT_CAND_MAX];
+	int32_t		cand[SELECT_CAND_MAX],
+				pos[SELECT_CAND_MAX],
+				nc = 0,
+				nw = 0;
+	bool		nan = false;
+
+	if (k <= 0 || k > 8 || b < 9 || p < 0 || p >= b)
+		return false;
+	/* whole eights of slots with their sums in registers, then the rest */
+	for (int32_t i0 = 0; i0 + 8 <= b; i0 += 8)
+	{
+		v8			acc = {0};
+
+		for (int32_t j = 0; j < d; j++)
+		{
+			v8			u = load8(cols + (size_t) j * stride + i0) - x[j];
+
+			acc += u * u;
+		}
+		store8p(work + i0, &acc);
+	}
+	for (int32_t i = b / 8 * 8; i < b; i++)
+	{
+		double		acc = 0.0;
+
+		for (int32_t j = 0; j < d; j++)
+		{
+			double		u = cols[(size_t) j * stride + i] - x[j];
+
+			acc += u * u;
+		}
+		work[i] = acc;
+	}
+	work[p] = HUGE_VAL;			/* not in the list */
+	/* the lanes' minima, and their sums, NaN if a sum is (none is negative) */
+	for (int j = 0; j < 8; j++)
+		lane[j] = lsum[j] = work[j];
+	for (int32_t i0 = 8; i0 + 8 <= b; i0 += 8)
+		for (int j = 0; j < 8; j++)
+		{
+			double		v = work[i0 + j];
+
+			lane[j] = v < lane[j] ? v : lane[j];
+			lsum[j] += v;
+		}
+	for (int32_t i = b / 8 * 8; i < b; i++)
+		lsum[0] += work[i];
+	for (int j = 0; j < 8; j++)
+		nan |= lsum[j] != lsum[j];
+	if (nan)
+		return false;
+	for (int j = 0; j < 8; j++)
+	{
+		int			q = j;
+
+		while (q > 0 && sorted[q - 1] > lane[j])
+		{
+			sorted[q] = sorted[q - 1];
+			q--;
+		}
+		sorted[q] = lane[j];
+	}
+	bound = sorted[k - 1];
+	cut = bound * (1.0 + 8.0 * (d + 2) * DBL_EPSILON) + (d + 1) * DBL_MIN;
+	if (!(cut < HUGE_VAL))
+		return false;			/* p would pass */
+	for (int32_t i = 0; i < b; i++)
+	{
+		cand[nc] = i;
+		nc += work[i] <= cut;
+		if (nc == SELECT_CAND_MAX)
+			return false;
+	}
+	if (nc < k)
+		return false;
+	/* the distances the list would have had, for the candidates */
+	svc_sqdist_many(rows, cand, nc, d, x, exact);
+	for (int32_t c = 0; c < nc; c++)
+		nan |= exact[c] != exact[c];
+	if (nan)
+		return false;
+	smallest_k(exact, NULL, nc, k, top);
+	limit = top[k - 1];
+	/* the rows within it, at their positions in the list (p left out) */
+	for (int32_t c = 0; c < nc; c++)
+		if (exact[c] <= limit)
+		{
+			if (nw == SELECT_REPLAY_MAX)
+				return false;
+			exact[nw] = exact[c];
+			pos[nw] = cand[c] - (cand[c] > p);
+			cand[nw] = cand[c];
+			nw++;
+		}
+	replay(exact, pos, cand, nw, k, idx);
 	return true;
 }

@@ -54,4 +54,15 @@ double		svc_gamma_auto(const double *x, int64_t n, int32_t d, SvcRng *rng);
  */
 bool		svc_select_nearest(const double *dist, int32_t *idx, int32_t m, int32_t k);
 
+/*
+ * The same choice for the list of every slot 0..b-1 but p, from the
+ * slots' vectors by row (rows, as svc_sqdist_many reads them) and by
+ * column (cols, stride apart), computing few of svc_sqdist_many's
+ * distances.  work holds b doubles.  False, with idx untouched, where the
+ * caller must take every distance (k > 8, b < 9, NaN, many ties).
+ */
+bool		svc_select_nearest_cols(const double *rows, const double *cols, size_t stride,
+									int32_t b, int32_t d, int32_t p, const double *x,
+									int32_t k, double *work, int32_t *idx);
+
 #endif							/* SVC_TRAIN_H */

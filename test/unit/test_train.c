@@ -10,6 +10,7 @@
 #include "unit.h"
 #include "unit_data.h"
 
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -803,6 +804,128 @@ test_select_nearest_replays_the_sort(void)
 }
 
 /*
+ * The selection from the slots' columns gives the sort's k slots of every
+ * slot but p, in the sort's order, from svc_sqdist_many's distances: with
+ * exact ties (repeated rows), near ties that the two sums may order
+ * differently (rows a few ulps apart), far rows, infinities and NaN; when
+ * it declines, idx is untouched.
+ */
+static void
+test_select_nearest_cols_is_the_sort(void)
+{
+	SvcRng		rng;
+	int			taken = 0,
+				declined = 0,
+				wrong = 0;
+
+	svc_rng_seed(&rng, 19);
+	for (int trial = 0; trial < 6000; trial++)
+	{
+		int32_t		b = trial < 200 ? 1 + (int32_t) svc_rng_below(&rng, 12) :
+			9 + (int32_t) svc_rng_below(&rng, 292);
+		int32_t		cap = b + (int32_t) svc_rng_below(&rng, 5);
+		int32_t		d = 1 + (int32_t) svc_rng_below(&rng, 12);
+		int32_t		p = (int32_t) svc_rng_below(&rng, (uint64_t) b);
+		int32_t		m = b - 1;
+		int32_t		k = 1 + (int32_t) svc_rng_below(&rng, trial % 10 == 9 ? SVC_MAX_K : 8);
+		int			kind = trial % 6;
+		double	   *rows = malloc(sizeof(double) * (size_t) cap * d),
+				   *cols = malloc(sizeof(double) * (size_t) cap * d),
+				   *work = malloc(sizeof(double) * (size_t) cap),
+				   *dist = malloc(sizeof(double) * (size_t) cap),
+					x[12];
+		int32_t    *list = malloc(sizeof(int32_t) * (size_t) cap),
+				   *expect = malloc(sizeof(int32_t) * (size_t) cap),
+				   *got = malloc(sizeof(int32_t) * (size_t) cap);
+
+		if (m < 1)
+			k = 1;
+		else if (k > m)
+			k = m;
+		for (int32_t i = 0; i < cap; i++)
+			for (int32_t j = 0; j < d; j++)
+			{
+				double		v;
+
+				if (kind == 0)	/* few levels: repeated rows, exact ties */
+					v = (double) svc_rng_below(&rng, 3);
+				else if (kind == 1)	/* a few ulps apart: near ties */
+					v = (1.0 + (double) svc_rng_below(&rng, 4) * DBL_EPSILON) *
+						(j % 2 ? 3.7 : -0.3);
+				else if (kind == 2)	/* spread over magnitudes */
+					v = ldexp(svc_rng_unit(&rng) - 0.5, (int) svc_rng_below(&rng, 40) - 20);
+				else if (kind == 5)	/* coordinates 1/(j + 1) - 1/3, permuted below */
+					v = 1.0 / (j + 1) - 1.0 / 3;
+				else
+					v = svc_rng_unit(&rng) * 10.0;
+				rows[(size_t) i * d + j] = v;
+			}
+		/*
+		 * Kind 5: every row a permutation of the same coordinates, at the
+		 * same distance from a query with equal coordinates, and the
+		 * columns in another coordinate order: the first sums add the same
+		 * squares in another order than svc_sqdist_many, as another build
+		 * may, and the ties fall by rounding, one way in each
+		 */
+		if (kind == 5)
+			for (int32_t i = 0; i < cap; i++)
+				for (int32_t j = d - 1; j > 0; j--)
+				{
+					int32_t		r = (int32_t) svc_rng_below(&rng, (uint64_t) j + 1);
+					double		t = rows[(size_t) i * d + j];
+
+					rows[(size_t) i * d + j] = rows[(size_t) i * d + r];
+					rows[(size_t) i * d + r] = t;
+				}
+		/* now and then an infinite or NaN coordinate */
+		if (trial % 37 == 3)
+			rows[(size_t) svc_rng_below(&rng, (uint64_t) b) * d] = HUGE_VAL;
+		if (trial % 53 == 5)
+			rows[(size_t) svc_rng_below(&rng, (uint64_t) b) * d] = NAN;
+		for (int32_t i = 0; i < cap; i++)
+			for (int32_t j = 0; j < d; j++)
+				cols[(size_t) (kind == 5 ? d - 1 - j : j) * cap + i] = rows[(size_t) i * d + j];
+		/* the query is slot p's vector, as in budget maintenance, or another */
+		for (int32_t j = 0; j < d; j++)
+			x[j] = kind == 5 ? 0.7 : trial % 3 ? rows[(size_t) p * d + j] :
+				svc_rng_unit(&rng) * 10.0;
+		for (int32_t i = 0, c = 0; i < b; i++)
+			if (i != p)
+				list[c++] = i;
+		if (m > 0)
+		{
+			svc_sqdist_many(rows, list, m, d, x, dist);
+			memcpy(expect, list, sizeof(int32_t) * (size_t) m);
+			select_by_sort(dist, expect, m, k);
+		}
+		for (int32_t i = 0; i < cap; i++)
+			got[i] = -7;
+		if (svc_select_nearest_cols(rows, cols, (size_t) cap, b, d, p, x, k, work, got))
+		{
+			taken++;
+			if (memcmp(got, expect, sizeof(int32_t) * (size_t) k) != 0)
+				wrong++;
+		}
+		else
+		{
+			declined++;
+			for (int32_t i = 0; i < cap; i++)
+				wrong += got[i] != -7;
+		}
+		free(rows);
+		free(cols);
+		free(work);
+		free(dist);
+		free(list);
+		free(expect);
+		free(got);
+	}
+	CHECK(wrong == 0, "the selection by columns differs from the sort in %d of 6000 trials", wrong);
+	CHECK(taken > 3000 && declined > 200,
+		  "most selections taken (%d); small lists, k > 8 and NaN declined (%d)", taken, declined);
+}
+
+/*
  * The threshold and the width's median take an order statistic by
  * selection: it must be the sorted array's, ties and all sizes included,
  * also where it gives up partitioning and sorts.
@@ -1019,6 +1142,7 @@ main(void)
 	test_threshold_is_the_full_sums_quantile();
 	test_select_double_is_the_sort();
 	test_select_nearest_replays_the_sort();
+	test_select_nearest_cols_is_the_sort();
 	test_grow();
 	test_solver_table();
 	test_strategies_keep_budget();
