@@ -16,39 +16,34 @@
 #define SELECT_CAND_MAX 256
 
 /*
- * Into cand, in order, the positions of dist[0..m) that can be among the
- * k smallest: those at most the k-th smallest of the eight lanes' minima
- * (positions i mod 8), which are eight of the values, so that bound is at
- * least the k-th smallest of all.  The lanes vectorise and the listing
- * has no branch per row; the selection then scans a few rows instead of
- * all, with their mispredicted branches.  Returns their count, or m (cand
- * unused: take every row) when k > 8, m < 8, a NaN leaves the order open
- * or more than SELECT_CAND_MAX pass.
+ * The k-th smallest (1 <= k <= 8) of the eight lanes' minima of v[0..n),
+ * n >= 8 (lane j: positions j, j + 8, ... of the whole eights), which are
+ * eight of the values, so at least the k-th smallest of all; NaN where a
+ * value is NaN (the lanes' sums tell: the values are distances, none
+ * negative).  The lanes vectorise.
  */
-static int32_t
-candidates(const double *dist, int32_t m, int32_t k, int32_t *cand)
+static double
+lanes_bound(const double *v, int32_t n, int32_t k)
 {
 	double		lane[8],
-				sorted[8],
-				bound;
-	bool		nan = false;
-	int32_t		nc = 0;
+				lsum[8],
+				sorted[8];
 
-	if (k > 8 || m < 8)
-		return m;
 	for (int j = 0; j < 8; j++)
-		lane[j] = dist[j];
-	for (int32_t i0 = 8; i0 + 8 <= m; i0 += 8)
+		lane[j] = lsum[j] = v[j];
+	for (int32_t i0 = 8; i0 + 8 <= n; i0 += 8)
 		for (int j = 0; j < 8; j++)
 		{
-			double		v = dist[i0 + j];
+			double		x = v[i0 + j];
 
-			lane[j] = v < lane[j] ? v : lane[j];
+			lane[j] = x < lane[j] ? x : lane[j];
+			lsum[j] += x;
 		}
-	for (int32_t i = 0; i < m; i++)
-		nan |= dist[i] != dist[i];
-	if (nan)
-		return m;
+	for (int32_t i = n / 8 * 8; i < n; i++)
+		lsum[0] += v[i];
+	for (int j = 0; j < 8; j++)
+		if (lsum[j] != lsum[j])
+			return NAN;
 	for (int j = 0; j < 8; j++)
 	{
 		int			p = j;
@@ -60,7 +55,28 @@ candidates(const double *dist, int32_t m, int32_t k, int32_t *cand)
 		}
 		sorted[p] = lane[j];
 	}
-	bound = sorted[k - 1];
+	return sorted[k - 1];
+}
+
+/*
+ * Into cand, in order, the positions of dist[0..m) that can be among the
+ * k smallest: those at most lanes_bound.  The listing
+ * has no branch per row; the selection then scans a few rows instead of
+ * all, with their mispredicted branches.  Returns their count, or m (cand
+ * unused: take every row) when k > 8, m < 8, a NaN leaves the order open
+ * or more than SELECT_CAND_MAX pass.
+ */
+static int32_t
+candidates(const double *dist, int32_t m, int32_t k, int32_t *cand)
+{
+	double		bound;
+	int32_t		nc = 0;
+
+	if (k > 8 || m < 8)
+		return m;
+	bound = lanes_bound(dist, m, k);
+	if (bound != bound)
+		return m;
 	for (int32_t i = 0; i < m; i++)
 	{
 		cand[nc] = i;
@@ -187,7 +203,7 @@ svc_select_nearest(const double *dist, int32_t *idx, int32_t m, int32_t k)
  * the k-th smallest first sum by more than a factor (1 + gamma)^2 /
  * (1 - gamma)^2 is not among the k nearest by the other either: the
  * cut-off allows 1 + 8 (d + 2) u, and DBL_MIN per square for underflow.
- * The lanes' minima bound the k-th smallest first sum as in candidates.
+ * lanes_bound bounds the k-th smallest first sum.
  * work holds b doubles.  False (idx untouched) where svc_select_nearest
  * would be (the caller then takes every distance and sorts) and where
  * k > 8, b < 9 or too many rows pass.
@@ -197,10 +213,7 @@ svc_select_nearest_cols(const double *rows, const double *cols, size_t stride,
 						int32_t b, int32_t d, int32_t p, const double *x, int32_t k,
 						double *work, int32_t *idx)
 {
-	double		lane[8],
-				lsum[8],
-				sorted[8],
-				top[SVC_MAX_K],
+	double		top[SVC_MAX_K],
 				bound,
 				cut,
 				limit;
@@ -239,35 +252,9 @@ svc_select_nearest_cols(const double *rows, const double *cols, size_t stride,
 		work[i] = acc;
 	}
 	work[p] = HUGE_VAL;			/* not in the list */
-	/* the lanes' minima, and their sums, NaN if a sum is (none is negative) */
-	for (int j = 0; j < 8; j++)
-		lane[j] = lsum[j] = work[j];
-	for (int32_t i0 = 8; i0 + 8 <= b; i0 += 8)
-		for (int j = 0; j < 8; j++)
-		{
-			double		v = work[i0 + j];
-
-			lane[j] = v < lane[j] ? v : lane[j];
-			lsum[j] += v;
-		}
-	for (int32_t i = b / 8 * 8; i < b; i++)
-		lsum[0] += work[i];
-	for (int j = 0; j < 8; j++)
-		nan |= lsum[j] != lsum[j];
-	if (nan)
+	bound = lanes_bound(work, b, k);
+	if (bound != bound)
 		return false;
-	for (int j = 0; j < 8; j++)
-	{
-		int			q = j;
-
-		while (q > 0 && sorted[q - 1] > lane[j])
-		{
-			sorted[q] = sorted[q - 1];
-			q--;
-		}
-		sorted[q] = lane[j];
-	}
-	bound = sorted[k - 1];
 	cut = bound * (1.0 + 8.0 * (d + 2) * DBL_EPSILON) + (d + 1) * DBL_MIN;
 	if (!(cut < HUGE_VAL))
 		return false;			/* p would pass */
