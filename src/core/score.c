@@ -936,8 +936,8 @@ eqc_ready(SvcScorer *s)
 {
 	SvcError	err;
 
-	if (s->eqc != NULL)
-		return true;
+	if (s->eqc != NULL || s->m->n_eq < 8)
+		return true;			/* eq_dists_model reads rows below 8 */
 	s->eqc = svc_alloc(s->env, sizeof(double) * (size_t) s->m->n_eq * (size_t) s->dims, &err);
 	if (s->eqc == NULL)
 		return false;

@@ -62,9 +62,10 @@ lanes_bound(const double *v, int32_t n, int32_t k)
  * Into cand, in order, the positions of dist[0..m) that can be among the
  * k smallest: those at most lanes_bound.  The listing
  * has no branch per row; the selection then scans a few rows instead of
- * all, with their mispredicted branches.  Returns their count, or m (cand
- * unused: take every row) when k > 8, m < 8, a NaN leaves the order open
- * or more than SELECT_CAND_MAX pass.
+ * all, with their mispredicted branches.  Returns their count; m (cand
+ * unused: take every row) when k > 8, m < 8 or more than SELECT_CAND_MAX
+ * pass; -1 when a distance is NaN (the sort's passes leave a NaN where it
+ * stands, which a selection by value does not reproduce).
  */
 static int32_t
 candidates(const double *dist, int32_t m, int32_t k, int32_t *cand)
@@ -73,10 +74,15 @@ candidates(const double *dist, int32_t m, int32_t k, int32_t *cand)
 	int32_t		nc = 0;
 
 	if (k > 8 || m < 8)
+	{
+		for (int32_t i = 0; i < m; i++)
+			if (dist[i] != dist[i])
+				return -1;
 		return m;
+	}
 	bound = lanes_bound(dist, m, k);
 	if (bound != bound)
-		return m;
+		return -1;
 	for (int32_t i = 0; i < m; i++)
 	{
 		cand[nc] = i;
@@ -152,7 +158,8 @@ smallest_k(const double *v, const int32_t *list, int32_t n, int32_t k, double *t
  * The partial selection sort's order in about one pass: only rows within
  * the k-th smallest distance can be taken, so the passes and their swaps
  * are replayed on those alone.  Writes idx[0..k); false (nothing written)
- * when ties at the k-th distance leave too many to replay.
+ * when a distance is NaN or ties at the k-th distance leave too many to
+ * replay.
  */
 bool
 svc_select_nearest(const double *dist, int32_t *idx, int32_t m, int32_t k)
@@ -169,6 +176,8 @@ svc_select_nearest(const double *dist, int32_t *idx, int32_t m, int32_t k)
 	if (k <= 0 || k > m)
 		return false;
 	n_cand = candidates(dist, m, k, cand);
+	if (n_cand < 0)
+		return false;
 	smallest_k(dist, n_cand < m ? cand : NULL, n_cand, k, top);
 	limit = top[k - 1];
 	for (int32_t r = 0; r < n_cand; r++)
@@ -185,9 +194,8 @@ svc_select_nearest(const double *dist, int32_t *idx, int32_t m, int32_t k)
 			nc++;
 		}
 	}
-	/* fewer than k within the k-th (a NaN among them): the caller's sort */
 	if (nc < k)
-		return false;
+		return false;			/* cannot be: at least the k smallest are within */
 	replay(val, pos, slot, nc, k, idx);
 	return true;
 }
@@ -198,11 +206,12 @@ svc_select_nearest(const double *dist, int32_t *idx, int32_t m, int32_t k)
  * computing them all: first from cols (the same vectors by column, stride
  * apart), a loop over the slots that vectorises, then, for the rows that
  * can be among the k nearest by that first sum, svc_sqdist_many's own.
- * Both sum the same d squares, each within gamma = (d + 1) u of the exact
- * sum (rounding and underflow aside), so a row whose first sum exceeds
- * the k-th smallest first sum by more than a factor (1 + gamma)^2 /
- * (1 - gamma)^2 is not among the k nearest by the other either: the
- * cut-off allows 1 + 8 (d + 2) u, and DBL_MIN per square for underflow.
+ * Both sum the same d squares, each within gamma = (d + 1) 2^-53 of the
+ * exact sum, relatively (underflow aside), so a row whose first sum
+ * exceeds the k-th smallest first sum by more than a factor (1 + gamma)^2
+ * / (1 - gamma)^2 is not among the k nearest by the other either: the
+ * cut-off allows 1 + 8 (d + 2) 2^-52, and DBL_MIN per square for
+ * underflow.
  * lanes_bound bounds the k-th smallest first sum.
  * work holds b doubles.  False (idx untouched) where svc_select_nearest
  * would be (the caller then takes every distance and sorts) and where
@@ -279,8 +288,7 @@ svc_select_nearest_cols(const double *rows, const double *cols, size_t stride,
 	for (int32_t c = 0; c < nc; c++)
 		if (exact[c] <= limit)
 		{
-			if (nw == SELECT_REPLAY_MAX)
-				return false;
+			/* nw <= c: the arrays are compacted in place */
 			exact[nw] = exact[c];
 			pos[nw] = cand[c] - (cand[c] > p);
 			cand[nw] = cand[c];

@@ -48,8 +48,9 @@ double		svc_gamma_auto(const double *x, int64_t n, int32_t d, SvcRng *rng);
  * Budget maintenance's choice of the k nearest (bsgd_pick): idx[0..k) set
  * to the slots of the k smallest of dist[0..m) in the order a partial
  * selection sort of (dist, idx) leaves them, ties included, in about one
- * pass over dist.  False, with idx untouched, when k is out of 1..m or
- * ties at the k-th distance are too many to replay; the caller then sorts.
+ * pass over dist.  False, with idx untouched, when k is out of 1..m, a
+ * distance is NaN or ties at the k-th distance are too many to replay;
+ * the caller then sorts.
  * Declared here for its unit test.
  */
 bool		svc_select_nearest(const double *dist, int32_t *idx, int32_t m, int32_t k);

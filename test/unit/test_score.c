@@ -45,6 +45,7 @@ compare(const char *what, const SvcModel *m, SvcScorer *s, const double *xs,
 				bad_sign = 0,
 				bad_c = 0,
 				bad_assign = 0,
+				bad_alone = 0,
 				bad_bound = 0,
 				bad_sum = 0;
 	double		worst = 0.0,
@@ -76,6 +77,8 @@ compare(const char *what, const SvcModel *m, SvcScorer *s, const double *xs,
 		double		f2;
 		int32_t		c0 = svc_label_predict(m, x, &w, NULL);
 		int32_t		c1 = svc_scorer_predict(s, x, &f2);
+		/* without f asked for: the first point's sum as the rows go */
+		int32_t		c2 = svc_scorer_predict(s, x, NULL);
 		double		scale = fabs(f0 + m->offset) + fabs(m->offset);
 
 		worst = fmax(worst, fabs(f1 - f0) / scale);
@@ -85,6 +88,8 @@ compare(const char *what, const SvcModel *m, SvcScorer *s, const double *xs,
 			bad_sign++;
 		if (c0 != c1)
 			bad_c++;
+		if (c0 != c2)
+			bad_alone++;
 		if (f2 != f1)
 			bad_assign++;
 		{
@@ -107,6 +112,8 @@ compare(const char *what, const SvcModel *m, SvcScorer *s, const double *xs,
 		  (long long) bad_sum);
 	CHECK(bad_sign == 0, "%s: %lld decisions of the other sign", what, (long long) bad_sign);
 	CHECK(bad_c == 0, "%s: %lld clusters differ from the full trajectory's", what, (long long) bad_c);
+	CHECK(bad_alone == 0, "%s: %lld clusters differ from the full trajectory's without f", what,
+		  (long long) bad_alone);
 	CHECK(bad_assign == 0, "%s: predict's decision differs from decision's on %lld rows", what,
 		  (long long) bad_assign);
 	CHECK(s->n_fallback <= max_fallback_share * (double) s->n_rows,

@@ -801,6 +801,21 @@ test_select_nearest_replays_the_sort(void)
 		CHECK(!svc_select_nearest(d, ix, 12, 3) && ix[0] == 0,
 			  "a NaN distance: declined, idx untouched");
 	}
+	{
+		/*
+		 * a NaN the sort keeps at its place (no value is below it) while
+		 * the rows within the k-th are enough: declined all the same
+		 */
+		double		d[12] = {0.5, NAN, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2};
+		int32_t		ix[12];
+
+		for (int32_t i = 0; i < 12; i++)
+			ix[i] = i;
+		CHECK(!svc_select_nearest(d, ix, 12, 5) && ix[1] == 1 && ix[4] == 4,
+			  "a NaN the sort would take: declined, idx untouched");
+		CHECK(!svc_select_nearest(d, ix, 7, 3) && ix[1] == 1,
+			  "a NaN among fewer than eight: declined");
+	}
 }
 
 /*
@@ -824,16 +839,18 @@ test_select_nearest_cols_is_the_sort(void)
 		int32_t		b = trial < 200 ? 1 + (int32_t) svc_rng_below(&rng, 12) :
 			9 + (int32_t) svc_rng_below(&rng, 292);
 		int32_t		cap = b + (int32_t) svc_rng_below(&rng, 5);
-		int32_t		d = 1 + (int32_t) svc_rng_below(&rng, 12);
+		int32_t		d = 1 + (int32_t) svc_rng_below(&rng, trial % 7 == 6 ? 64 : 12);
 		int32_t		p = (int32_t) svc_rng_below(&rng, (uint64_t) b);
 		int32_t		m = b - 1;
 		int32_t		k = 1 + (int32_t) svc_rng_below(&rng, trial % 10 == 9 ? SVC_MAX_K : 8);
 		int			kind = trial % 6;
+		/* half the permuted sets so small that their squares are subnormal */
+		int			tiny = trial % 12 == 11 ? -540 : 0;
 		double	   *rows = malloc(sizeof(double) * (size_t) cap * d),
 				   *cols = malloc(sizeof(double) * (size_t) cap * d),
 				   *work = malloc(sizeof(double) * (size_t) cap),
 				   *dist = malloc(sizeof(double) * (size_t) cap),
-					x[12];
+					x[64];
 		int32_t    *list = malloc(sizeof(int32_t) * (size_t) cap),
 				   *expect = malloc(sizeof(int32_t) * (size_t) cap),
 				   *got = malloc(sizeof(int32_t) * (size_t) cap);
@@ -852,10 +869,12 @@ test_select_nearest_cols_is_the_sort(void)
 				else if (kind == 1)	/* a few ulps apart: near ties */
 					v = (1.0 + (double) svc_rng_below(&rng, 4) * DBL_EPSILON) *
 						(j % 2 ? 3.7 : -0.3);
-				else if (kind == 2)	/* spread over magnitudes */
-					v = ldexp(svc_rng_unit(&rng) - 0.5, (int) svc_rng_below(&rng, 40) - 20);
+				else if (kind == 2)	/* spread over magnitudes, some squares subnormal */
+					v = ldexp(svc_rng_unit(&rng) - 0.5, trial % 4 == 0 ?
+							  (int) svc_rng_below(&rng, 40) - 560 :
+							  (int) svc_rng_below(&rng, 1030) - 530);
 				else if (kind == 5)	/* coordinates 1/(j + 1) - 1/3, permuted below */
-					v = 1.0 / (j + 1) - 1.0 / 3;
+					v = ldexp(1.0 / (j + 1) - 1.0 / 3, tiny);
 				else
 					v = svc_rng_unit(&rng) * 10.0;
 				rows[(size_t) i * d + j] = v;
@@ -865,7 +884,8 @@ test_select_nearest_cols_is_the_sort(void)
 		 * same distance from a query with equal coordinates, and the
 		 * columns in another coordinate order: the first sums add the same
 		 * squares in another order than svc_sqdist_many, as another build
-		 * may, and the ties fall by rounding, one way in each
+		 * may, and the ties fall by rounding, one way in each (the
+		 * subnormal half adds exactly: it checks the cut-off's floor)
 		 */
 		if (kind == 5)
 			for (int32_t i = 0; i < cap; i++)
@@ -887,7 +907,7 @@ test_select_nearest_cols_is_the_sort(void)
 				cols[(size_t) (kind == 5 ? d - 1 - j : j) * cap + i] = rows[(size_t) i * d + j];
 		/* the query is slot p's vector, as in budget maintenance, or another */
 		for (int32_t j = 0; j < d; j++)
-			x[j] = kind == 5 ? 0.7 : trial % 3 ? rows[(size_t) p * d + j] :
+			x[j] = kind == 5 ? ldexp(0.7, tiny) : trial % 3 ? rows[(size_t) p * d + j] :
 				svc_rng_unit(&rng) * 10.0;
 		for (int32_t i = 0, c = 0; i < b; i++)
 			if (i != p)
