@@ -211,9 +211,8 @@ svc_select_nearest(const double *dist, int32_t *idx, int32_t m, int32_t k)
  * exceeds the k-th smallest first sum by more than a factor (1 + gamma)^2
  * / (1 - gamma)^2 is not among the k nearest by the other either: the
  * cut-off allows 1 + 8 (d + 2) 2^-52, and DBL_MIN per square for
- * underflow.
- * lanes_bound bounds the k-th smallest first sum.
- * work holds b doubles.  False (idx untouched) where svc_select_nearest
+ * underflow; lanes_bound bounds the k-th smallest first sum.  work holds
+ * b doubles.  False (idx untouched) where svc_select_nearest
  * would be (the caller then takes every distance and sorts) and where
  * k > 8, b < 9 or too many rows pass.
  */
@@ -231,7 +230,6 @@ svc_select_nearest_cols(const double *rows, const double *cols, size_t stride,
 				pos[SELECT_CAND_MAX],
 				nc = 0,
 				nw = 0;
-	bool		nan = false;
 
 	if (k <= 0 || k > 8 || b < 9 || p < 0 || p >= b)
 		return false;
@@ -276,12 +274,11 @@ svc_select_nearest_cols(const double *rows, const double *cols, size_t stride,
 	}
 	if (nc < k)
 		return false;
-	/* the distances the list would have had, for the candidates */
+	/*
+	 * the distances the list would have had, for the candidates: no NaN,
+	 * as the first sums had none (the same differences, squared)
+	 */
 	svc_sqdist_many(rows, cand, nc, d, x, exact);
-	for (int32_t c = 0; c < nc; c++)
-		nan |= exact[c] != exact[c];
-	if (nan)
-		return false;
 	smallest_k(exact, NULL, nc, k, top);
 	limit = top[k - 1];
 	/* the rows within it, at their positions in the list (p left out) */

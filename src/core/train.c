@@ -274,10 +274,10 @@ bsgd_pick(Bsgd *g, int32_t p, int32_t k, bool nearest, SvcRng *rng)
 	 * No labelled rows: the list is every slot but p, and the nearest
 	 * come from a first sum by column that spares most distances
 	 */
-	if (nearest && g->weight == NULL &&
-		svc_select_nearest_cols(g->sv, g->svt, (size_t) g->cap, b, g->d, p, xp,
-								k < b - 1 ? k : b - 1, g->kbuf, slots))
-		return k < b - 1 ? k : b - 1;
+	if (nearest && g->weight == NULL && k <= b - 1 &&
+		svc_select_nearest_cols(g->sv, g->svt, (size_t) g->cap, b, g->d, p, xp, k,
+								g->kbuf, slots))
+		return k;
 
 	/*
 	 * The listing works on locals: as far as the compiler knows, a store

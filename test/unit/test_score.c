@@ -180,6 +180,31 @@ test_model(const char *what, int64_t n, int32_t d, const char *json,
 		free(far);
 	}
 
+	/*
+	 * The distances to the equilibria and their columns are allocated at
+	 * the first prediction: where that fails, every row takes the full
+	 * trajectory (the same clusters) and nothing leaks.  With one
+	 * allocation left, the distances get it and the columns (from 8
+	 * equilibria) do not.
+	 */
+	for (long left = 0; left <= 1; left++)
+	{
+		UnitBudget	b = {1000000, 0};
+		SvcEnv		env = {.alloc = unit_fail_after_alloc, .release = unit_counted_free,
+		.realloc = unit_fail_after_realloc, .ctx = &b};
+		SvcScorer	t;
+
+		CHECK(svc_scorer_init(&env, &m, &t, &err) == SVC_OK &&
+			  svc_scorer_certify(&env, &t, &err) == SVC_OK, "%s: init", what);
+		b.left = left;
+		compare(what, &m, &t, xs, count, 1.0);
+		if (left == 0 || m.n_eq >= 8)
+			CHECK(t.n_fallback == t.n_rows, "%s: %lld of %lld rows the full way with %ld allocations left",
+				  what, (long long) t.n_fallback, (long long) t.n_rows, left);
+		svc_scorer_free(&env, &t);
+		CHECK(b.live == 0, "%s: %ld blocks left", what, b.live);
+	}
+
 	/* without certificates: snaps only, the same clusters */
 	if (all_ways)
 	{
