@@ -7,9 +7,14 @@
  * sequential.  Building partitions by quickselect; searching descends to the
  * query's side first and visits the other side only if the splitting
  * plane is closer than the best distance so far.
+ *
+ * Built at -O3 for the host CPU (the Makefile), without fast-math: the
+ * leaves' first sums by coordinate vectorise, and every comparison is
+ * exact in any build.
  */
 #include "kdtree.h"
 #include "kernel.h"
+#include "vec8.h"
 
 #include <float.h>
 #include <math.h>
@@ -124,7 +129,9 @@ svc_kd_build(const SvcEnv *env, const double *pts, int64_t n, int32_t d,
 	t->perm = svc_alloc(env, sizeof(int64_t) * (size_t) (n > 0 ? n : 1), err);
 	t->axis = svc_alloc(env, sizeof(int32_t) * (size_t) (n > 0 ? n : 1), err);
 	t->node = svc_alloc(env, sizeof(double) * (size_t) (n > 0 ? n : 1) * (size_t) d, err);
-	if (!t->perm || !t->axis || !t->node)
+	t->stride = (n > 0 ? n : 0) + 8;
+	t->cols = svc_alloc0(env, sizeof(double) * (size_t) t->stride * (size_t) d, err);
+	if (!t->perm || !t->axis || !t->node || !t->cols)
 		return SVC_ERR_NOMEM;
 	for (int64_t i = 0; i < n; i++)
 	{
@@ -135,6 +142,9 @@ svc_kd_build(const SvcEnv *env, const double *pts, int64_t n, int32_t d,
 	for (int64_t i = 0; i < n; i++)
 		memcpy(t->node + (size_t) i * d, pts + (size_t) t->perm[i] * d,
 			   sizeof(double) * (size_t) d);
+	for (int32_t j = 0; j < d; j++)
+		for (int64_t i = 0; i < n; i++)
+			t->cols[(size_t) j * t->stride + i] = t->node[(size_t) i * d + j];
 	return SVC_OK;
 }
 
@@ -144,9 +154,11 @@ svc_kd_free(const SvcEnv *env, SvcKdTree *t)
 	svc_free(env, t->perm);
 	svc_free(env, t->axis);
 	svc_free(env, t->node);
+	svc_free(env, t->cols);
 	t->perm = NULL;
 	t->axis = NULL;
 	t->node = NULL;
+	t->cols = NULL;
 }
 
 double
@@ -201,6 +213,65 @@ kbest_offer(KBest *kb, int64_t p, double d2)
 }
 
 /*
+ * Offer the points of perm[lo..hi) (at most KD_LEAF_K) that are within
+ * the k-th best when kb is full, with the distances svc_sqdist_many gives,
+ * without computing most of them: first a sum by coordinate, a loop that
+ * vectorises across the points, then svc_sqdist_many's own distance for
+ * the points whose first sum can be within.  Both sum the same d squares,
+ * each within (d + 1) 2^-53 of the exact sum, relatively (underflow
+ * aside), so a point whose first sum exceeds the k-th best by more than
+ * 1 + 8 (d + 2) 2^-52, plus DBL_MIN per square for underflow, is not
+ * within by the other either (the bound of svc_select_nearest_cols).
+ * False (nothing offered) when kb is not full: the caller then computes
+ * every distance.
+ */
+static bool
+kd_leaf_cols(const SvcKdTree *t, int64_t lo, int64_t hi, const double *q, KBest *kb)
+{
+	double		exact[KD_LEAF_K],
+				cut;
+	int32_t		cand[KD_LEAF_K],
+				m = (int32_t) (hi - lo),
+				nc = 0;
+
+	if (kb->found < kb->k)
+		return false;
+	/* infinite or NaN when the k-th best is: every point or none, as before */
+	cut = kb->d2[kb->k - 1] * (1.0 + 8.0 * (t->d + 2) * DBL_EPSILON) + (t->d + 1) * DBL_MIN;
+	/* whole eights: the columns' padding keeps the last one in bounds */
+	for (int32_t i0 = 0; i0 < m; i0 += 8)
+	{
+		v8			u = load8(t->cols + (size_t) lo + i0) - q[0],
+					acc = u * u;
+		vi8			within;
+		int64_t		any = 0;
+
+		for (int32_t j = 1; j < t->d; j++)
+		{
+			u = load8(t->cols + (size_t) j * t->stride + (size_t) lo + i0) - q[j];
+			acc += u * u;
+		}
+		/* most eights hold none: one test for them (a NaN is never within) */
+		within = acc <= cut;
+		for (int l = 0; l < 8; l++)
+			any |= within[l];
+		if (any == 0)
+			continue;
+		for (int32_t i = i0; i < i0 + 8 && i < m; i++)
+		{
+			cand[nc] = i;
+			nc += acc[i - i0] <= cut;
+		}
+	}
+	svc_sqdist_many(t->node + (size_t) lo * t->d, cand, nc, t->d, q, exact);
+	/* in the points' order, against the k-th best as it tightens */
+	for (int32_t c = 0; c < nc; c++)
+		if (exact[c] <= kb->d2[kb->k - 1])
+			kbest_offer(kb, t->perm[lo + cand[c]], exact[c]);
+	return true;
+}
+
+/*
  * Search perm[lo..hi): the query's side first, the other if it can help;
  * a subtree of at most leaf points is scanned whole.  The k best by
  * (distance, index) do not depend on the order the points are offered.
@@ -217,9 +288,14 @@ kd_search_k(const SvcKdTree *t, int64_t lo, int64_t hi, const double *q, KBest *
 	if (hi - lo <= leaf)
 	{
 		double		d2[KD_LEAF_K];
-		bool		full = kb->found == kb->k;
-		double		last = full ? kb->d2[kb->k - 1] : 0.0;
+		bool		full;
+		double		last;
 
+		/* the nearest one's leaves of 8 are as fast without it */
+		if (leaf == KD_LEAF_K && kd_leaf_cols(t, lo, hi, q, kb))
+			return;
+		full = kb->found == kb->k;
+		last = full ? kb->d2[kb->k - 1] : 0.0;
 		svc_sqdist_many(t->node + (size_t) lo * t->d, NULL, hi - lo, t->d, q, d2);
 		/* most are farther than the k-th best: no call for them */
 		for (int64_t i = lo; i < hi; i++)

@@ -20,6 +20,10 @@ typedef struct SvcKdTree
 	int32_t    *axis;			/* [n]: split axis of each node */
 	double	   *node;			/* [n * d]: the points in perm's order, so a
 								 * search reads them in sequence */
+	double	   *cols;			/* [d * stride]: node by coordinate, so a
+								 * leaf's distances vectorise */
+	int64_t		stride;			/* n + 8: whole eights from any leaf stay
+								 * within a column (padding 0) */
 } SvcKdTree;
 
 SvcStatus	svc_kd_build(const SvcEnv *env, const double *pts, int64_t n, int32_t d,

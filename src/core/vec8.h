@@ -14,6 +14,7 @@
 
 typedef double v8 __attribute__((vector_size(8 * sizeof(double))));
 typedef uint64_t vu8 __attribute__((vector_size(8 * sizeof(uint64_t))));
+typedef int64_t vi8 __attribute__((vector_size(8 * sizeof(int64_t))));	/* a v8 comparison */
 
 /* the helpers are static: no ABI to keep, whatever the target's vectors */
 #if defined(__clang__)

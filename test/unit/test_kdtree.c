@@ -8,6 +8,48 @@
 #include <math.h>
 #include <stdlib.h>
 
+/*
+ * svc_kd_knearest's k nearest of q against a scan: exactly the scan's
+ * order by (distance, index), the r-th being the smallest pair above the
+ * (r-1)-th.  Returns 1 where they differ.
+ */
+static int
+knearest_differs(const SvcKdTree *t, const double *pts, int64_t n, int32_t d,
+				 const double *q, int32_t k)
+{
+	int64_t		idx[16];
+	double		kd2[16];
+	int32_t		found = svc_kd_knearest(t, q, k, idx, kd2);
+	int32_t		expect = n < k ? (int32_t) n : k;
+	double		prev_d2 = -1;
+	int64_t		prev_i = -1;
+
+	if (found != expect)
+		return 1;
+	for (int32_t r = 0; r < found; r++)
+	{
+		int64_t		want = -1;
+		double		want_d2 = 0;
+
+		for (int64_t i = 0; i < n; i++)
+		{
+			double		d2 = svc_sqdist(pts + (size_t) i * d, q, d);
+			bool		after = d2 > prev_d2 || (d2 == prev_d2 && i > prev_i);
+
+			if (after && (want < 0 || d2 < want_d2))
+			{
+				want = i;
+				want_d2 = d2;
+			}
+		}
+		if (idx[r] != want || kd2[r] != want_d2)
+			return 1;
+		prev_d2 = want_d2;
+		prev_i = want;
+	}
+	return 0;
+}
+
 static void
 check_against_scan(int64_t n, int32_t d, int queries, uint64_t seed, bool duplicates)
 {
@@ -44,42 +86,7 @@ check_against_scan(int64_t n, int32_t d, int queries, uint64_t seed, bool duplic
 		/* the scan keeps the first of equal distances: ties to the lowest index */
 		got = svc_kd_nearest(&t, q, &got_d2);
 		wrong += got != best || (n > 0 && got_d2 != best_d2);
-		{
-			/*
-			 * The k nearest: exactly the scan's order by (distance, index),
-			 * the r-th being the smallest pair above the (r-1)-th.
-			 */
-			int64_t		idx[7];
-			double		kd2[7];
-			int32_t		found = svc_kd_knearest(&t, q, 7, idx, kd2);
-			int32_t		expect = n < 7 ? (int32_t) n : 7;
-			double		prev_d2 = -1;
-			int64_t		prev_i = -1;
-
-			if (found != expect)
-				wrong++;
-			for (int32_t r = 0; r < found; r++)
-			{
-				int64_t		want = -1;
-				double		want_d2 = 0;
-
-				for (int64_t i = 0; i < n; i++)
-				{
-					double		d2 = svc_sqdist(pts + (size_t) i * d, q, d);
-					bool		after = d2 > prev_d2 || (d2 == prev_d2 && i > prev_i);
-
-					if (after && (want < 0 || d2 < want_d2))
-					{
-						want = i;
-						want_d2 = d2;
-					}
-				}
-				if (idx[r] != want || kd2[r] != want_d2)
-					wrong++;
-				prev_d2 = want_d2;
-				prev_i = want;
-			}
-		}
+		wrong += knearest_differs(&t, pts, n, d, q, 7);
 	}
 	CHECK(wrong == 0, "n=%lld d=%d: %d of %d queries differ from a scan",
 		  (long long) n, d, wrong, queries);
@@ -87,6 +94,45 @@ check_against_scan(int64_t n, int32_t d, int queries, uint64_t seed, bool duplic
 	free(pts);
 	free(q);
 }
+
+/*
+ * The saddle tree's use: the 11 nearest of every point among the points
+ * themselves, in clusters (a leaf's first sums by coordinate spare most
+ * distances once 11 are found), on a grid of repeated values (ties at the
+ * 11th distance, taken by index), and points some with a coordinate so
+ * large that their squared distances overflow to infinity (never within).
+ */
+static void
+check_self_queries(int64_t n, int32_t d, uint64_t seed, int kind)
+{
+	SvcRng		rng;
+	double	   *pts = malloc(sizeof(double) * (size_t) n * d);
+	SvcKdTree	t;
+	SvcError	err;
+	int			wrong = 0;
+
+	svc_rng_seed(&rng, seed);
+	for (int64_t i = 0; i < n; i++)
+		for (int32_t j = 0; j < d; j++)
+		{
+			double	   *x = pts + (size_t) i * d + j;
+
+			if (kind == 0)
+				*x = (double) (i % 5) * 3 + svc_rng_unit(&rng);
+			else if (kind == 1)
+				*x = (double) svc_rng_below(&rng, 2);
+			else
+				*x = j == 0 && i % 7 == 0 ? 1e200 * (1 + (double) (i % 3)) : svc_rng_unit(&rng);
+		}
+	CHECK(svc_kd_build(&svc_env_malloc, pts, n, d, &t, &err) == SVC_OK, "build");
+	for (int64_t i = 0; i < n; i++)
+		wrong += knearest_differs(&t, pts, n, d, pts + (size_t) i * d, 11);
+	CHECK(wrong == 0, "self queries n=%lld d=%d kind %d: %d of %lld differ from a scan",
+		  (long long) n, d, kind, wrong, (long long) n);
+	svc_kd_free(&svc_env_malloc, &t);
+	free(pts);
+}
+
 /*
  * Queries so far away that every squared distance overflows still get the
  * nearest point (compared scaled down), with dist2 HUGE_VAL; a NaN query
@@ -119,6 +165,31 @@ check_far_queries(void)
 		CHECK(svc_kd_knearest(&t, right, 3, idx, kd2) == 3 && kd2[2] == HUGE_VAL,
 			  "far right: three nearest found, at overflowed distances");
 	}
+	{
+		/*
+		 * Past a leaf: every distance overflows (the k best are the lowest
+		 * indices, at infinity), or a NaN query (k found, each NaN)
+		 */
+		SvcRng		rng;
+		double		many[500 * 2];
+		const double far_q[] = {1e200, -1e200};
+		SvcKdTree	big;
+		int64_t		idx[11];
+		double		kd2[11];
+		int			nan_d2 = 0;
+
+		svc_rng_seed(&rng, 14);
+		for (int i = 0; i < 500 * 2; i++)
+			many[i] = svc_rng_unit(&rng);
+		CHECK(svc_kd_build(&svc_env_malloc, many, 500, 2, &big, &err) == SVC_OK, "build");
+		CHECK(knearest_differs(&big, many, 500, 2, far_q, 11) == 0,
+			  "far query: the 11 nearest at overflowed distances, as a scan");
+		CHECK(svc_kd_knearest(&big, nan_q, 11, idx, kd2) == 11, "NaN query: 11 found");
+		for (int r = 0; r < 11; r++)
+			nan_d2 += kd2[r] != kd2[r];
+		CHECK(nan_d2 == 11, "NaN query: %d of 11 distances NaN", nan_d2);
+		svc_kd_free(&svc_env_malloc, &big);
+	}
 	CHECK(svc_nearest_far(pts, 4, 2, right) == 1, "svc_nearest_far: far right");
 	CHECK(svc_nearest_far(pts, 4, 2, nan_q) == -1, "svc_nearest_far: a NaN query gets none");
 	CHECK(svc_nearest_far(pts, 0, 2, right) == -1, "svc_nearest_far: no points");
@@ -141,6 +212,10 @@ main(void)
 	check_against_scan(3000, 8, 300, 7, true);
 	check_against_scan(200, 70, 50, 8, false);
 	check_against_scan(200, 70, 50, 9, true);
+	check_self_queries(3000, 8, 10, 0);
+	check_self_queries(700, 5, 11, 1);
+	check_self_queries(900, 3, 12, 2);
+	check_self_queries(150, 70, 13, 0);
 	check_far_queries();
 	return unit_summary("test_kdtree");
 }
