@@ -280,15 +280,6 @@ get_options(FunctionCallInfo fcinfo, int argno)
 	return get_options_in(fcinfo, (OptionsCache **) &fcinfo->flinfo->fn_extra, argno);
 }
 
-/* The rows a state has counted, labelled or not. */
-static int64
-rows_counted(const bytea *state)
-{
-	const uint8_t *buf = (const uint8_t *) VARDATA(state);
-
-	return svc_state_seen(buf) + svc_state_lab_seen(buf, 1) + svc_state_lab_seen(buf, -1);
-}
-
 /*
  * Add one row to the group's state (NULL: the first row): label 0 for an
  * unlabelled row, 1 or -1 for a labelled one (labelled: the form that
@@ -304,6 +295,7 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 	const double *values;
 	int			dims;
 	bool		added;
+	int64		counted = 0;	/* the rows the state counted before this one */
 	SvcArrayCopy copy;
 
 	arr = svc_getarg_array(fcinfo, featarg, &copy);
@@ -339,8 +331,11 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 	else
 	{
 		int32		state_dims = svc_state_dims(STATE_DATA(state));
-		bool		checked = oc != NULL && state == oc->checked_state &&
-			opts == oc->checked_entry && rows_counted(state) == oc->checked_seen;
+		bool		checked;
+
+		counted = svc_state_rows_seen(STATE_DATA(state));
+		checked = oc != NULL && state == oc->checked_state &&
+			opts == oc->checked_entry && counted == oc->checked_seen;
 
 		svc_check_dims(state_dims, dims);
 		if (!checked)
@@ -382,7 +377,8 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 	if (oc != NULL)
 	{
 		oc->checked_state = state;
-		oc->checked_seen = rows_counted(state);
+		/* each add counts one row, in the grown copy too */
+		oc->checked_seen = counted + 1;
 		oc->checked_entry = opts;
 	}
 	if (svc_progress_on)

@@ -247,6 +247,12 @@ lab_seen_total(const uint8_t *buf)
 	return svc_state_lab_seen(buf, 1) + svc_state_lab_seen(buf, -1);
 }
 
+int64_t
+svc_state_rows_seen(const uint8_t *buf)
+{
+	return svc_state_seen(buf) + lab_seen_total(buf);
+}
+
 static int64_t
 lab_sample(const uint8_t *buf)
 {

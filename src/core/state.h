@@ -115,6 +115,8 @@ bool		svc_state_add_labelled(uint8_t *buf, const double *row, int label);
 int64_t		svc_state_lab_capacity(const uint8_t *buf);
 int64_t		svc_state_lab_kept(const uint8_t *buf);
 int64_t		svc_state_lab_seen(const uint8_t *buf, int label);
+/* Every row the state has counted, labelled or not. */
+int64_t		svc_state_rows_seen(const uint8_t *buf);
 int64_t		svc_state_next_lab_capacity(const uint8_t *buf);
 void		svc_state_copy_labelled(const uint8_t *src, uint8_t *dst, int64_t new_capacity,
 									int64_t new_lab_capacity);

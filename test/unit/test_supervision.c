@@ -418,6 +418,9 @@ test_state(void)
 		  svc_state_lab_seen(serial, 1) == 30 && svc_state_lab_seen(serial, -1) == 6,
 		  "labelled rows are kept apart: %lld + %lld", (long long) svc_state_kept(serial),
 		  (long long) svc_state_lab_kept(serial));
+	CHECK(svc_state_rows_seen(serial) == n && svc_state_seen(serial) == n - 36,
+		  "every row counted once: %lld of %lld", (long long) svc_state_rows_seen(serial),
+		  (long long) n);
 
 	/* two workers, merged: the same model as the serial scan */
 	a = feed(empty_state(&opt), x, lab, 0, n / 3);
