@@ -896,7 +896,7 @@ def main():
     if "assign" in sections:
         bench_assign(args, out)
     if "train" in sections:
-        train_speed.run(args.train_rows, 3 if args.quick else 5, out)
+        train_speed.run(args.train_rows, 3 if args.quick else 9, out)
     if "labelled" in sections:
         labelled.run(out)
     if "warm" in sections:

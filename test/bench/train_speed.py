@@ -12,9 +12,10 @@ times, in one session and interleaved over several rounds (medians reported):
               labelling on the kept sample)
 
 serially (max_parallel_workers_per_gather = 0) and with 2 parallel workers,
-and prints train/avg ratios.  The goals (parallel-training issue): serial
-train <= 3x serial avg; parallel train faster than serial train.  The final
-part costs the same whatever the table's size (it works on at most `sample`
+and prints train/avg ratios, as ratios of the medians and as the median of
+each round's own ratios.  The goals (scoring-speed issue): serial train
+<= 1.5x serial avg; 2 workers <= 0.75 of serial training.  The final part
+costs the same whatever the table's size (it works on at most `sample`
 rows), so the ratios only mean something on large tables.
 
 Run it alone through run.sh:  bash test/bench/run.sh --only train
@@ -90,6 +91,19 @@ def run(rows=1000000, rounds=5, out=None):
     m["workers_planned"], m["workers_launched"] = planned, launched
     psql("DROP TABLE IF EXISTS bench_train8_state, %s;" % t)
 
+    # Each round's own ratios (its queries ran within a second or two of
+    # each other): a shared machine's slow spells move both sides of a
+    # round's ratio, where a ratio of medians may pair a slow round's
+    # median with a quick one's.
+    def paired(a, b):
+        return median([x / y for x, y in zip(ms[a], ms[b]) if y > 0])
+    m["paired_serial"] = paired("train_serial", "avg_serial")
+    m["paired_workers"] = paired("train_parallel", "train_serial")
+    m["paired_scan_workers"] = paired("avg_parallel", "avg_serial")
+    # what the serial final part leaves reachable: the scan part with 2
+    # workers plus the final part, over the serial scan part plus it
+    m["floor_workers"] = (m["scan_parallel"] + m["final"]) / (m["scan_serial"] + m["final"])
+
     r_ser = m["train_serial"] / m["avg_serial"]
     r_par = m["train_parallel"] / m["avg_serial"]
     out.append("\n## Training speed (%s rows x 8 dims, %s, default options)\n" % (format(rows, ","), size))
@@ -107,12 +121,19 @@ def run(rows=1000000, rounds=5, out=None):
     out.append("| final part: `svc_train_finalfn` (10,000-row sample) | %.3f | %.2f | - | - |" % (
         m["final"], m["final"] / m["avg_serial"]))
     out.append("")
-    out.append("Goals: serial svc_train <= 3x serial avg: %s (%.2fx); "
-               "2 workers faster than serial: %s (%.2fx the serial time)." % (
-                   "met" if r_ser <= 3 else "MISSED", r_ser,
-                   "met" if m["train_parallel"] < m["train_serial"] else "MISSED",
-                   m["train_parallel"] / m["train_serial"]))
-    for l in out[-10:]:
+    out.append("Each round's own ratios, median over the rounds: serial svc_train %.2fx the serial "
+               "scan; 2 workers %.2f of serial training; the plain scan with 2 workers %.2f of "
+               "the serial scan. The serial final part leaves 2 workers at best %.2f of serial "
+               "training in this run ((scan part 2 workers + final) / (scan part serial + final))."
+               % (m["paired_serial"], m["paired_workers"], m["paired_scan_workers"],
+                  m["floor_workers"]))
+    out.append("")
+    out.append("Goals: serial svc_train <= 1.5x serial avg: %s (%.2fx; %.2fx by rounds); "
+               "2 workers <= 0.75 of serial: %s (%.2f; %.2f by rounds)." % (
+                   "met" if r_ser <= 1.5 else "MISSED", r_ser, m["paired_serial"],
+                   "met" if m["train_parallel"] <= 0.75 * m["train_serial"] else "MISSED",
+                   m["train_parallel"] / m["train_serial"], m["paired_workers"]))
+    for l in out[-12:]:
         print(l, flush=True)
     return m
 
@@ -120,7 +141,7 @@ def run(rows=1000000, rounds=5, out=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", type=int, default=1000000)
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--out", help="also write the table to this file")
     args = ap.parse_args()
     psql("CREATE EXTENSION IF NOT EXISTS svclust;")
