@@ -126,6 +126,10 @@ svc_kd_build(const SvcEnv *env, const double *pts, int64_t n, int32_t d,
 	t->pts = pts;
 	t->n = n;
 	t->d = d;
+	t->group = NULL;
+	t->pure = NULL;
+	t->pos = NULL;
+	t->gnode = NULL;
 	t->perm = svc_alloc(env, sizeof(int64_t) * (size_t) (n > 0 ? n : 1), err);
 	t->axis = svc_alloc(env, sizeof(int32_t) * (size_t) (n > 0 ? n : 1), err);
 	t->node = svc_alloc(env, sizeof(double) * (size_t) (n > 0 ? n : 1) * (size_t) d, err);
@@ -155,10 +159,219 @@ svc_kd_free(const SvcEnv *env, SvcKdTree *t)
 	svc_free(env, t->axis);
 	svc_free(env, t->node);
 	svc_free(env, t->cols);
+	svc_free(env, t->pure);
+	svc_free(env, t->pos);
+	svc_free(env, t->gnode);
 	t->perm = NULL;
 	t->axis = NULL;
 	t->node = NULL;
 	t->cols = NULL;
+	t->pure = NULL;
+	t->group = NULL;
+	t->pos = NULL;
+	t->gnode = NULL;
+}
+
+/*
+ * The first sums of the points at i0..i0+7 of the node order to q: each
+ * coordinate's squared difference added in order, by column, eight points
+ * at a time (the padding keeps the eight in bounds from any i0 < n).
+ */
+static inline v8
+first8(const SvcKdTree *t, int64_t i0, const double *q)
+{
+	v8			u = load8(t->cols + (size_t) i0) - q[0],
+				acc = u * u;
+
+	for (int32_t j = 1; j < t->d; j++)
+	{
+		u = load8(t->cols + (size_t) j * t->stride + (size_t) i0) - q[j];
+		acc += u * u;
+	}
+	return acc;
+}
+
+/*
+ * A squared distance r2 by one sum raised past every other sum of the same
+ * d squares can give: each is within (d + 1) 2^-53 of the exact sum,
+ * relatively (underflow aside), and a square's difference rounded then
+ * squared within 3 2^-53 of its exact square, so 1 + 8 (d + 2) 2^-52 of
+ * r2 covers them, and DBL_MIN per square underflow (the bound of
+ * svc_select_nearest_cols).
+ */
+static inline double
+beyond_rounding(double r2, int32_t d)
+{
+	return r2 * (1.0 + 8.0 * (d + 2) * DBL_EPSILON) + (d + 1) * DBL_MIN;
+}
+
+/* Fill pure[] for the subtree perm[lo..hi), hi > lo; returns its entry. */
+static int32_t
+kd_pure_range(SvcKdTree *t, int64_t lo, int64_t hi)
+{
+	int64_t		mid = lo + (hi - lo) / 2;
+	int32_t		g = t->group[t->perm[mid]];
+
+	if (lo < mid && kd_pure_range(t, lo, mid) != g)
+		g = -1;
+	if (mid + 1 < hi && kd_pure_range(t, mid + 1, hi) != g)
+		g = -1;
+	t->pure[mid] = g;
+	return g;
+}
+
+SvcStatus
+svc_kd_set_groups(const SvcEnv *env, SvcKdTree *t, const int32_t *group, SvcError *err)
+{
+	t->group = group;
+	t->pure = svc_alloc(env, sizeof(int32_t) * (size_t) (t->n > 0 ? t->n : 1), err);
+	t->pos = svc_alloc(env, sizeof(int64_t) * (size_t) (t->n > 0 ? t->n : 1), err);
+	t->gnode = svc_alloc(env, sizeof(int32_t) * (size_t) (t->n + 8), err);
+	if (!t->pure || !t->pos || !t->gnode)
+		return SVC_ERR_NOMEM;
+	if (t->n > 0)
+		kd_pure_range(t, 0, t->n);
+	for (int64_t i = 0; i < t->n; i++)
+	{
+		t->pos[t->perm[i]] = i;
+		t->gnode[i] = group[t->perm[i]];
+	}
+	for (int64_t i = t->n; i < t->n + 8; i++)
+		t->gnode[i] = -1;
+	return SVC_OK;
+}
+
+double
+svc_kd_kth_bound(const SvcKdTree *t, int64_t p, int32_t k)
+{
+	int64_t		lo = 0,
+				hi = t->n,
+				at = t->pos[p];
+	const double *q = t->pts + (size_t) p * t->d;
+	v8			min1,
+				min2;
+	double		two[16];
+
+	if (k < 1 || k > 16)
+		return HUGE_VAL;
+	/* down to a leaf on p's side (p itself, at a node, on neither) */
+	while (hi - lo > KD_LEAF_K)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+
+		if (at < mid)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	/*
+	 * The two smallest first sums of each of the eight lanes: sixteen
+	 * distances to points of the tree (of the leaf, and beyond its end
+	 * those of the next points), so their k-th smallest is at least that
+	 * of every point.  The padding past the last point is no point.
+	 */
+	for (int l = 0; l < 8; l++)
+		min1[l] = min2[l] = HUGE_VAL;
+	for (int64_t i0 = lo; i0 < hi; i0 += 8)
+	{
+		v8			acc = first8(t, i0, q);
+
+		for (int l = 0; l < 8; l++)
+		{
+			double		x = i0 + l < t->n ? acc[l] : HUGE_VAL;
+			double		above = x > min1[l] ? x : min1[l];
+
+			min2[l] = above < min2[l] ? above : min2[l];
+			min1[l] = x < min1[l] ? x : min1[l];
+		}
+	}
+	store8p(two, &min1);
+	store8p(two + 8, &min2);
+	for (int i = 1; i < 16; i++)
+	{
+		double		x = two[i];
+		int			pos = i;
+
+		while (pos > 0 && two[pos - 1] > x)
+		{
+			two[pos] = two[pos - 1];
+			pos--;
+		}
+		two[pos] = x;
+	}
+	/* svc_sqdist_many's sums are within the first sums' rounding (above) */
+	return beyond_rounding(two[k - 1], t->d);
+}
+
+/*
+ * Whether a point of perm[lo..hi) (at most KD_LEAF_K) outside group g has
+ * a first sum by coordinate within cut: as kd_leaf_cols, a loop that
+ * vectorises, and the cut-off allows for the other sums' rounding.
+ */
+static bool
+kd_leaf_other(const SvcKdTree *t, int64_t lo, int64_t hi, int32_t g, const double *q,
+			  double cut)
+{
+	for (int64_t i0 = lo; i0 < hi; i0 += 8)
+	{
+		v8			acc = first8(t, i0, q);
+		int64_t		any = 0;
+
+		/* past hi: other points, or the padding, none of them asked about */
+		for (int l = 0; l < 8; l++)
+			any |= (i0 + l < hi) & (acc[l] <= cut) & (t->gnode[i0 + l] != g);
+		if (any)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * svc_kd_other_within on perm[lo..hi): the query's side first, the other
+ * only if its splitting plane is within the cut-off.
+ */
+static bool
+kd_other_within(const SvcKdTree *t, int64_t lo, int64_t hi, int32_t g, const double *q,
+				double cut)
+{
+	while (hi > lo)
+	{
+		int64_t		mid = lo + (hi - lo) / 2;
+		const double *x = t->node + (size_t) mid * t->d;
+		int32_t		j = t->axis[mid];
+		double		diff;
+
+		if (t->pure[mid] == g)
+			return false;
+		if (hi - lo <= KD_LEAF_K)
+			return kd_leaf_other(t, lo, hi, g, q, cut);
+		if (t->gnode[mid] != g && svc_sqdist(x, q, t->d) <= cut)
+			return true;
+		diff = q[j] - x[j];
+		if (diff < 0)
+		{
+			if (kd_other_within(t, lo, mid, g, q, cut))
+				return true;
+			lo = mid + 1;
+		}
+		else
+		{
+			if (kd_other_within(t, mid + 1, hi, g, q, cut))
+				return true;
+			hi = mid;
+		}
+		/* the other side is at least |diff| away (NaN: searched no further) */
+		if (!(diff * diff <= cut))
+			return false;
+	}
+	return false;
+}
+
+bool
+svc_kd_other_within(const SvcKdTree *t, int32_t g, const double *q, double r2)
+{
+	/* diff^2 at a plane is one square of the sums beyond it: the same cut */
+	return kd_other_within(t, 0, t->n, g, q, beyond_rounding(r2, t->d));
 }
 
 double
@@ -217,13 +430,9 @@ kbest_offer(KBest *kb, int64_t p, double d2)
  * the k-th best when kb is full, with the distances svc_sqdist_many gives,
  * without computing most of them: first a sum by coordinate, a loop that
  * vectorises across the points, then svc_sqdist_many's own distance for
- * the points whose first sum can be within.  Both sum the same d squares,
- * each within (d + 1) 2^-53 of the exact sum, relatively (underflow
- * aside), so a point whose first sum exceeds the k-th best by more than
- * 1 + 8 (d + 2) 2^-52, plus DBL_MIN per square for underflow, is not
- * within by the other either (the bound of svc_select_nearest_cols).
- * False (nothing offered) when kb is not full: the caller then computes
- * every distance.
+ * the points whose first sum can be within (beyond_rounding of the k-th
+ * best).  False (nothing offered) when kb is not full: the caller then
+ * computes every distance.
  */
 static bool
 kd_leaf_cols(const SvcKdTree *t, int64_t lo, int64_t hi, const double *q, KBest *kb)
@@ -237,20 +446,14 @@ kd_leaf_cols(const SvcKdTree *t, int64_t lo, int64_t hi, const double *q, KBest 
 	if (kb->found < kb->k)
 		return false;
 	/* infinite or NaN when the k-th best is: every point or none, as before */
-	cut = kb->d2[kb->k - 1] * (1.0 + 8.0 * (t->d + 2) * DBL_EPSILON) + (t->d + 1) * DBL_MIN;
+	cut = beyond_rounding(kb->d2[kb->k - 1], t->d);
 	/* whole eights: the columns' padding keeps the last one in bounds */
 	for (int32_t i0 = 0; i0 < m; i0 += 8)
 	{
-		v8			u = load8(t->cols + (size_t) lo + i0) - q[0],
-					acc = u * u;
+		v8			acc = first8(t, lo + i0, q);
 		vi8			within;
 		int64_t		any = 0;
 
-		for (int32_t j = 1; j < t->d; j++)
-		{
-			u = load8(t->cols + (size_t) j * t->stride + (size_t) lo + i0) - q[j];
-			acc += u * u;
-		}
 		/* most eights hold none: one test for them (a NaN is never within) */
 		within = acc <= cut;
 		for (int l = 0; l < 8; l++)
@@ -263,6 +466,8 @@ kd_leaf_cols(const SvcKdTree *t, int64_t lo, int64_t hi, const double *q, KBest 
 			nc += acc[i - i0] <= cut;
 		}
 	}
+	if (nc == 0)
+		return true;
 	svc_sqdist_many(t->node + (size_t) lo * t->d, cand, nc, t->d, q, exact);
 	/* in the points' order, against the k-th best as it tightens */
 	for (int32_t c = 0; c < nc; c++)

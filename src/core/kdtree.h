@@ -3,8 +3,9 @@
  *
  * Used for Algorithm 3's fill (a row takes the cluster of its nearest
  * row of the boundary strip) and for the saddle tree's data edges (each
- * row's nearest rows): O(n log n) to build, about O(log n) per query in
- * low dimension, and never worse than a linear scan.
+ * row's nearest rows, and first whether any row of another basin is that
+ * near): O(n log n) to build, about O(log n) per query in low dimension,
+ * and never worse than a linear scan.
  */
 #ifndef SVC_KDTREE_H
 #define SVC_KDTREE_H
@@ -24,6 +25,13 @@ typedef struct SvcKdTree
 								 * leaf's distances vectorise */
 	int64_t		stride;			/* n + 8: whole eights from any leaf stay
 								 * within a column (padding 0) */
+	const int32_t *group;		/* [n] or NULL: each point's group (>= 0),
+								 * not owned (svc_kd_set_groups) */
+	int32_t    *pure;			/* [n]: per subtree, at its root's position,
+								 * the group all its points share, or -1 */
+	int64_t    *pos;			/* [n]: where each point stands in perm */
+	int32_t    *gnode;			/* [n + 8]: the groups in perm's order (-1
+								 * past the end) */
 } SvcKdTree;
 
 SvcStatus	svc_kd_build(const SvcEnv *env, const double *pts, int64_t n, int32_t d,
@@ -44,6 +52,32 @@ int64_t		svc_kd_nearest(const SvcKdTree *t, const double *q, double *dist2);
  */
 int32_t		svc_kd_knearest(const SvcKdTree *t, const double *q, int32_t k,
 							int64_t *idx, double *d2);
+
+/*
+ * Give the points groups (group[p] >= 0 for point p, kept by reference
+ * until svc_kd_free) for svc_kd_other_within.
+ */
+SvcStatus	svc_kd_set_groups(const SvcEnv *env, SvcKdTree *t, const int32_t *group,
+							  SvcError *err);
+
+/*
+ * Whether a point whose group is not g lies within squared distance r2 of
+ * q: true whenever one does by svc_sqdist or svc_sqdist_many (and perhaps
+ * for one within their rounding beyond r2), false otherwise.  Subtrees of
+ * group g alone are not searched, so in separated clusters the answer
+ * for a row well inside one comes after a few nodes.  Needs
+ * svc_kd_set_groups.
+ */
+bool		svc_kd_other_within(const SvcKdTree *t, int32_t g, const double *q, double r2);
+
+/*
+ * At least the squared distance from point p of the tree to its k-th
+ * nearest point (itself included), by svc_sqdist_many, 1 <= k <= 16: the
+ * k-th smallest of sixteen distances to points of a leaf near it,
+ * allowing for rounding (HUGE_VAL for another k, or fewer points).  Needs
+ * svc_kd_set_groups.
+ */
+double		svc_kd_kth_bound(const SvcKdTree *t, int64_t p, int32_t k);
 
 /*
  * The squared distance scaled by 2^-1200 (each coordinate times 2^-600,

@@ -370,6 +370,8 @@ data_edges(const SvcEnv *env, const SvcModel *m, const SvcEqList *eqs,
 	SvcStatus	st;
 
 	st = svc_kd_build(env, xs, n, d, &tree, err);
+	if (st == SVC_OK)
+		st = svc_kd_set_groups(env, &tree, roweq, err);
 	if (st != SVC_OK)
 		goto done;
 	pt = svc_alloc(env, sizeof(double) * (size_t) d, err);
@@ -387,6 +389,18 @@ data_edges(const SvcEnv *env, const SvcModel *m, const SvcEqList *eqs,
 		{
 			st = SVC_ERR_INTERRUPTED;
 			goto done;
+		}
+		/*
+		 * A row proposes only pairs across basins among its nearest rows
+		 * and within max_d2: with no row of another basin within either
+		 * (a bound on the k-th nearest from a leaf near it will do) it
+		 * proposes none.  In separated clusters, nearly every row.
+		 */
+		{
+			double		r2 = svc_kd_kth_bound(&tree, i, DATA_KNN + 1);
+
+			if (!svc_kd_other_within(&tree, roweq[i], xi, r2 < max_d2 ? r2 : max_d2))
+				continue;
 		}
 		found = svc_kd_knearest(&tree, xi, DATA_KNN + 1, idx, nd2);
 		for (int32_t r = 0; r < found; r++)

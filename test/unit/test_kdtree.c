@@ -5,6 +5,7 @@
 #include "kernel.h"
 #include "unit.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -133,6 +134,116 @@ check_self_queries(int64_t n, int32_t d, uint64_t seed, int kind)
 	free(pts);
 }
 
+/* the cut-off svc_kd_other_within allows beyond r2 for rounding */
+static double
+within_cut(double r2, int32_t d)
+{
+	return r2 * (1.0 + 8.0 * (d + 2) * DBL_EPSILON) + (d + 1) * DBL_MIN;
+}
+
+/*
+ * svc_kd_other_within against a scan: true whenever a point of another
+ * group is within r2, and only when one is within the cut-off; and
+ * svc_kd_kth_bound at least every point's k-th nearest distance.  Groups
+ * as clusters (whole subtrees of one group), at random (none), on a grid
+ * of repeated points, or side by side (subtrees one group on each side of
+ * a split); radii from 0 to past every point.
+ */
+static void
+check_groups(int64_t n, int32_t d, uint64_t seed, int kind)
+{
+	SvcRng		rng;
+	double	   *pts = malloc(sizeof(double) * (size_t) n * d);
+	double	   *d2 = malloc(sizeof(double) * (size_t) n);
+	int32_t    *group = malloc(sizeof(int32_t) * (size_t) n);
+	SvcKdTree	t;
+	SvcError	err;
+	int			wrong = 0,
+				loose = 0,
+				bound_low = 0,
+				bound_inf = 0,
+				asked = 0;
+
+	svc_rng_seed(&rng, seed);
+	for (int64_t i = 0; i < n; i++)
+	{
+		group[i] = kind == 0 ? (int32_t) (i % 4) : (int32_t) svc_rng_below(&rng, 3);
+		for (int32_t j = 0; j < d; j++)
+			pts[(size_t) i * d + j] = kind == 2 ? (double) svc_rng_below(&rng, 3)
+				: group[i] * (kind == 0 ? 6.0 : 0.0) + svc_rng_unit(&rng);
+		/* two groups side by side, their border across the splits */
+		if (kind == 3)
+			group[i] = pts[(size_t) i * d] + 0.3 * pts[(size_t) i * d + 1] > 0.6;
+	}
+	CHECK(svc_kd_build(&svc_env_malloc, pts, n, d, &t, &err) == SVC_OK &&
+		  svc_kd_set_groups(&svc_env_malloc, &t, group, &err) == SVC_OK, "build with groups");
+	for (int64_t p = 0; p < n; p++)
+	{
+		const double *q = pts + (size_t) p * d;
+		double		sorted[17];
+		int			ns = 0;
+
+		for (int64_t i = 0; i < n; i++)
+		{
+			double		x = svc_sqdist(pts + (size_t) i * d, q, d);
+			int			at;
+
+			/* the 17 smallest, ascending */
+			d2[i] = x;
+			if (ns == 17 && !(x < sorted[16]))
+				continue;
+			at = ns < 17 ? ns++ : 16;
+			while (at > 0 && sorted[at - 1] > x)
+			{
+				sorted[at] = sorted[at - 1];
+				at--;
+			}
+			sorted[at] = x;
+		}
+		for (int32_t k = 1; k <= 17; k++)
+		{
+			double		b = svc_kd_kth_bound(&t, p, k);
+
+			if (k <= 16 && k <= n && b < sorted[k - 1])
+				bound_low++;
+			if (k > 16 && b != HUGE_VAL)
+				bound_low++;
+			if (k == 11 && n >= 128 && !(b < HUGE_VAL))
+				bound_inf++;
+		}
+		for (int r = 0; r < 5; r++)
+		{
+			double		r2 = r == 0 ? 0.0 : r == 1 ? sorted[1] : r == 2 ? sorted[10]
+				: r == 3 ? svc_kd_kth_bound(&t, p, 11) : 1e3;
+			int32_t		g = p % 7 == 0 ? 99 : group[p];
+			bool		any = false,
+						any_cut = false,
+						got = svc_kd_other_within(&t, g, q, r2);
+
+			for (int64_t i = 0; i < n; i++)
+				if (group[i] != g)
+				{
+					any = any || d2[i] <= r2;
+					any_cut = any_cut || d2[i] <= within_cut(r2, d);
+				}
+			wrong += (any && !got) || (got && !any_cut);
+			loose += got != any;
+			asked++;
+		}
+	}
+	CHECK(wrong == 0, "groups n=%lld d=%d kind %d: %d of %d answers differ from a scan",
+		  (long long) n, d, kind, wrong, asked);
+	CHECK(loose == 0, "groups n=%lld d=%d kind %d: %d answers from within the rounding allowance",
+		  (long long) n, d, kind, loose);
+	CHECK(bound_low == 0 && bound_inf == 0,
+		  "groups n=%lld d=%d kind %d: %d k-th bounds below the k-th distance, %d infinite",
+		  (long long) n, d, kind, bound_low, bound_inf);
+	svc_kd_free(&svc_env_malloc, &t);
+	free(pts);
+	free(d2);
+	free(group);
+}
+
 /*
  * Queries so far away that every squared distance overflows still get the
  * nearest point (compared scaled down), with dist2 HUGE_VAL; a NaN query
@@ -216,6 +327,13 @@ main(void)
 	check_self_queries(700, 5, 11, 1);
 	check_self_queries(900, 3, 12, 2);
 	check_self_queries(150, 70, 13, 0);
+	check_groups(1500, 8, 15, 0);
+	check_groups(800, 3, 16, 1);
+	check_groups(600, 5, 17, 2);
+	check_groups(40, 2, 18, 1);
+	check_groups(300, 70, 19, 0);
+	check_groups(2000, 2, 20, 3);
+	check_groups(1000, 4, 21, 3);
 	check_far_queries();
 	return unit_summary("test_kdtree");
 }
