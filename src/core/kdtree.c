@@ -205,6 +205,9 @@ beyond_rounding(double r2, int32_t d)
 	return r2 * (1.0 + 8.0 * (d + 2) * DBL_EPSILON) + (d + 1) * DBL_MIN;
 }
 
+/* pure[] of a subtree whose points are of more than one group */
+#define KD_MIXED INT32_MIN
+
 /* Fill pure[] for the subtree perm[lo..hi), hi > lo; returns its entry. */
 static int32_t
 kd_pure_range(SvcKdTree *t, int64_t lo, int64_t hi)
@@ -213,9 +216,9 @@ kd_pure_range(SvcKdTree *t, int64_t lo, int64_t hi)
 	int32_t		g = t->group[t->perm[mid]];
 
 	if (lo < mid && kd_pure_range(t, lo, mid) != g)
-		g = -1;
+		g = KD_MIXED;
 	if (mid + 1 < hi && kd_pure_range(t, mid + 1, hi) != g)
-		g = -1;
+		g = KD_MIXED;
 	t->pure[mid] = g;
 	return g;
 }
@@ -223,6 +226,10 @@ kd_pure_range(SvcKdTree *t, int64_t lo, int64_t hi)
 SvcStatus
 svc_kd_set_groups(const SvcEnv *env, SvcKdTree *t, const int32_t *group, SvcError *err)
 {
+	/* a second call replaces the first's groups */
+	svc_free(env, t->pure);
+	svc_free(env, t->pos);
+	svc_free(env, t->gnode);
 	t->group = group;
 	t->pure = svc_alloc(env, sizeof(int32_t) * (size_t) (t->n > 0 ? t->n : 1), err);
 	t->pos = svc_alloc(env, sizeof(int64_t) * (size_t) (t->n > 0 ? t->n : 1), err);
@@ -237,7 +244,7 @@ svc_kd_set_groups(const SvcEnv *env, SvcKdTree *t, const int32_t *group, SvcErro
 		t->gnode[i] = group[t->perm[i]];
 	}
 	for (int64_t i = t->n; i < t->n + 8; i++)
-		t->gnode[i] = -1;
+		t->gnode[i] = KD_MIXED;	/* past the end: never read as a point */
 	return SVC_OK;
 }
 
@@ -268,7 +275,8 @@ svc_kd_kth_bound(const SvcKdTree *t, int64_t p, int32_t k)
 	 * The two smallest first sums of each of the eight lanes: sixteen
 	 * distances to points of the tree (of the leaf, and beyond its end
 	 * those of the next points), so their k-th smallest is at least that
-	 * of every point.  The padding past the last point is no point.
+	 * of every point.  The padding past the last point is no point, and a
+	 * NaN sum (a NaN coordinate) no distance.
 	 */
 	for (int l = 0; l < 8; l++)
 		min1[l] = min2[l] = HUGE_VAL;
@@ -278,7 +286,7 @@ svc_kd_kth_bound(const SvcKdTree *t, int64_t p, int32_t k)
 
 		for (int l = 0; l < 8; l++)
 		{
-			double		x = i0 + l < t->n ? acc[l] : HUGE_VAL;
+			double		x = i0 + l < t->n && acc[l] == acc[l] ? acc[l] : HUGE_VAL;
 			double		above = x > min1[l] ? x : min1[l];
 
 			min2[l] = above < min2[l] ? above : min2[l];

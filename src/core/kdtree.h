@@ -25,13 +25,13 @@ typedef struct SvcKdTree
 								 * leaf's distances vectorise */
 	int64_t		stride;			/* n + 8: whole eights from any leaf stay
 								 * within a column (padding 0) */
-	const int32_t *group;		/* [n] or NULL: each point's group (>= 0),
-								 * not owned (svc_kd_set_groups) */
+	const int32_t *group;		/* [n] or NULL: each point's group, not
+								 * owned (svc_kd_set_groups) */
 	int32_t    *pure;			/* [n]: per subtree, at its root's position,
-								 * the group all its points share, or -1 */
+								 * the group all its points share, or
+								 * INT32_MIN */
 	int64_t    *pos;			/* [n]: where each point stands in perm */
-	int32_t    *gnode;			/* [n + 8]: the groups in perm's order (-1
-								 * past the end) */
+	int32_t    *gnode;			/* [n + 8]: the groups in perm's order */
 } SvcKdTree;
 
 SvcStatus	svc_kd_build(const SvcEnv *env, const double *pts, int64_t n, int32_t d,
@@ -54,8 +54,8 @@ int32_t		svc_kd_knearest(const SvcKdTree *t, const double *q, int32_t k,
 							int64_t *idx, double *d2);
 
 /*
- * Give the points groups (group[p] >= 0 for point p, kept by reference
- * until svc_kd_free) for svc_kd_other_within.
+ * Give the points groups (group[p] for point p, any value but INT32_MIN,
+ * kept by reference until svc_kd_free) for svc_kd_other_within.
  */
 SvcStatus	svc_kd_set_groups(const SvcEnv *env, SvcKdTree *t, const int32_t *group,
 							  SvcError *err);
@@ -72,10 +72,10 @@ bool		svc_kd_other_within(const SvcKdTree *t, int32_t g, const double *q, double
 
 /*
  * At least the squared distance from point p of the tree to its k-th
- * nearest point (itself included), by svc_sqdist_many, 1 <= k <= 16: the
- * k-th smallest of sixteen distances to points of a leaf near it,
- * allowing for rounding (HUGE_VAL for another k, or fewer points).  Needs
- * svc_kd_set_groups.
+ * nearest point (itself included), by svc_sqdist_many, 1 <= k <= 16, for
+ * finite points: the k-th smallest of sixteen distances to points of a
+ * leaf near it, allowing for rounding (HUGE_VAL for another k, or fewer
+ * points).  Needs svc_kd_set_groups.
  */
 double		svc_kd_kth_bound(const SvcKdTree *t, int64_t p, int32_t k);
 
