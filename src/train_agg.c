@@ -633,8 +633,7 @@ svc_train_finalfn(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	state = (bytea *) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
-	if (svc_state_seen(STATE_DATA(state)) == 0 && svc_state_lab_seen(STATE_DATA(state), 1) == 0 &&
-		svc_state_lab_seen(STATE_DATA(state), -1) == 0)
+	if (svc_state_rows_seen(STATE_DATA(state)) == 0)
 		PG_RETURN_NULL();
 
 	/* training allocates a lot of scratch: give it a context of its own */

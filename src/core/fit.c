@@ -713,8 +713,7 @@ svc_fit_state(const SvcEnv *env, const uint8_t *state, SvcModel *m, SvcError *er
 	if (opt.keep_rows)
 		svc_state_rows_stored(state, rows);
 	set_scaling(m, stats, stats + dims, stats + 2 * dims, stats + 3 * dims);
-	m->rows_seen = svc_state_seen(state) + svc_state_lab_seen(state, 1) +
-		svc_state_lab_seen(state, -1);
+	m->rows_seen = svc_state_rows_seen(state);
 	m->rows_used = n;
 	if (lab_kept > 0)
 	{

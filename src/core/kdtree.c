@@ -126,7 +126,6 @@ svc_kd_build(const SvcEnv *env, const double *pts, int64_t n, int32_t d,
 	t->pts = pts;
 	t->n = n;
 	t->d = d;
-	t->group = NULL;
 	t->pure = NULL;
 	t->pos = NULL;
 	t->gnode = NULL;
@@ -167,7 +166,6 @@ svc_kd_free(const SvcEnv *env, SvcKdTree *t)
 	t->node = NULL;
 	t->cols = NULL;
 	t->pure = NULL;
-	t->group = NULL;
 	t->pos = NULL;
 	t->gnode = NULL;
 }
@@ -213,7 +211,7 @@ static int32_t
 kd_pure_range(SvcKdTree *t, int64_t lo, int64_t hi)
 {
 	int64_t		mid = lo + (hi - lo) / 2;
-	int32_t		g = t->group[t->perm[mid]];
+	int32_t		g = t->gnode[mid];
 
 	if (lo < mid && kd_pure_range(t, lo, mid) != g)
 		g = KD_MIXED;
@@ -230,14 +228,11 @@ svc_kd_set_groups(const SvcEnv *env, SvcKdTree *t, const int32_t *group, SvcErro
 	svc_free(env, t->pure);
 	svc_free(env, t->pos);
 	svc_free(env, t->gnode);
-	t->group = group;
 	t->pure = svc_alloc(env, sizeof(int32_t) * (size_t) (t->n > 0 ? t->n : 1), err);
 	t->pos = svc_alloc(env, sizeof(int64_t) * (size_t) (t->n > 0 ? t->n : 1), err);
 	t->gnode = svc_alloc(env, sizeof(int32_t) * (size_t) (t->n + 8), err);
 	if (!t->pure || !t->pos || !t->gnode)
 		return SVC_ERR_NOMEM;
-	if (t->n > 0)
-		kd_pure_range(t, 0, t->n);
 	for (int64_t i = 0; i < t->n; i++)
 	{
 		t->pos[t->perm[i]] = i;
@@ -245,6 +240,8 @@ svc_kd_set_groups(const SvcEnv *env, SvcKdTree *t, const int32_t *group, SvcErro
 	}
 	for (int64_t i = t->n; i < t->n + 8; i++)
 		t->gnode[i] = KD_MIXED;	/* past the end: never read as a point */
+	if (t->n > 0)
+		kd_pure_range(t, 0, t->n);
 	return SVC_OK;
 }
 
@@ -295,20 +292,8 @@ svc_kd_kth_bound(const SvcKdTree *t, int64_t p, int32_t k)
 	}
 	store8p(two, &min1);
 	store8p(two + 8, &min2);
-	for (int i = 1; i < 16; i++)
-	{
-		double		x = two[i];
-		int			pos = i;
-
-		while (pos > 0 && two[pos - 1] > x)
-		{
-			two[pos] = two[pos - 1];
-			pos--;
-		}
-		two[pos] = x;
-	}
 	/* svc_sqdist_many's sums are within the first sums' rounding (above) */
-	return beyond_rounding(two[k - 1], t->d);
+	return beyond_rounding(svc_select_double(two, 16, k - 1), t->d);
 }
 
 /*

@@ -25,13 +25,12 @@ typedef struct SvcKdTree
 								 * leaf's distances vectorise */
 	int64_t		stride;			/* n + 8: whole eights from any leaf stay
 								 * within a column (padding 0) */
-	const int32_t *group;		/* [n] or NULL: each point's group, not
-								 * owned (svc_kd_set_groups) */
 	int32_t    *pure;			/* [n]: per subtree, at its root's position,
 								 * the group all its points share, or
 								 * INT32_MIN */
 	int64_t    *pos;			/* [n]: where each point stands in perm */
-	int32_t    *gnode;			/* [n + 8]: the groups in perm's order */
+	int32_t    *gnode;			/* [n + 8]: the points' groups in perm's
+								 * order (svc_kd_set_groups) */
 } SvcKdTree;
 
 SvcStatus	svc_kd_build(const SvcEnv *env, const double *pts, int64_t n, int32_t d,
@@ -54,8 +53,8 @@ int32_t		svc_kd_knearest(const SvcKdTree *t, const double *q, int32_t k,
 							int64_t *idx, double *d2);
 
 /*
- * Give the points groups (group[p] for point p, any value but INT32_MIN,
- * kept by reference until svc_kd_free) for svc_kd_other_within.
+ * Give the points groups (group[p] for point p, any value but INT32_MIN;
+ * copied) for svc_kd_other_within.
  */
 SvcStatus	svc_kd_set_groups(const SvcEnv *env, SvcKdTree *t, const int32_t *group,
 							  SvcError *err);

@@ -957,8 +957,8 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 	int64_t		kept,
 				lab_kept;
 	SvcRng		rng;
-	int64_t		stat_n_a = seen_a + lab_seen_total(a),
-				stat_n_b = seen_b + lab_seen_total(b);
+	int64_t		stat_n_a = svc_state_rows_seen(a),
+				stat_n_b = svc_state_rows_seen(b);
 
 	if (svc_state_dims(b) != dims)
 	{
@@ -986,7 +986,7 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 	if (target > svc_state_capacity(a) ||
 		svc_state_merged_lab_kept(a, b) > svc_state_lab_capacity(a))
 		return svc_fail(err, SVC_ERR_INTERNAL, "merge target has no room");
-	if (seen_a + lab_seen_total(a) > SVC_MAX_SEEN - seen_b - lab_seen_total(b))
+	if (stat_n_a > SVC_MAX_SEEN - stat_n_b)
 		return svc_fail(err, SVC_ERR_LIMIT, "cannot merge svclust states of more than %lld rows",
 						(long long) SVC_MAX_SEEN);
 
