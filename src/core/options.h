@@ -1,6 +1,6 @@
 /*
  * options.h - training options: defaults, typed setters, a JSON text reader,
- * validation and the wire encoding
+ * validation and the wire encoding (options.c, options_wire.c)
  */
 #ifndef SVC_OPTIONS_H
 #define SVC_OPTIONS_H
@@ -205,6 +205,14 @@ SvcStatus	svc_options_finish(SvcOptionsSetter *s, SvcError *err);
 
 /* The error for options that are not one JSON object. */
 SvcStatus	svc_options_not_object(SvcError *err);
+
+/*
+ * The error for a value out of the key's range: "key" must be expect.
+ * For the setters and the wire decoders.
+ */
+SvcStatus	svc_options_bad_value(SvcError *err, const char *key, const char *expect);
+/* What the errors say a level must be (null: no level). */
+#define SVC_OPTIONS_LEVEL_EXPECT "a finite number or null"
 
 /*
  * Read a flat JSON object of options as text over opt, through the setters
