@@ -4,7 +4,11 @@ EXTENSION = svclust
 EXTVERSION = 0.4.0
 MODULE_big = svclust
 
-CORE_SRCS = $(sort $(wildcard src/core/*.c))
+# The core but its JSON text reader of options (options_text.c), which
+# only the unit tests and the fuzzer call: they build it with the rest
+# (test/unit/Makefile, test/fuzz/build.sh); the module walks a jsonb.
+CORE_TEST_SRCS = src/core/options_text.c
+CORE_SRCS = $(filter-out $(CORE_TEST_SRCS),$(sort $(wildcard src/core/*.c)))
 GLUE_SRCS = $(sort $(wildcard src/*.c))
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
 HEADERS = $(wildcard src/core/*.h src/*.h)

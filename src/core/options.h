@@ -1,6 +1,7 @@
 /*
  * options.h - training options: defaults, typed setters, a JSON text reader,
- * validation and the wire encoding (options.c, options_wire.c)
+ * validation and the wire encoding (options.c, options_text.c,
+ * options_wire.c)
  */
 #ifndef SVC_OPTIONS_H
 #define SVC_OPTIONS_H
@@ -134,9 +135,9 @@ void		svc_options_default(SvcOptions *opt);
 
 /*
  * Setting options one key at a time, as a reader of a JSON object meets
- * them.  The text reader below and the glue's jsonb walker both call these
- * setters, so the two take the same keys and values and fail with the same
- * messages.  Use: svc_options_begin, one svc_options_set_* per key in the
+ * them.  The text reader (options_text.h) and the glue's jsonb walker both
+ * call these setters, so the two take the same keys and values and fail
+ * with the same messages.  Use: svc_options_begin, one svc_options_set_* per key in the
  * order the object holds them, then svc_options_finish; stop at the first
  * error (opt may then hold some of the values).
  *
@@ -213,26 +214,6 @@ SvcStatus	svc_options_not_object(SvcError *err);
 SvcStatus	svc_options_bad_value(SvcError *err, const char *key, const char *expect);
 /* What the errors say a level must be (null: no level). */
 #define SVC_OPTIONS_LEVEL_EXPECT "a finite number or null"
-
-/*
- * Read a flat JSON object of options as text over opt, through the setters
- * above (the unit tests and the fuzzer use it; the extension walks its
- * jsonb instead).  Text that is not one JSON object is
- * svc_options_not_object's error.  json need not be NUL-terminated.
- *
- * Where text and jsonb differ: the reader sets every key of a duplicate in
- * turn (an earlier bad one is an error) while a jsonb keeps only the last;
- * it meets keys in the text's order while a jsonb sorts them (shorter
- * first), which decides which bad key is reported first; it keeps \u
- * escapes opaque ('?'); and it refuses numbers of 128 characters or more,
- * which a jsonb number converts at their value.
- */
-SvcStatus	svc_options_parse(const char *json, size_t len, SvcOptions *opt,
-							  SvcError *err);
-
-/* The same with cut_only: the options of a recut of a trained model. */
-SvcStatus	svc_options_parse_cut(const char *json, size_t len, SvcOptions *opt,
-								  SvcError *err);
 
 /* Range checks on a filled struct (also used on decoded models/states). */
 SvcStatus	svc_options_validate(const SvcOptions *opt, SvcError *err);

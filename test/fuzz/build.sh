@@ -12,6 +12,8 @@ fuzz_cc() {
 FUZZ_CFLAGS="-std=gnu11 -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Werror -Wno-unused-parameter -I$top/src/core"
 FUZZ_SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
 
+# Every file of the core, options_text.c (the text reader the module leaves
+# out) too.
 fuzz_core_srcs() {
     ls "$top"/src/core/*.c | sort
 }

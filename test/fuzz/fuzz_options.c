@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "options.h"
+#include "options_text.h"
 
 static void
 check_same(const SvcOptions *a, const SvcOptions *b)

@@ -17,6 +17,7 @@
 #include "fit.h"
 #include "model.h"
 #include "options.h"
+#include "options_text.h"
 #include "state.h"
 #include "cvi_state.h"
 #include "model_codec.h"

@@ -14,6 +14,7 @@
 #include "cut.h"
 #include "model_codec.h"
 #include "model_report.h"
+#include "options_text.h"
 #include "unit.h"
 
 #include <float.h>

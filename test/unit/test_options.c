@@ -3,6 +3,7 @@
  * the text reader and through the typed setters
  */
 #include "options.h"
+#include "options_text.h"
 #include "unit.h"
 #include "unit_data.h"
 

@@ -9,6 +9,7 @@
 #include "model_codec.h"
 #include "model_report.h"
 #include "options.h"
+#include "options_text.h"
 #include "smo.h"
 #include "solver.h"
 #include "solver_smo.h"

@@ -9,6 +9,7 @@
 #include "model.h"
 #include "model_codec.h"
 #include "options.h"
+#include "options_text.h"
 #include "unit.h"
 
 #include <stdio.h>
