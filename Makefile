@@ -49,13 +49,14 @@ KERNEL_CFLAGS = -O3 -ffast-math -ffp-contract=fast $(OPTFLAGS)
 src/core/kernel.o src/core/score.o: CFLAGS += $(KERNEL_CFLAGS)
 src/core/kernel.bc src/core/score.bc: BITCODE_CFLAGS += $(KERNEL_CFLAGS)
 
-# The training state's statistics (state.c), budget maintenance's
-# selection (select.c) and the k-d tree's leaves (kdtree.c) vectorise at
-# -O3 and the host CPU's width; elementwise, without -ffast-math or
-# contraction, so their bytes are those of any build.
+# The training state's rows and statistics (state.c, state_stats.c),
+# budget maintenance's selection (select.c) and the k-d tree's leaves
+# (kdtree.c) vectorise at -O3 and the host CPU's width; elementwise,
+# without -ffast-math or contraction, so their bytes are those of any build.
 STATE_CFLAGS = -O3 $(OPTFLAGS)
-src/core/state.o src/core/select.o src/core/kdtree.o: CFLAGS += $(STATE_CFLAGS)
-src/core/state.bc src/core/select.bc src/core/kdtree.bc: BITCODE_CFLAGS += $(STATE_CFLAGS)
+STATE_OBJS = src/core/state.o src/core/state_stats.o src/core/select.o src/core/kdtree.o
+$(STATE_OBJS): CFLAGS += $(STATE_CFLAGS)
+$(STATE_OBJS:.o=.bc): BITCODE_CFLAGS += $(STATE_CFLAGS)
 
 # the vector exp of glibc that -ffast-math calls
 SHLIB_LINK += -lmvec -lm

@@ -1,11 +1,15 @@
 /*
- * state.c - the training aggregate's bounded reservoir state
+ * state.c - the training aggregate's bounded reservoir state: its layout
+ * and check, the reservoirs and their merge, and the rows taken out
+ *
+ * The running scaling statistics, a block of the state, are
+ * state_stats.c's.
  */
 #include "state.h"
+#include "state_stats.h"
 #include "bytes.h"
 #include "model.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,17 +47,6 @@ _Static_assert(SVC_OPTIONS_WIRE_SAMPLE + 8 <= SVC_OPTIONS_WIRE_SIZE,
 			   "the sample lies within the encoded options");
 _Static_assert(OFF_OPTIONS == OFF_RNG + 4 * 8, "the options follow the random state");
 
-#define STAT_MEAN	0
-#define STAT_M2		1
-#define STAT_MIN	2
-#define STAT_MAX	3
-#define STAT_EXP	4			/* i64 per column: statistics are of x * 2^-exp */
-#define STAT_PENDING 5			/* u64 (the first of the row): rows staged */
-#define STAT_STAGE	6			/* STAGE_ROWS rows not yet in the statistics */
-#define STAGE_ROWS	16
-#define STAGE_COLUMNS 32		/* columns flushed together */
-#define N_STATS		(STAT_STAGE + STAGE_ROWS)
-
 size_t
 svc_state_size_warm(int32_t dims, int64_t capacity, int64_t lab_capacity, size_t init_len)
 {
@@ -80,19 +73,6 @@ size_t
 svc_state_size(int32_t dims, int64_t capacity)
 {
 	return svc_state_size_labelled(dims, capacity, 0);
-}
-
-static int
-stat_exp(const uint8_t *buf, int32_t dims, int32_t j)
-{
-	return (int) (int64_t) svc_load_u64(buf + OFF_STATS + (size_t) 8 * dims * STAT_EXP + 8 * (size_t) j);
-}
-
-static void
-set_stat_exp(uint8_t *buf, int32_t dims, int32_t j, int e)
-{
-	svc_store_u64(buf + OFF_STATS + (size_t) 8 * dims * STAT_EXP + 8 * (size_t) j,
-				  (uint64_t) (int64_t) e);
 }
 
 int32_t
@@ -132,37 +112,6 @@ bool
 svc_state_options_equal(const uint8_t *buf, const uint8_t *wire)
 {
 	return memcmp(buf + OFF_OPTIONS, wire, SVC_OPTIONS_WIRE_FULL) == 0;
-}
-
-static uint8_t *
-stat_ptr(uint8_t *buf, int32_t dims, int which)
-{
-	return buf + OFF_STATS + (size_t) 8 * dims * which;
-}
-
-static const uint8_t *
-stat_cptr(const uint8_t *buf, int32_t dims, int which)
-{
-	return buf + OFF_STATS + (size_t) 8 * dims * which;
-}
-
-static int64_t
-stats_pending(const uint8_t *buf, int32_t dims)
-{
-	return (int64_t) svc_load_u64(stat_cptr(buf, dims, STAT_PENDING));
-}
-
-static const uint8_t *
-staged_cptr(const uint8_t *buf, int32_t dims, int64_t r)
-{
-	return stat_cptr(buf, dims, STAT_STAGE + (int) r);
-}
-
-/* 1 / n for staged row r of pending, the last of total rows counted. */
-static inline double
-staged_inv(int64_t total, int64_t pending, int64_t r)
-{
-	return 1.0 / (double) (total - pending + r + 1);
 }
 
 static uint8_t *
@@ -280,7 +229,7 @@ svc_state_init(uint8_t *buf, int32_t dims, int64_t capacity, const SvcOptions *o
 {
 	SvcRng		rng;
 
-	memset(buf, 0, SVC_STATE_HEADER_SIZE + (size_t) 8 * N_STATS * dims);
+	memset(buf, 0, SVC_STATE_HEADER_SIZE);
 	memcpy(buf + OFF_MAGIC, SVC_STATE_MAGIC, 4);
 	buf[OFF_VERSION] = SVC_STATE_VERSION;
 	svc_store_u32(buf + OFF_DIMS, (uint32_t) dims);
@@ -289,11 +238,7 @@ svc_state_init(uint8_t *buf, int32_t dims, int64_t capacity, const SvcOptions *o
 	svc_rng_seed(&rng, opt->seed ^ UINT64_C(0x5245534552564F49));
 	store_rng(buf, &rng);
 	svc_options_encode_full(opt, buf + OFF_OPTIONS);
-	for (int32_t j = 0; j < dims; j++)
-	{
-		svc_store_f64(stat_ptr(buf, dims, STAT_MIN) + 8 * j, HUGE_VAL);
-		svc_store_f64(stat_ptr(buf, dims, STAT_MAX) + 8 * j, -HUGE_VAL);
-	}
+	svc_stats_init(buf + OFF_STATS, dims);
 }
 
 void
@@ -327,10 +272,10 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 				lab_anomaly,
 				kept_normal = 0,
 				total;
-	uint64_t	init_len,
-				pending;
+	uint64_t	init_len;
 	SvcOptions	opt;
 	SvcError	opt_err;
+	const char *stats_err;
 
 	/* an older state's layout is not this one's: refuse it, never misread */
 	if (len >= 6 && memcmp(buf, SVC_STATE_MAGIC, 4) == 0 &&
@@ -378,63 +323,10 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 	if (init_len > 0 && lab_normal + lab_anomaly > 0)
 		return bad_state(err, "A warm-started state has labelled rows.");
 
-	/*
-	 * The staged rows are the last ones counted, finite; the statistics
-	 * checked below are of the rows before them (total of them).
-	 */
-	pending = (uint64_t) stats_pending(buf, dims);
-	if (pending >= STAGE_ROWS || pending > (uint64_t) total)
-		return bad_state(err, "The count of staged rows is out of range.");
-	total -= (int64_t) pending;
-	for (uint64_t r = 0; r < pending; r++)
-		for (int32_t j = 0; j < dims; j++)
-			if (!isfinite(svc_load_f64(staged_cptr(buf, dims, (int64_t) r) + 8 * j)))
-				return bad_state(err, "A staged row is not finite.");
-	for (int32_t j = 0; j < dims; j++)
-	{
-		double		mean = svc_load_f64(stat_cptr(buf, dims, STAT_MEAN) + 8 * j);
-		double		m2 = svc_load_f64(stat_cptr(buf, dims, STAT_M2) + 8 * j);
-		double		lo = svc_load_f64(stat_cptr(buf, dims, STAT_MIN) + 8 * j);
-		double		hi = svc_load_f64(stat_cptr(buf, dims, STAT_MAX) + 8 * j);
-		int64_t		e = (int64_t) svc_load_u64(stat_cptr(buf, dims, STAT_EXP) + 8 * j);
-
-		if (total > 0 && !(isfinite(lo) && isfinite(hi) && lo <= hi))
-			return bad_state(err, "The minimum and maximum are inconsistent.");
-		/* an empty state has the statistics svc_state_init gave it */
-		if (total == 0 && !(mean == 0 && m2 == 0 && lo == HUGE_VAL && hi == -HUGE_VAL && e == 0))
-			return bad_state(err, "The statistics of an empty state are not empty.");
-		if (total > 0 && e != svc_scale_exponent(fmax(fabs(lo), fabs(hi))))
-			return bad_state(err, "The scale of the statistics does not match the largest value.");
-
-		/*
-		 * The statistics are of values scaled to at most 2^400 (see
-		 * svc_scale_exponent): their mean is within 2^401 even rounded,
-		 * and m2 at most seen times 2^802; the bounds allow 4 times that.
-		 * Bounds proportional to seen stay valid when rows are added or
-		 * states merged.
-		 */
-		if (!(fabs(mean) <= 0x1p402) || !(m2 >= 0 && m2 <= 0x1p804 * (double) total))
-			return bad_state(err, "The scaling statistics are not finite or out of range.");
-
-		/*
-		 * The statistics must fit the range, or scaling would send rows
-		 * far out (where distances overflow): the mean lies within it
-		 * (half the range of slack for rounding), and m2 is at least
-		 * (hi - lo)^2 / 2, the two extremes alone, so that standard
-		 * scores stay within 2 sqrt(seen) (half of it allowed, for
-		 * rounding), and at most seen (hi - lo)^2 / 4 (allowed 4 times).
-		 */
-		if (total > 0)
-		{
-			double		lo_s = ldexp(lo, (int) -e),
-						hi_s = ldexp(hi, (int) -e),
-						range = hi_s - lo_s;
-
-			if (!(mean >= lo_s - range / 2 && mean <= hi_s + range / 2) ||
-				!(m2 >= range * range / 4 && m2 <= range * range * (double) total))
-				return bad_state(err, "The scaling statistics do not fit the minimum and maximum.");
-		}
-	}
+	/* the statistics, of every row counted */
+	stats_err = svc_stats_check(buf + OFF_STATS, dims, total);
+	if (stats_err != NULL)
+		return bad_state(err, stats_err);
 	for (int64_t i = 0; i < lab_kept; i++)
 	{
 		double		label = svc_load_f64(lab_cptr(buf, dims, i) + 8 * (size_t) dims);
@@ -446,16 +338,10 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 	for (int32_t j = 0; j < dims; j++)
 	{
 		/* every row seen lies within its column's minimum and maximum */
-		double		lo = svc_load_f64(stat_cptr(buf, dims, STAT_MIN) + 8 * j);
-		double		hi = svc_load_f64(stat_cptr(buf, dims, STAT_MAX) + 8 * j);
+		double		lo,
+					hi;
 
-		for (uint64_t r = 0; r < pending; r++)
-		{
-			double		v = svc_load_f64(staged_cptr(buf, dims, (int64_t) r) + 8 * j);
-
-			lo = v < lo ? v : lo;
-			hi = v > hi ? v : hi;
-		}
+		svc_stats_range(buf + OFF_STATS, dims, j, &lo, &hi);
 		for (int64_t i = 0; i < kept; i++)
 		{
 			double		v = svc_load_f64(row_cptr(buf, dims, i) + 8 * j);
@@ -474,223 +360,6 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 	if (kept_normal > lab_normal || lab_kept - kept_normal > lab_anomaly)
 		return bad_state(err, "The labelled row counts are inconsistent.");
 	return SVC_OK;
-}
-
-/*
- * Rescale column j's running mean and m2 from scale exponent from to to:
- * exact (powers of two) but for values that fall below the normal range,
- * which are negligible beside the column's new largest value.
- */
-static void
-rescale_stats(double *mean, double *m2, int from, int to)
-{
-	if (from != to)
-	{
-		*mean = ldexp(*mean, from - to);
-		*m2 = ldexp(*m2, 2 * (from - to));
-	}
-}
-
-/*
- * One column's running statistics: Welford's mean and sum of squared
- * deviations of the values scaled by 2^-exp, where exp follows the
- * column's largest magnitude (svc_scale_exponent), so that no square
- * overflows; for ordinary data exp stays 0 and nothing is scaled.
- */
-typedef struct ColumnStats
-{
-	double		mean;
-	double		m2;
-	double		lo;
-	double		hi;
-	int			exp;
-} ColumnStats;
-
-static void
-column_load(const uint8_t *buf, int32_t dims, int32_t j, ColumnStats *c)
-{
-	c->mean = svc_load_f64(stat_cptr(buf, dims, STAT_MEAN) + 8 * j);
-	c->m2 = svc_load_f64(stat_cptr(buf, dims, STAT_M2) + 8 * j);
-	c->lo = svc_load_f64(stat_cptr(buf, dims, STAT_MIN) + 8 * j);
-	c->hi = svc_load_f64(stat_cptr(buf, dims, STAT_MAX) + 8 * j);
-	c->exp = stat_exp(buf, dims, j);
-}
-
-static void
-column_store(uint8_t *buf, int32_t dims, int32_t j, const ColumnStats *c)
-{
-	svc_store_f64(stat_ptr(buf, dims, STAT_MEAN) + 8 * j, c->mean);
-	svc_store_f64(stat_ptr(buf, dims, STAT_M2) + 8 * j, c->m2);
-	svc_store_f64(stat_ptr(buf, dims, STAT_MIN) + 8 * j, c->lo);
-	svc_store_f64(stat_ptr(buf, dims, STAT_MAX) + 8 * j, c->hi);
-	set_stat_exp(buf, dims, j, c->exp);
-}
-
-/* Welford's update by value x, the n-th of the column (inv = 1 / n). */
-static void
-column_add(ColumnStats *c, double x, double inv)
-{
-	double		maxabs;
-	int			e_new;
-	double		v,
-				delta;
-
-	if (x < c->lo)
-		c->lo = x;
-	if (x > c->hi)
-		c->hi = x;
-
-	/*
-	 * fmax, svc_scale_exponent and ldexp as calls cost much; for ordinary
-	 * magnitudes the exponent is 0 and the value stays as it is, which is
-	 * what the calls would give.
-	 */
-	maxabs = fabs(c->lo) > fabs(c->hi) ? fabs(c->lo) : fabs(c->hi);
-	e_new = svc_scale_plain(maxabs) ? 0 : svc_scale_exponent(maxabs);
-	rescale_stats(&c->mean, &c->m2, c->exp, e_new);
-	c->exp = e_new;
-	v = e_new == 0 ? x : ldexp(x, -e_new);
-	delta = v - c->mean;
-	c->mean += delta * inv;
-	c->m2 += delta * (v - c->mean);
-}
-
-/*
- * Column j's statistics with the staged rows added, the statistics of
- * every row counted (total of them), without changing the state.
- */
-static void
-column_current(const uint8_t *buf, int32_t dims, int32_t j, int64_t total, ColumnStats *c)
-{
-	int64_t		pending = stats_pending(buf, dims);
-
-	column_load(buf, dims, j, c);
-	for (int64_t r = 0; r < pending; r++)
-		column_add(c, svc_load_f64(staged_cptr(buf, dims, r) + 8 * j),
-				   staged_inv(total, pending, r));
-}
-
-/*
- * Add the staged rows to the statistics, column by column: each column's
- * updates happen in the order the rows came, as they would one row at a
- * time, so the bytes are the same; but a column's statistics stay in
- * registers across the rows, and the scale checks of a column whose
- * values stay ordinary are made once for the lot.  The rows were counted
- * (total is the count of every row, the staged ones the last).
- */
-static void
-stats_flush(uint8_t *buf, int32_t dims, int64_t total)
-{
-	int64_t		pending = stats_pending(buf, dims);
-	double		inv[STAGE_ROWS];
-	double		mean[STAGE_COLUMNS],
-				m2[STAGE_COLUMNS],
-				lo[STAGE_COLUMNS],
-				hi[STAGE_COLUMNS];
-
-	if (pending == 0)
-		return;
-	for (int64_t r = 0; r < pending; r++)
-		inv[r] = staged_inv(total, pending, r);
-	/* unsigned indices: with -fwrapv, signed ones kept the loops scalar */
-	for (size_t j0 = 0; j0 < (size_t) dims; j0 += STAGE_COLUMNS)
-	{
-		size_t		width = (size_t) dims - j0 < STAGE_COLUMNS ? (size_t) dims - j0 : STAGE_COLUMNS;
-		bool		plain = true;
-		uint8_t    *pmin = stat_ptr(buf, dims, STAT_MIN) + 8 * j0;
-		uint8_t    *pmax = stat_ptr(buf, dims, STAT_MAX) + 8 * j0;
-		uint8_t    *pmean = stat_ptr(buf, dims, STAT_MEAN) + 8 * j0;
-		uint8_t    *pm2 = stat_ptr(buf, dims, STAT_M2) + 8 * j0;
-
-		/*
-		 * Row by row across the columns, the loops' elementwise operations
-		 * vectorised: the range first, then, if every column's values stay
-		 * ordinary (exponent 0 before and after), Welford's update as
-		 * column_add makes it without scaling.
-		 */
-		for (size_t k = 0; k < width; k++)
-		{
-			lo[k] = svc_load_f64(pmin + 8 * k);
-			hi[k] = svc_load_f64(pmax + 8 * k);
-		}
-		for (int64_t r = 0; r < pending; r++)
-		{
-			const uint8_t *row = staged_cptr(buf, dims, r) + 8 * j0;
-
-			for (size_t k = 0; k < width; k++)
-			{
-				double		x = svc_load_f64(row + 8 * k);
-
-				lo[k] = x < lo[k] ? x : lo[k];
-				hi[k] = x > hi[k] ? x : hi[k];
-			}
-		}
-		for (size_t k = 0; k < width; k++)
-		{
-			double		maxabs = fabs(lo[k]) > fabs(hi[k]) ? fabs(lo[k]) : fabs(hi[k]);
-
-			plain &= stat_exp(buf, dims, (int32_t) (j0 + k)) == 0 && svc_scale_plain(maxabs);
-		}
-		if (!plain)
-		{
-			/* the general update, column by column, in the rows' order */
-			for (size_t k = 0; k < width; k++)
-			{
-				ColumnStats c;
-
-				column_load(buf, dims, (int32_t) (j0 + k), &c);
-				for (int64_t r = 0; r < pending; r++)
-					column_add(&c, svc_load_f64(staged_cptr(buf, dims, r) + 8 * (j0 + k)),
-							   inv[r]);
-				column_store(buf, dims, (int32_t) (j0 + k), &c);
-			}
-			continue;
-		}
-		for (size_t k = 0; k < width; k++)
-		{
-			mean[k] = svc_load_f64(pmean + 8 * k);
-			m2[k] = svc_load_f64(pm2 + 8 * k);
-		}
-		for (int64_t r = 0; r < pending; r++)
-		{
-			const uint8_t *row = staged_cptr(buf, dims, r) + 8 * j0;
-			double		w = inv[r];
-
-			for (size_t k = 0; k < width; k++)
-			{
-				double		v = svc_load_f64(row + 8 * k);
-				double		delta = v - mean[k];
-
-				mean[k] += delta * w;
-				m2[k] += delta * (v - mean[k]);
-			}
-		}
-		for (size_t k = 0; k < width; k++)
-		{
-			svc_store_f64(pmean + 8 * k, mean[k]);
-			svc_store_f64(pm2 + 8 * k, m2[k]);
-			svc_store_f64(pmin + 8 * k, lo[k]);
-			svc_store_f64(pmax + 8 * k, hi[k]);
-		}
-	}
-	svc_store_u64(stat_ptr(buf, dims, STAT_PENDING), 0);
-}
-
-/*
- * A new row for the statistics, the total-th counted: staged, and the
- * statistics brought up to date once STAGE_ROWS rows wait.
- */
-static void
-stats_add(uint8_t *buf, int32_t dims, int64_t total, const double *row)
-{
-	int64_t		pending = stats_pending(buf, dims);
-	uint8_t    *dst = stat_ptr(buf, dims, STAT_STAGE + (int) pending);
-
-	for (size_t j = 0; j < (size_t) dims; j++)
-		svc_store_f64(dst + 8 * j, row[j]);
-	svc_store_u64(stat_ptr(buf, dims, STAT_PENDING), (uint64_t) (pending + 1));
-	if (pending + 1 == STAGE_ROWS)
-		stats_flush(buf, dims, total);
 }
 
 static void
@@ -746,7 +415,7 @@ svc_state_add(uint8_t *buf, const double *row)
 			store_row(row_ptr(buf, dims, (int64_t) j), row, dims);
 	}
 	svc_store_u64(buf + OFF_SEEN, (uint64_t) (seen + 1));
-	stats_add(buf, dims, seen + 1 + lab_seen_total(buf), row);
+	svc_stats_add(buf + OFF_STATS, dims, seen + 1 + lab_seen_total(buf), row);
 	return true;
 }
 
@@ -786,7 +455,7 @@ svc_state_add_labelled(uint8_t *buf, const double *row, int label)
 	}
 	svc_store_u64(buf + (label > 0 ? OFF_LAB_NORMAL : OFF_LAB_ANOMALY),
 				  (uint64_t) (svc_state_lab_seen(buf, label) + 1));
-	stats_add(buf, dims, svc_state_seen(buf) + seen + 1, row);
+	svc_stats_add(buf + OFF_STATS, dims, svc_state_seen(buf) + seen + 1, row);
 	return true;
 }
 
@@ -991,7 +660,7 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 						(long long) SVC_MAX_SEEN);
 
 	/* a's staged rows into its statistics; b's are added below, unchanged */
-	stats_flush(a, dims, stat_n_a);
+	svc_stats_flush(a + OFF_STATS, dims, stat_n_a);
 	load_rng(a, &rng);
 	kept = merge_reservoir(row_ptr(a, dims, 0), kept_a, seen_a, row_cptr(b, dims, 0), kept_b,
 						   seen_b, (size_t) 8 * dims, opt_a.sample, &rng);
@@ -1001,39 +670,7 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 							   (size_t) 8 * (dims + 1), opt_a.label_sample, &rng);
 	store_rng(a, &rng);
 
-	/*
-	 * Chan et al.'s exact merge of means and squared deviations, both
-	 * sides first brought to the scale of the merged largest magnitude;
-	 * the statistics are of every row, labelled or not.
-	 */
-	for (int32_t j = 0; j < dims && stat_n_b > 0; j++)
-	{
-		double		n_a = (double) stat_n_a,
-					n_b = (double) stat_n_b,
-					n = n_a + n_b;
-		ColumnStats ca,
-					cb;
-		double		lo,
-					hi;
-		int			e;
-		double		delta,
-					m2;
-
-		column_load(a, dims, j, &ca);
-		column_current(b, dims, j, stat_n_b, &cb);
-		lo = cb.lo < ca.lo ? cb.lo : ca.lo;
-		hi = cb.hi > ca.hi ? cb.hi : ca.hi;
-		e = svc_scale_exponent(fmax(fabs(lo), fabs(hi)));
-		rescale_stats(&ca.mean, &ca.m2, ca.exp, e);
-		rescale_stats(&cb.mean, &cb.m2, cb.exp, e);
-		delta = cb.mean - ca.mean;
-		m2 = ca.m2 + cb.m2 + delta * delta * n_a * n_b / n;
-		svc_store_f64(stat_ptr(a, dims, STAT_MEAN) + 8 * j, ca.mean + delta * n_b / n);
-		svc_store_f64(stat_ptr(a, dims, STAT_M2) + 8 * j, m2);
-		svc_store_f64(stat_ptr(a, dims, STAT_MIN) + 8 * j, lo);
-		svc_store_f64(stat_ptr(a, dims, STAT_MAX) + 8 * j, hi);
-		set_stat_exp(a, dims, j, e);
-	}
+	svc_stats_merge(a + OFF_STATS, b + OFF_STATS, dims, stat_n_a, stat_n_b);
 	svc_store_u64(a + OFF_KEPT, (uint64_t) kept);
 	svc_store_u64(a + OFF_SEEN, (uint64_t) (seen_a + seen_b));
 	svc_store_u64(a + OFF_LAB_KEPT, (uint64_t) lab_kept);
@@ -1131,53 +768,11 @@ svc_state_extract_labelled(const uint8_t *buf, double *rows, double *lab, double
 		sort_rows(rows, kept, dims, rows + (size_t) kept * dims);
 		if (lab_kept > 0)
 			sort_rows(lab, lab_kept, (int32_t) lab_width, lab + (size_t) lab_kept * lab_width);
-		for (int32_t j = 0; j < dims; j++)
-		{
-			double		s = 0.0,
-						ss = 0.0,
-						lo = HUGE_VAL,
-						hi = -HUGE_VAL,
-						m;
-			ColumnStats c;
-			int			e;
-
-			column_current(buf, dims, j, total, &c);
-			e = c.exp;
-
-			for (int64_t i = 0; i < total; i++)
-			{
-				double		v = ldexp(i < kept ? rows[(size_t) i * dims + j] :
-									  lab[(size_t) (i - kept) * lab_width + j], -e);
-
-				s += v;
-				lo = v < lo ? v : lo;
-				hi = v > hi ? v : hi;
-			}
-			m = s / (double) total;
-			for (int64_t i = 0; i < total; i++)
-			{
-				double		t = ldexp(i < kept ? rows[(size_t) i * dims + j] :
-									  lab[(size_t) (i - kept) * lab_width + j], -e) - m;
-
-				ss += t * t;
-			}
-			mean[j] = ldexp(m, e);
-			stddev[j] = ldexp(sqrt(ss / (double) total), e);
-			min[j] = ldexp(lo, e);
-			max[j] = ldexp(hi, e);
-		}
+		svc_stats_of_rows(buf + OFF_STATS, dims, total, rows, kept, lab, lab_width,
+						  mean, stddev, min, max);
 		return;
 	}
-	for (int32_t j = 0; j < dims; j++)
-	{
-		ColumnStats c;
-
-		column_current(buf, dims, j, total, &c);
-		mean[j] = ldexp(c.mean, c.exp);
-		stddev[j] = total > 0 ? ldexp(sqrt(c.m2 / (double) total), c.exp) : 0.0;
-		min[j] = c.lo;
-		max[j] = c.hi;
-	}
+	svc_stats_running(buf + OFF_STATS, dims, total, mean, stddev, min, max);
 }
 
 void

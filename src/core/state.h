@@ -24,7 +24,8 @@
  *   options (SVC_OPTIONS_WIRE_FULL bytes: the base and the extended block)
  *   u64 lab_capacity u64 lab_kept u64 normal_seen u64 anomaly_seen
  *   u64 init_len
- *   f64 mean[dims] m2[dims] min[dims] max[dims] i64 exp[dims]
+ *   f64 mean[dims] m2[dims] min[dims] max[dims] i64 exp[dims]   (the
+ *     statistics block, with its staged rows: state_stats.h)
  *   f64 rows[capacity * dims]
  *   f64 labelled[lab_capacity * (dims + 1)]   (features, then 1 or -1)
  *   u8 init[init_len]    (the init model's bytes: svc_train(f, o, init))
