@@ -46,8 +46,9 @@ else
 OPTFLAGS ?=
 endif
 KERNEL_CFLAGS = -O3 -ffast-math -ffp-contract=fast $(OPTFLAGS)
-src/core/kernel.o src/core/score.o: CFLAGS += $(KERNEL_CFLAGS)
-src/core/kernel.bc src/core/score.bc: BITCODE_CFLAGS += $(KERNEL_CFLAGS)
+KERNEL_OBJS = src/core/kernel.o src/core/score.o src/core/score_trajectory.o
+$(KERNEL_OBJS): CFLAGS += $(KERNEL_CFLAGS)
+$(KERNEL_OBJS:.o=.bc): BITCODE_CFLAGS += $(KERNEL_CFLAGS)
 
 # The training state's rows and statistics (state.c, state_stats.c),
 # budget maintenance's selection (select.c) and the k-d tree's leaves

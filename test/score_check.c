@@ -1,5 +1,6 @@
 /*
- * score_check.c - the scorer (score.c) against the full routines on CSV sets
+ * score_check.c - the scorer (score.c, score_trajectory.c) against the
+ * full routines on CSV sets
  *
  *   score_check [--seeds N] [--probes N] FILE...
  *

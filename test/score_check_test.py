@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The scorer (src/core/score.c) against the full kernel sums and trajectories.
+"""The scorer (src/core/score.c, score_trajectory.c) against the full kernel sums and trajectories.
 
 Builds test/score_check (make test/score_check: the core with the
 extension's flags) and runs it on generated sets (blobs in 2, 3 and 8

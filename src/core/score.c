@@ -1,14 +1,16 @@
 /*
- * score.c - scoring many rows against one model: pruned kernel sums and
- * certified trajectories (score.h; the proofs: doc/design-notes.md)
+ * score.c - scoring many rows against one model: the scorer's blocks and
+ * groups, and the pruned kernel sums of svc_decision (score.h; the
+ * proofs: doc/design-notes.md).  The certified trajectories that predict
+ * are score_trajectory.c's; what both share is score_internal.h.
  *
  * Built with the kernel's flags (vector exp, see the Makefile).  Every
  * shortcut here carries a bound, and a row whose bound does not settle
  * its answer takes the full computation, so results are those of
- * svc_model_decision_scaled (within its rounding) and svc_label_predict
- * (exactly).
+ * svc_model_decision_scaled (within its rounding).
  */
 #include "score.h"
+#include "score_internal.h"
 #include "kernel.h"
 #include "vec8.h"
 
@@ -17,8 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BLK		SVC_SCORE_BLOCK
-_Static_assert(SVC_SCORE_BLOCK == 8, "a block is one v8 (vec8.h)");
 #define GRP		4				/* blocks per group, bounded by a ball */
 #define PRUNE_LN	(50.0 * M_LN2)	/* skip a block below 2^-50 of a term */
 #define EXP_FLOOR	(-700.0)	/* as kernel.c */
@@ -30,16 +30,6 @@ _Static_assert(SVC_SCORE_BLOCK == 8, "a block is one v8 (vec8.h)");
  */
 #define EXP8_REL	28.0
 #define EXP8_ABS	0.25
-#define U			DBL_EPSILON
-#define MAX_FAST_STEPS 250		/* steps tracked before the full trajectory */
-#define MAX_LABEL_STEPS 250	/* the same in labelling */
-#define BASIN_GRID	24			/* radii tried per equilibrium */
-/*
- * Certificates are computed once the rows predicted would each have paid
- * this many kernel terms for them: at once for a budgeted model, only
- * for long runs with a model of many support vectors and equilibria.
- */
-#define CERTIFY_TERMS_PER_ROW 2000.0
 
 /* ---------- building ---------- */
 
@@ -150,7 +140,7 @@ svc_scorer_init(const SvcEnv *env, const SvcModel *m, SvcScorer *s, SvcError *er
 	s->n_blk = (n + BLK - 1) / BLK;
 	s->n_grp = (s->n_blk + GRP - 1) / GRP;
 	{
-		/* whole vectors of eight groups: pass() bounds them together */
+		/* whole vectors of eight groups: svc_scorer_pass() bounds them together */
 		size_t		gslots = (size_t) (s->n_grp + BLK - 1) / BLK * BLK;
 
 		s->gcentre = svc_alloc0(env, sizeof(double) * gslots * d, err);
@@ -295,21 +285,6 @@ svc_scorer_free(const SvcEnv *env, SvcScorer *s)
 }
 
 /* ---------- one pass over the support vectors ---------- */
-
-typedef struct Pass
-{
-	double		lam;			/* sum alpha_i K_i */
-	double		lam_err;		/* bound on |lam - the real sum| */
-	double		abs;			/* sum |alpha_i| K_i (kept terms) */
-	double		p_err;			/* bound on ||p - P(x)|| */
-	double		q;				/* sum w_i d_i^2 / sum w_i (kept terms) */
-	double		rnd;			/* rounding allowance of P, either code */
-	int32_t		n_drop;			/* skipped groups and blocks */
-	int32_t		n_kept;			/* blocks summed */
-	double		dsum;			/* sum of the skipped groups' far ends */
-	double		drop;			/* bound on the skipped weight / the kept */
-	bool		p_ok;			/* p holds P(x) */
-} Pass;
 
 /*
  * Squared distances of group g's blocks into acc, four blocks at a time:
@@ -479,13 +454,14 @@ group_head(SvcScorer *s, const double *x, int32_t g, Sums *u, v8 *acc, v8 *e,
 }
 
 /*
- * Group g's blocks, for pass: their distances and exponents, then the
- * kernel values of those that can matter, kept for pass_step.  A block is
- * dropped when its largest possible terms, sum |alpha_i| max(1, gamma_i)
- * exp(its largest exponent), are at most 2^-50 of the largest single term
- * |alpha_k| min(1, gamma_k) exp(e_k) seen so far (which is in a kept
- * block, unless the exponents are so large, past 2^58, that the cut rounds
- * to the term's own: then every kernel value is 0 anyway).
+ * Group g's blocks, for svc_scorer_pass: their distances and exponents,
+ * then the kernel values of those that can matter, kept for pass_step
+ * (score_trajectory.c).  A block is dropped when its largest possible
+ * terms, sum |alpha_i| max(1, gamma_i) exp(its largest exponent), are at
+ * most 2^-50 of the largest single term |alpha_k| min(1, gamma_k) exp(e_k)
+ * seen so far (which is in a kept block, unless the exponents are so
+ * large, past 2^58, that the cut rounds to the term's own: then every
+ * kernel value is 0 anyway).
  */
 static inline void
 take_group(SvcScorer *s, const double *x, int32_t g, Sums *u)
@@ -555,7 +531,7 @@ take_group(SvcScorer *s, const double *x, int32_t g, Sums *u)
 }
 
 /*
- * Group g's blocks, for pass_sum (f alone): every block is summed and
+ * Group g's blocks, for svc_scorer_pass_sum (f alone): every block is summed and
  * nothing is kept.  Deciding block by block, as take_group does to spare
  * pass_step the blocks that do not matter, costs more in branches and
  * horizontal maxima than the exps of the blocks it would drop (1M x 8
@@ -607,17 +583,17 @@ sum_group(SvcScorer *s, const double *x, int32_t g, Sums *u)
 
 /*
  * The kernel sum at x: with record, block by block with what pass_step
- * needs to give the fixed-point step P(x) (pass); without, every block of
- * the groups taken and nothing kept (pass_sum, f alone).  The group whose
- * ball may hold the largest term goes first and sets the cut; a group
- * whose ball keeps every term below the cut is skipped, distances and
- * all; the other groups' blocks are summed or dropped as take_group says,
- * or all summed (sum_group).  Kernel values are taken from the first
- * group's largest exponent, the shift (exp(e_i - shift) <= e^RESHIFT), and
- * scaled back at the end.
+ * needs to give the fixed-point step P(x) (svc_scorer_pass); without,
+ * every block of the groups taken and nothing kept (svc_scorer_pass_sum,
+ * f alone).  The group whose ball may hold the largest term goes first
+ * and sets the cut; a group whose ball keeps every term below the cut is
+ * skipped, distances and all; the other groups' blocks are summed or
+ * dropped as take_group says, or all summed (sum_group).  Kernel values
+ * are taken from the first group's largest exponent, the shift
+ * (exp(e_i - shift) <= e^RESHIFT), and scaled back at the end.
  */
 static inline void
-pass_any(SvcScorer *s, const double *x, Pass *out, bool record)
+pass_any(SvcScorer *s, const double *x, SvcScorePass *out, bool record)
 {
 	int32_t		d = s->dims,
 				nb = s->n_blk,
@@ -716,8 +692,8 @@ pass_any(SvcScorer *s, const double *x, Pass *out, bool record)
 	out->dsum = u.dsum;
 }
 
-static __attribute__((noinline)) void
-pass(SvcScorer *s, const double *x, Pass *out)
+__attribute__((noinline)) void
+svc_scorer_pass(SvcScorer *s, const double *x, SvcScorePass *out)
 {
 	pass_any(s, x, out, true);
 }
@@ -726,135 +702,13 @@ pass(SvcScorer *s, const double *x, Pass *out)
  * Not inlined: svc_decision's f and svc_predict's (and svc_assign's) come
  * from here, and one body computes them the same way to the bit.
  */
-static __attribute__((noinline)) void
-pass_sum(SvcScorer *s, const double *x, Pass *out)
+__attribute__((noinline)) void
+svc_scorer_pass_sum(SvcScorer *s, const double *x, SvcScorePass *out)
 {
 	pass_any(s, x, out, false);
 }
 
-/*
- * How far rounding can move one fixed-point step, in this code or in
- * kernel.c's (a weighted mean of n_sv rows), for points whose largest
- * coordinate is xmax: far above either's actual error.
- */
-static double
-step_rounding(const SvcScorer *s, double xmax)
-{
-	return 8.0 * (s->m->n_sv + 64.0) * U * (s->coord_max + xmax + 1.0) * sqrt((double) s->dims);
-}
-
-/*
- * The fixed-point step P(x) into s->p, from the kernel values the last
- * pass() at this same x left behind, with its error bound.
- */
-static void
-pass_step(SvcScorer *s, const double *x, Pass *out)
-{
-	int32_t		d = s->dims,
-				nb = s->n_blk,
-				n_kept = out->n_kept,
-				n_drop = out->n_drop;
-	double		dsum = out->dsum,
-				xmax = 0.0;
-	v8			vw = {0},
-				vwq = {0};
-
-	for (int32_t j = 0; j < d; j++)
-	{
-		v8			zero = {0};
-
-		store8p(s->pacc + (size_t) j * BLK, &zero);
-		xmax = fmax(xmax, fabs(x[j]));
-	}
-	/* the farthest vector of each block skipped on its own */
-	for (int32_t b = 0; b < nb; b++)
-		if (s->bmax[b] == DBL_MAX)
-		{
-			v8			dd = load8(s->d2 + (size_t) b * BLK);
-
-			dsum += sqrt(hmax8p(&dd));
-		}
-	for (int32_t i = 0; i < n_kept; i++)
-	{
-		int32_t		b = s->kept[i];
-		const double *blk = s->st + (size_t) b * BLK * d;
-		v8			wk = load8(s->alpha + (size_t) b * BLK) *
-			load8(s->width + (size_t) b * BLK) * load8(s->kx + (size_t) i * BLK);
-
-		vw += wk;
-		vwq += wk * load8(s->d2 + (size_t) b * BLK);
-		for (int32_t j = 0; j < d; j++)
-		{
-			v8			acc = load8(s->pacc + (size_t) j * BLK) + wk * load8(blk + (size_t) j * BLK);
-
-			store8p(s->pacc + (size_t) j * BLK, &acc);
-		}
-	}
-	{
-		double		w = hsum8p(&vw);
-		double		inv,
-					step = 0.0;
-
-		if (!(w >= DBL_MIN))
-			return;
-		inv = 1.0 / w;
-		for (int32_t j = 0; j < d; j++)
-		{
-			v8			acc = load8(s->pacc + (size_t) j * BLK);
-
-			s->p[j] = hsum8p(&acc) * inv;
-			step += (s->p[j] - x[j]) * (s->p[j] - x[j]);
-		}
-		out->q = hsum8p(&vwq) * inv;
-		/* rounding of a weighted mean of n_sv rows, in either code */
-		out->rnd = step_rounding(s, xmax);
-		/*
-		 * dropped terms: sum w_i d_i over them is at most 2^-50 w times
-		 * their blocks' largest distances, and they move the mean by at
-		 * most their weight share times ||p - x||
-		 */
-		out->p_err = ldexp(dsum + n_drop * sqrt(step), -50) + out->rnd;
-		out->drop = ldexp((double) n_drop, -50);
-		out->p_ok = true;
-	}
-}
-
 /* ---------- decision ---------- */
-
-/*
- * Rows with a coordinate past 2^332 (about 1e100), infinite or NaN take
- * the full computation, so no square here overflows.  Tested on the bits:
- * this file is built with -ffast-math, which may drop isfinite().
- */
-static bool
-row_in_range(const SvcScorer *s, const double *x)
-{
-	if (s->n_blk == 0)
-		return false;
-	for (int32_t j = 0; j < s->dims; j++)
-	{
-		uint64_t	bits;
-
-		memcpy(&bits, &x[j], sizeof(bits));
-		if (((bits >> 52) & 0x7ff) > 1023 + 332)
-			return false;
-	}
-	return true;
-}
-
-/* f from a pass, or from the full sum where the bound allows either sign. */
-static double
-decide(SvcScorer *s, const double *x, const Pass *ps)
-{
-	double		f = ps->lam - s->m->offset;
-
-	if (fabs(f) <= ps->lam_err)
-	{
-		s->n_full_sum++;
-		return svc_model_decision_scaled(s->m, x);
-	}
-	return f;
-}
 
 double
 svc_scorer_decision(SvcScorer *s, const double *xs)
@@ -867,14 +721,14 @@ svc_scorer_decision(SvcScorer *s, const double *xs)
 double
 svc_scorer_decision_bound(SvcScorer *s, const double *xs, double *bound)
 {
-	Pass		ps;
+	SvcScorePass		ps;
 	double		f;
 
 	*bound = 0.0;
-	if (!row_in_range(s, xs))
+	if (!svc_scorer_row_in_range(s, xs))
 		return svc_model_decision_scaled(s->m, xs);
-	pass_sum(s, xs, &ps);
-	f = decide(s, xs, &ps);
+	svc_scorer_pass_sum(s, xs, &ps);
+	f = svc_scorer_decide(s, xs, &ps);
 	if (f == ps.lam - s->m->offset)
 		*bound = ps.lam_err;
 	return f;
@@ -883,498 +737,14 @@ svc_scorer_decision_bound(SvcScorer *s, const double *xs, double *bound)
 double
 svc_scorer_sum_bound(SvcScorer *s, const double *xs, double *bound)
 {
-	Pass		ps;
+	SvcScorePass		ps;
 
-	if (!row_in_range(s, xs))
+	if (!svc_scorer_row_in_range(s, xs))
 	{
 		*bound = HUGE_VAL;
 		return 0.0;
 	}
-	pass_sum(s, xs, &ps);
+	svc_scorer_pass_sum(s, xs, &ps);
 	*bound = ps.lam_err;
 	return ps.lam;
-}
-
-/* ---------- prediction ---------- */
-
-/*
- * dist[i] = ||x - eq_i|| for the n_eq rows of eq; returns the least.  In
- * one call and one vector loop: a row's trajectory asks for them at every
- * step, and with many equilibria (162 on flame) a call and a scalar sqrt
- * for each were half of the prediction's time.
- */
-static double
-eq_dists(const double *eq, int32_t n_eq, int32_t d, const double *x, double *dist)
-{
-	double		least = DBL_MAX;
-
-	svc_sqdist_many(eq, NULL, n_eq, d, x, dist);
-	for (int32_t i = 0; i < n_eq; i++)
-	{
-		dist[i] = sqrt(dist[i]);
-		least = dist[i] < least ? dist[i] : least;
-	}
-	return least;
-}
-
-/*
- * The model's equilibria by column in s->eqc, for eq_dists_model (false:
- * no memory).  Copied at the first prediction, so that the memory is the
- * caller's, as eqd's.
- */
-static bool
-eqc_ready(SvcScorer *s)
-{
-	SvcError	err;
-
-	if (s->eqc != NULL || s->m->n_eq < 8)
-		return true;			/* eq_dists_model reads rows below 8 */
-	s->eqc = svc_alloc(s->env, sizeof(double) * (size_t) s->m->n_eq * (size_t) s->dims, &err);
-	if (s->eqc == NULL)
-		return false;
-	svc_rows_to_cols(s->m->eq, s->m->n_eq, s->dims, s->eqc);
-	return true;
-}
-
-/*
- * eq_dists for the model's own equilibria, from their columns: a vector
- * loop over the equilibria for each coordinate, where the rows' loop is
- * over the few coordinates of each (flame, 2-D with 162 equilibria:
- * 11.4 -> 8.7 us a row, the row loop in one call; 13.5 before).
- */
-static double
-eq_dists_model(const SvcScorer *s, const double *x, double *restrict dist)
-{
-	int32_t		n = s->m->n_eq;
-	double		least = DBL_MAX;
-
-	/* fewer than a vector's worth: by rows (8-D, 5 equilibria: 10 ns less) */
-	if (n < 8)
-		return eq_dists(s->m->eq, n, s->dims, x, dist);
-	for (int32_t i = 0; i < n; i++)
-		dist[i] = 0.0;
-	for (int32_t j = 0; j < s->dims; j++)
-	{
-		const double *restrict col = s->eqc + (size_t) j * n;
-		double		xj = x[j];
-
-		for (int32_t i = 0; i < n; i++)
-		{
-			double		t = col[i] - xj;
-
-			dist[i] += t * t;
-		}
-	}
-	for (int32_t i = 0; i < n; i++)
-	{
-		dist[i] = sqrt(dist[i]);
-		least = dist[i] < least ? dist[i] : least;
-	}
-	return least;
-}
-
-/* Room for n distances to equilibria in s->eqd (false: no memory). */
-static bool
-eqd_reserve(SvcScorer *s, int32_t n)
-{
-	if (n > s->eqd_cap)
-	{
-		SvcError	err;
-		int32_t		cap = n > 2 * s->eqd_cap ? n : 2 * s->eqd_cap;
-		double	   *grown = svc_alloc(s->env, sizeof(double) * (size_t) cap, &err);
-
-		if (!grown)
-			return false;
-		svc_free(s->env, s->eqd);
-		s->eqd = grown;
-		s->eqd_cap = cap;
-	}
-	return true;
-}
-
-/*
- * The cluster settled by the equilibria within reach of a point known to
- * within eps: if every equilibrium at most lim away has one cluster, that
- * one, else 0.
- */
-static int32_t
-one_cluster_within(const SvcModel *m, const double *dist, double lim)
-{
-	int32_t		c = 0;
-
-	for (int32_t i = 0; i < m->n_eq; i++)
-		if (dist[i] <= lim)
-		{
-			if (c == 0)
-				c = m->eq_cluster[i];
-			else if (c != m->eq_cluster[i])
-				return 0;
-		}
-	return c;
-}
-
-int32_t
-svc_scorer_predict(SvcScorer *s, const double *xs, double *decision)
-{
-	const SvcModel *m = s->m;
-	int32_t		d = s->dims;
-	double		eps = 0.0;		/* ||x - the full trajectory's point|| */
-	double		slack;
-	double		lip_lam;		/* Lipschitz constant of lambda */
-	double		drift = 0.0;	/* how far rounding can lower lambda */
-	double		rfar;			/* x0's distance to the farthest sv, bound */
-	double	   *dist;
-	bool		decided = false,
-				sum_only;
-	Pass		ps;
-
-	s->n_rows++;
-	if (!s->certified && s->env &&
-		(double) s->n_rows * CERTIFY_TERMS_PER_ROW >=
-		(double) m->n_eq * m->n_sv * BASIN_GRID)
-	{
-		SvcError	err;
-
-		/* once: without certificates rows only stop at snaps */
-		s->certified = true;
-		(void) svc_scorer_certify(s->env, s, &err);
-	}
-	if (m->n_eq <= 0 || !row_in_range(s, xs) || !s->positive ||
-		!eqd_reserve(s, m->n_eq) || !eqc_ready(s))
-		goto full;
-
-	dist = s->eqd;
-	lip_lam = sqrt(2.0 * s->gmax / M_E) * s->abs_alpha;
-	memcpy(s->x, xs, sizeof(double) * (size_t) d);
-	{
-		double		xn = 0.0;
-
-		for (int32_t j = 0; j < d; j++)
-			xn = fmax(xn, fabs(xs[j]));
-		/* every sv, and every later point (a mean of them), is within
-		 * sqrt(d) coord_max of 0 */
-		rfar = sqrt((double) d) * (fmax(xn, s->coord_max) + s->coord_max);
-		/* rounding can lower lambda this much over 300 steps */
-		drift = 300.0 * lip_lam * step_rounding(s, fmax(xn, s->coord_max));
-	}
-
-	for (int32_t k = 0; k <= MAX_FAST_STEPS; k++)
-	{
-		double		dn,
-					step,
-					lip,
-					next_eps;
-		int32_t		c;
-
-		/*
-		 * The first point's sum by pass_sum where f is asked for (its
-		 * value is svc_decision's) or where most rows settle there (it is
-		 * the cheaper); a row that steps from it takes a pass there too.
-		 */
-		sum_only = k == 0 && (decision || s->n_first * 8 >= s->n_rows * 7);
-		if (sum_only)
-			pass_sum(s, s->x, &ps);
-		else
-			pass(s, s->x, &ps);
-		if (k == 0)
-		{
-			if (decision)
-				*decision = decide(s, xs, &ps);
-			decided = true;
-		}
-		slack = 1e-9 * (1.0 + rfar);
-
-		dn = eq_dists_model(s, s->x, dist);
-
-		/* a basin certificate */
-		if (s->basin)
-		{
-			double		lam_lo = ps.lam - ps.lam_err - lip_lam * eps - drift;
-
-			for (int32_t i = 0; i < m->n_eq; i++)
-				if (s->basin[i].radius > 0.0 &&
-					dist[i] + eps + slack < s->basin[i].radius &&
-					lam_lo > s->basin[i].level)
-				{
-					s->n_first += k == 0;
-					return m->eq_cluster[i];
-				}
-		}
-
-		/* the snap of svc_traj_run: within merge of an equilibrium */
-		if (dn + eps + slack <= s->tol.merge)
-		{
-			c = one_cluster_within(m, dist, dn + 2.0 * eps + slack);
-			s->n_first += k == 0 && c > 0;
-			if (c > 0)
-				return c;
-			break;
-		}
-		if (dn - eps - slack <= s->tol.merge)
-			break;				/* too close to tell */
-		if (k == MAX_FAST_STEPS)
-			break;
-		if (sum_only)
-			pass(s, s->x, &ps);
-		pass_step(s, s->x, &ps);
-		if (!ps.p_ok)
-			break;
-
-		/* the step: its length, and how far the next point may be off */
-		step = sqrt(svc_sqdist(s->x, s->p, d));
-		if (eps * s->gmax * (rfar + 1.0) > 0.005)
-			break;
-		lip = 2.0 * s->gmax * (exp(0.04) * (sqrt(ps.q) + eps) * (sqrt(ps.q) + eps) +
-							   1.05 * ps.drop * (rfar + 1.0) * (rfar + 1.0));
-		next_eps = lip * eps + ps.p_err;
-		if (step - eps - next_eps - slack <= s->tol.stop)
-		{
-			/* the trajectory may end at the next point */
-			if (step + eps + next_eps + slack <= s->tol.stop)
-			{
-				/* it does: the nearest equilibrium to p */
-				double		dp = eq_dists_model(s, s->p, dist);
-
-				c = one_cluster_within(m, dist, dp + 2.0 * next_eps + slack);
-				if (c > 0)
-					return c;
-			}
-			break;
-		}
-		memcpy(s->x, s->p, sizeof(double) * (size_t) d);
-		eps = next_eps;
-	}
-
-full:
-	s->n_fallback++;
-	if (decision && !decided)
-		*decision = svc_scorer_decision(s, xs);
-	return svc_label_predict(m, xs, &s->full, NULL);
-}
-
-/* ---------- basin certificates ---------- */
-
-SvcStatus
-svc_scorer_certify(const SvcEnv *env, SvcScorer *s, SvcError *err)
-{
-	const SvcModel *m = s->m;
-	int32_t		d = m->dims,
-				n = m->n_sv,
-				M = m->n_eq;
-	double	   *dsv;
-	SvcBasin   *b;
-
-	svc_free(env, s->basin);
-	s->basin = NULL;
-	s->certified = true;
-	if (!s->positive || M <= 0 || n <= 0)
-		return SVC_OK;
-	b = svc_alloc0(env, sizeof(SvcBasin) * (size_t) M, err);
-	dsv = svc_alloc(env, sizeof(double) * (size_t) n, err);
-	if (!b || !dsv)
-	{
-		svc_free(env, b);
-		svc_free(env, dsv);
-		return SVC_ERR_NOMEM;
-	}
-	for (int32_t e = 0; e < M; e++)
-	{
-		const double *xe = m->eq + (size_t) e * d;
-		double		other = DBL_MAX,
-					far = 0.0,
-					rmax,
-					lam_e,
-					best_h = DBL_MAX,
-					best_r = 0.0;
-
-		if (e % 16 == 0 && svc_interrupted(env, err))
-		{
-			svc_free(env, b);
-			svc_free(env, dsv);
-			return SVC_ERR_INTERRUPTED;
-		}
-		for (int32_t i = 0; i < M; i++)
-			if (m->eq_cluster[i] != m->eq_cluster[e])
-				other = fmin(other, sqrt(svc_sqdist(xe, m->eq + (size_t) i * d, d)));
-		for (int32_t i = 0; i < n; i++)
-		{
-			dsv[i] = sqrt(svc_sqdist(xe, m->sv + (size_t) i * d, d));
-			far = fmax(far, dsv[i]);
-		}
-		/*
-		 * The ball's end points have their nearest equilibrium within 2r
-		 * of e, and snap to one within r + merge: all of e's cluster.
-		 */
-		if (other < DBL_MAX)
-			rmax = fmin(other / 2.0, other - s->tol.merge) * (1.0 - 1e-9);
-		else
-			rmax = far + 8.0 / sqrt(2.0 * s->gmax) + 8.0 * sqrt(1.0 / s->gmax);
-		if (!(rmax > s->tol.merge))
-			continue;
-		lam_e = svc_kernel_sum(m->sv, m->alpha, m->sv_gamma, n, d, m->gamma, xe);
-		for (int32_t g = 1; g <= BASIN_GRID; g++)
-		{
-			double		r = rmax * g / BASIN_GRID;
-			double		h = 0.0;
-
-			if (r <= s->tol.merge)
-				continue;
-			/* on the sphere ||x - s_i|| >= |r - d_i| */
-			for (int32_t i = 0; i < n; i++)
-			{
-				double		t = r - dsv[i];
-				double		gi = m->sv_gamma ? m->sv_gamma[i] : m->gamma;
-
-				h += m->alpha[i] * exp(-gi * t * t);
-			}
-			if (h <= best_h)
-			{
-				best_h = h;
-				best_r = r;
-			}
-		}
-		/* rounding of the bound (and of kernel.c's exp) */
-		best_h = best_h * (1.0 + 1e-9) + s->abs_alpha * 1e-300;
-		if (best_r > 0.0 && best_h < lam_e)
-		{
-			b[e].radius = best_r;
-			b[e].level = best_h;
-		}
-	}
-	svc_free(env, dsv);
-	s->basin = b;
-	return SVC_OK;
-}
-
-/* ---------- labelling trajectories ---------- */
-
-/*
- * The one equilibrium within lim of a point (dist: its distances to eq),
- * or -1 when none or several are.
- */
-static int32_t
-one_eq_within(const double *dist, int32_t n_eq, double lim)
-{
-	int32_t		found = -1;
-
-	for (int32_t i = 0; i < n_eq; i++)
-		if (dist[i] <= lim)
-		{
-			if (found >= 0)
-				return -1;
-			found = i;
-		}
-	return found;
-}
-
-/* Distances from x to eq[n_eq] into s->eqd (grown as needed); the least. */
-static bool
-eq_distances(SvcScorer *s, const double *eq, int32_t n_eq, const double *x,
-			 double *least)
-{
-	if (!eqd_reserve(s, n_eq))
-		return false;
-	*least = eq_dists(eq, n_eq, s->dims, x, s->eqd);
-	return true;
-}
-
-void
-svc_scorer_traj_run(SvcScorer *s, const double *eq, int32_t n_eq,
-					const double *x0, SvcLabelWork *w, const SvcTrajTol *tt,
-					SvcTrajEnd *out)
-{
-	const SvcModel *m = s->m;
-	int32_t		d = s->dims;
-	double		eps = 0.0,
-				rfar,
-				slack,
-				dn;
-	bool		ok;
-	Pass		ps;
-
-	if (n_eq <= 0 || !s->positive || !row_in_range(s, x0))
-		goto full;
-
-	/*
-	 * The first step as svc_traj_run takes it, to the bit: lambda0 and
-	 * the first snap are then its own, and the tracked part starts from
-	 * an exact point.
-	 */
-	memcpy(w->x, x0, sizeof(double) * (size_t) d);
-	out->lambda0 = svc_label_step(m, w, &ok);
-	{
-		/* svc_traj_run's own test: the least squared distance, lowest index */
-		int32_t		best = -1;
-		double		bd = DBL_MAX;
-
-		for (int32_t i = 0; i < n_eq; i++)
-		{
-			double		t = svc_sqdist(eq + (size_t) i * d, x0, d);
-
-			if (t < bd)
-			{
-				bd = t;
-				best = i;
-			}
-		}
-		if (best >= 0 && sqrt(bd) <= tt->merge)
-		{
-			out->near = best;
-			out->snapped = true;
-			return;
-		}
-	}
-	if (!ok || !(sqrt(svc_sqdist(x0, w->next, d)) > tt->stop))
-		goto full;
-	memcpy(s->x, w->next, sizeof(double) * (size_t) d);
-	{
-		double		xn = 0.0;
-
-		for (int32_t j = 0; j < d; j++)
-			xn = fmax(xn, fabs(x0[j]));
-		rfar = sqrt((double) d) * (fmax(xn, s->coord_max) + s->coord_max);
-	}
-	slack = 1e-9 * (1.0 + rfar);
-
-	for (int k = 1; k <= MAX_LABEL_STEPS; k++)
-	{
-		double		step,
-					lip,
-					next_eps;
-		int32_t		e;
-
-		if (!eq_distances(s, eq, n_eq, s->x, &dn))
-			break;
-		if (dn + eps + slack <= tt->merge)
-		{
-			/* it snaps here, to the nearest equilibrium of the exact point */
-			e = one_eq_within(s->eqd, n_eq, dn + 2.0 * eps + slack);
-			if (e >= 0)
-			{
-				out->near = e;
-				out->snapped = true;
-				return;
-			}
-			break;
-		}
-		if (dn - eps - slack <= tt->merge || k == MAX_LABEL_STEPS)
-			break;
-		pass(s, s->x, &ps);
-		pass_step(s, s->x, &ps);
-		if (!ps.p_ok || eps * s->gmax * (rfar + 1.0) > 0.005)
-			break;
-		step = sqrt(svc_sqdist(s->x, s->p, d));
-		lip = 2.0 * s->gmax * (exp(0.04) * (sqrt(ps.q) + eps) * (sqrt(ps.q) + eps) +
-							   1.05 * ps.drop * (rfar + 1.0) * (rfar + 1.0));
-		next_eps = lip * eps + ps.p_err;
-		/* an end short of a snap makes a new equilibrium: the full run's */
-		if (step - eps - next_eps - slack <= tt->stop)
-			break;
-		memcpy(s->x, s->p, sizeof(double) * (size_t) d);
-		eps = next_eps;
-	}
-
-full:
-	s->n_fallback++;
-	svc_traj_run(m, eq, n_eq, x0, w, tt, out);
 }

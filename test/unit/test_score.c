@@ -1,6 +1,7 @@
 /*
- * test_score.c - unit tests of the scorer (score.c): its kernel sums
- * against the full sum, its clusters against the full trajectory's
+ * test_score.c - unit tests of the scorer (score.c, score_trajectory.c):
+ * its kernel sums against the full sum, its clusters against the full
+ * trajectory's
  */
 #include "unit.h"
 #include "unit_data.h"

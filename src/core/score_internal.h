@@ -1,0 +1,82 @@
+/*
+ * score_internal.h - what the scorer's two files share: score.c (the
+ * blocks and groups, one pass of pruned kernel sums, the decision) and
+ * score_trajectory.c (the fixed-point step, prediction, the basin
+ * certificates and the labelling trajectories)
+ *
+ * Both files are built with the kernel's flags (the Makefile), and the
+ * functions here are inline in each, as when they were one file.
+ */
+#ifndef SVC_SCORE_INTERNAL_H
+#define SVC_SCORE_INTERNAL_H
+
+#include "score.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#define BLK		SVC_SCORE_BLOCK
+_Static_assert(SVC_SCORE_BLOCK == 8, "a block is one v8 (vec8.h)");
+#define U			DBL_EPSILON
+
+/* What one pass over the support vectors at x gives. */
+typedef struct SvcScorePass
+{
+	double		lam;			/* sum alpha_i K_i */
+	double		lam_err;		/* bound on |lam - the real sum| */
+	double		abs;			/* sum |alpha_i| K_i (kept terms) */
+	double		p_err;			/* bound on ||p - P(x)|| */
+	double		q;				/* sum w_i d_i^2 / sum w_i (kept terms) */
+	double		rnd;			/* rounding allowance of P, either code */
+	int32_t		n_drop;			/* skipped groups and blocks */
+	int32_t		n_kept;			/* blocks summed */
+	double		dsum;			/* sum of the skipped groups' far ends */
+	double		drop;			/* bound on the skipped weight / the kept */
+	bool		p_ok;			/* p holds P(x) */
+} SvcScorePass;
+
+/*
+ * The kernel sum at x, with what pass_step (score_trajectory.c)
+ * needs for the fixed-point step P(x) (svc_scorer_pass), or f alone
+ * (svc_scorer_pass_sum); see score.c.
+ */
+void		svc_scorer_pass(SvcScorer *s, const double *x, SvcScorePass *out);
+void		svc_scorer_pass_sum(SvcScorer *s, const double *x, SvcScorePass *out);
+
+/*
+ * Rows with a coordinate past 2^332 (about 1e100), infinite or NaN take
+ * the full computation, so no square here overflows.  Tested on the bits:
+ * both files are built with -ffast-math, which may drop isfinite().
+ */
+static inline bool
+svc_scorer_row_in_range(const SvcScorer *s, const double *x)
+{
+	if (s->n_blk == 0)
+		return false;
+	for (int32_t j = 0; j < s->dims; j++)
+	{
+		uint64_t	bits;
+
+		memcpy(&bits, &x[j], sizeof(bits));
+		if (((bits >> 52) & 0x7ff) > 1023 + 332)
+			return false;
+	}
+	return true;
+}
+
+/* f from a pass, or from the full sum where the bound allows either sign. */
+static inline double
+svc_scorer_decide(SvcScorer *s, const double *x, const SvcScorePass *ps)
+{
+	double		f = ps->lam - s->m->offset;
+
+	if (fabs(f) <= ps->lam_err)
+	{
+		s->n_full_sum++;
+		return svc_model_decision_scaled(s->m, x);
+	}
+	return f;
+}
+
+#endif							/* SVC_SCORE_INTERNAL_H */
