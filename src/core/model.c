@@ -1,7 +1,6 @@
 /* model.c - the model in memory: allocation, freeing, scaling and the decision function */
 #include "model.h"
 #include "kernel.h"
-#include "model_codec.h"
 
 SvcStatus
 svc_model_alloc(const SvcEnv *env, SvcModel *m, int32_t dims, int32_t n_sv,
@@ -100,16 +99,6 @@ svc_model_scale_row(const SvcModel *m, const double *x, double *out)
 {
 	for (int32_t j = 0; j < m->dims; j++)
 		out[j] = (x[j] - m->shift[j]) * m->mul[j];
-}
-
-int
-svc_model_format_version(const SvcModel *m)
-{
-	if (svc_model_has_sections(m))
-		return SVC_MODEL_FORMAT_SECTIONS;
-	if (m->solver == SVC_SOLVER_SMO || m->solver == SVC_SOLVER_INCREMENTAL)
-		return SVC_MODEL_FORMAT_SOLVER_STATS;
-	return m->sv_gamma ? SVC_MODEL_FORMAT_VERSION : SVC_MODEL_FORMAT_ONE_WIDTH;
 }
 
 double

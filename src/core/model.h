@@ -157,10 +157,6 @@ SvcStatus	svc_model_corrupt(SvcError *err, const char *what);
 /* Scale one input row into out (dims values). */
 void		svc_model_scale_row(const SvcModel *m, const double *x, double *out);
 
-/* The model's format version: 4 for solver smo, else 3 with a width per
- * support vector, else 2. */
-int			svc_model_format_version(const SvcModel *m);
-
 /* f(x) for a row already scaled. */
 double		svc_model_decision_scaled(const SvcModel *m, const double *xs);
 

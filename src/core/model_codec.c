@@ -450,6 +450,16 @@ svc_model_has_sections(const SvcModel *m)
 	return false;
 }
 
+int
+svc_model_format_version(const SvcModel *m)
+{
+	if (svc_model_has_sections(m))
+		return SVC_MODEL_FORMAT_SECTIONS;
+	if (m->solver == SVC_SOLVER_SMO || m->solver == SVC_SOLVER_INCREMENTAL)
+		return SVC_MODEL_FORMAT_SOLVER_STATS;
+	return m->sv_gamma ? SVC_MODEL_FORMAT_VERSION : SVC_MODEL_FORMAT_ONE_WIDTH;
+}
+
 static SvcStatus
 decode_sections(const SvcEnv *env, SvcReader *r, SvcModel *m, SvcError *err)
 {

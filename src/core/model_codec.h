@@ -8,6 +8,10 @@
 /* Whether m has a section of format 5 (and is written as version 5). */
 bool		svc_model_has_sections(const SvcModel *m);
 
+/* The model's format version: 5 with a section, 4 for the solvers smo and
+ * incremental, else 3 with a width per support vector, else 2. */
+int			svc_model_format_version(const SvcModel *m);
+
 /* Size of the encoded model in bytes; 0 if it is beyond the format's limits. */
 size_t		svc_model_encoded_size(const SvcModel *m);
 
