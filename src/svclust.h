@@ -48,6 +48,12 @@ const double *svc_check_features(ArrayType *arr, int expected_dims, int *dims,
 								 const char *what);
 
 /*
+ * Refuse a training row that scale "none" cannot take (beyond
+ * SVC_MAX_FEATURE_ABS), as svc_train does.
+ */
+void		svc_check_train_row(const SvcOptions *opt, const double *values, int dims);
+
+/*
  * Room for a one-dimensional array stored with a one-byte header (127
  * bytes at most: up to 13 float8s), aligned as ArrayType wants.
  */
@@ -105,6 +111,31 @@ char	   *svc_varlena_to_hex(const bytea *value);
 bytea	   *svc_varlena_recv(StringInfo buf);
 bytea	   *svc_varlena_send(const bytea *value);
 
+/* ---------- query.c: the user's queries ---------- */
+
+/*
+ * Prepare a user's query and open a read-only cursor on it, after
+ * SPI_connect.  Anything but one SELECT (several statements, INSERT ...
+ * RETURNING, a data-modifying WITH, FOR UPDATE) is an error naming fname
+ * and the columns the query must return (shape).
+ */
+Portal		svc_open_query(const char *sql, const char *fname, const char *shape);
+
+/*
+ * Check column attno (1-based, at most 3) of a user's query, looking
+ * through domains.  svc_query_int_column wants smallint, integer or bigint
+ * and returns that base type; what and hint fill its message ("an integer
+ * id", ...).  svc_query_feature_column wants an array svc_is_feature_elem
+ * accepts (svc_to_float8_array converts it row by row).  fname names the
+ * calling function.
+ */
+Oid			svc_query_int_column(TupleDesc desc, int attno, const char *fname,
+								 const char *what, const char *hint);
+void		svc_query_feature_column(TupleDesc desc, int attno, const char *fname);
+
+/* A datum of the base type svc_query_int_column returned, as int64. */
+int64		svc_int_datum(Datum d, Oid type);
+
 /*
  * Feature arrays a query may return: double precision, real, numeric,
  * bigint, integer or smallint elements; svc_to_float8_array converts the
@@ -112,6 +143,8 @@ bytea	   *svc_varlena_send(const bytea *value);
  */
 bool		svc_is_feature_elem(Oid elem);
 ArrayType  *svc_to_float8_array(ArrayType *arr);
+
+/* ---------- model_cache.c: models in and out ---------- */
 
 /*
  * The decoded model of a bytea argument, cached in fn_extra so that a
@@ -129,28 +162,6 @@ typedef struct SvcModelCache
 
 SvcModelCache *svc_get_model(FunctionCallInfo fcinfo, int argno);
 
-/*
- * Prepare a user's query and open a read-only cursor on it, after SPI_connect.
- * Anything but one SELECT (several statements, INSERT ... RETURNING, a
- * data-modifying WITH, FOR UPDATE) is an error naming fname and the columns
- * the query must return (shape).
- */
-Portal		svc_open_query(const char *sql, const char *fname, const char *shape);
-
-/*
- * Check column attno (1-based, at most 3) of a user's query, looking
- * through domains.  svc_query_int_column wants smallint, integer or bigint
- * and returns that base type; what and hint fill its message ("an integer
- * id", ...).  svc_query_feature_column wants an array svc_is_feature_elem
- * accepts (svc_to_float8_array converts it row by row).  fname names the calling function.
- */
-Oid			svc_query_int_column(TupleDesc desc, int attno, const char *fname,
-								 const char *what, const char *hint);
-void		svc_query_feature_column(TupleDesc desc, int attno, const char *fname);
-
-/* A datum of the base type svc_query_int_column returned, as int64. */
-int64		svc_int_datum(Datum d, Oid type);
-
 /* Decode a model into CurrentMemoryContext (no caching). */
 void		svc_decode_model(bytea *raw, SvcModel *model);
 
@@ -162,12 +173,6 @@ void		svc_decode_model(bytea *raw, SvcModel *model);
 bytea	   *svc_model_to_bytea(const SvcModel *model);
 
 /*
- * Parse a jsonb of options over *opt (all keys, or with cut_only the cut
- * keys only); raises the parser's error.
- */
-void		svc_parse_options(Jsonb *options, bool cut_only, SvcOptions *opt);
-
-/*
  * Cut a decoded model's tree again with the cut options of a jsonb (n_clusters,
  * level, cut, merge_ratio, min_cluster_size, min_cluster_share) given over
  * base (the model's options as stored); errors for other keys, for bad
@@ -175,6 +180,14 @@ void		svc_parse_options(Jsonb *options, bool cut_only, SvcOptions *opt);
  * give the model's current cut leave it alone, and so does an error.
  */
 void		svc_cut_model(SvcModel *model, const SvcOptions *base, Jsonb *options);
+
+/* ---------- options_jsonb.c ---------- */
+
+/*
+ * Parse a jsonb of options over *opt (all keys, or with cut_only the cut
+ * keys only); raises the parser's error.
+ */
+void		svc_parse_options(Jsonb *options, bool cut_only, SvcOptions *opt);
 
 /*
  * Progress (progress.c): svclust.progress and svclust.progress_every.
@@ -189,11 +202,5 @@ void		svc_progress_env(SvcEnv *env, const char *fname);
 void		svc_progress_tick(const char *fname, const char *what, int64 done);
 void		svc_progress_notice(const char *fname, const char *fmt,...)
 			pg_attribute_printf(2, 3);
-
-/*
- * Refuse a training row that scale "none" cannot take (beyond
- * SVC_MAX_FEATURE_ABS), as svc_train does.
- */
-void		svc_check_train_row(const SvcOptions *opt, const double *values, int dims);
 
 #endif							/* SVCLUST_H */
