@@ -11,6 +11,15 @@
 #define SVC_LABEL_ROWS 3000
 
 /*
+ * The "auto" gamma: SVC_GAMMA_AUTO_FACTOR / median squared distance
+ * between pairs of rows, estimated on at most a few thousand pairs drawn
+ * with rng, times 2/d above two dimensions.  When the median is zero
+ * (mostly duplicates) the mean of the non-zero distances stands in; 1/d
+ * when every row is equal.
+ */
+double		svc_gamma_auto(const double *x, int64_t n, int32_t d, SvcRng *rng);
+
+/*
  * Train a model from a checked state buffer (see state.h): scale the
  * kept rows, choose gamma, run the solver, label the equilibria.  The
  * model's arrays are allocated from env.  A state with an init model

@@ -1,6 +1,6 @@
 /* solver.c - the table of solvers the fit can run, looked up by id */
 #include "solver.h"
-#include "train.h"
+#include "solver_bsgd.h"
 #include "solver_smo.h"
 #include "solver_aid.h"
 #include "solver_incremental.h"

@@ -1,11 +1,11 @@
 /*
- * select.c - budget maintenance's selection of the nearest slots
+ * bsgd_select.c - budget maintenance's selection of the nearest slots
  *
- * Declared in train.h.  Built at -O3 for the host CPU (the Makefile),
+ * Declared in bsgd_select.h.  Built at -O3 for the host CPU (the Makefile),
  * without fast-math: its comparisons are exact in any build, and the
  * lanes' minima and the sums by column vectorise.
  */
-#include "train.h"
+#include "bsgd_select.h"
 #include "kernel.h"
 #include "vec8.h"
 

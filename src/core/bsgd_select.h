@@ -1,0 +1,31 @@
+/*
+ * bsgd_select.h - budget maintenance's selection of the nearest slots
+ * (bsgd_select.c), for bsgd.c and its unit test
+ */
+#ifndef SVC_BSGD_SELECT_H
+#define SVC_BSGD_SELECT_H
+
+#include "svc_core.h"
+
+/*
+ * Budget maintenance's choice of the k nearest (bsgd_pick): idx[0..k) set
+ * to the slots of the k smallest of dist[0..m) in the order a partial
+ * selection sort of (dist, idx) leaves them, ties included, in about one
+ * pass over dist.  False, with idx untouched, when k is out of 1..m, a
+ * distance is NaN or ties at the k-th distance are too many to replay;
+ * the caller then sorts.
+ */
+bool		svc_select_nearest(const double *dist, int32_t *idx, int32_t m, int32_t k);
+
+/*
+ * The same choice for the list of every slot 0..b-1 but p, from the
+ * slots' vectors by row (rows, as svc_sqdist_many reads them) and by
+ * column (cols, stride apart), computing few of svc_sqdist_many's
+ * distances.  work holds b doubles.  False, with idx untouched, where the
+ * caller must take every distance (k > 8, b < 9, NaN, many ties).
+ */
+bool		svc_select_nearest_cols(const double *rows, const double *cols, size_t stride,
+									int32_t b, int32_t d, int32_t p, const double *x,
+									int32_t k, double *work, int32_t *idx);
+
+#endif							/* SVC_BSGD_SELECT_H */
