@@ -5,7 +5,7 @@
  */
 #include "svclust.h"
 
-#include "cut.h"
+#include "label_cut.h"
 #include "model_codec.h"
 
 #include "utils/memutils.h"

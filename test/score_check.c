@@ -24,7 +24,7 @@
 #include "model.h"
 #include "options.h"
 #include "score.h"
-#include "trajectory.h"
+#include "label_trajectory.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * fit.c - from the aggregate's state to a trained, labelled model
  */
 #include "fit.h"
-#include "complete_graph.h"
+#include "label_complete_graph.h"
 #include "label.h"
 #include "state.h"
 #include "solver.h"

@@ -15,11 +15,11 @@
  * alphas are positive.
  */
 #include "label.h"
-#include "algorithm3.h"
-#include "complete_graph.h"
-#include "cut.h"
+#include "label_algorithm3.h"
+#include "label_complete_graph.h"
+#include "label_cut.h"
 #include "kernel.h"
-#include "saddle.h"
+#include "label_saddle.h"
 #include "score.h"
 
 #include <math.h>

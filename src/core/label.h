@@ -3,21 +3,22 @@
  *
  * Training runs every kept row to its equilibrium (a fixed point of the
  * weighted mean shift P(x)), merges equilibria closer than a tolerance,
- * and labels them: by default through a saddle tree (saddle.h) cut by the
- * model's cut rule (cut.h); with labeling = paper, as Algorithm 3 of the
- * budgeted SVC paper (algorithm3.h); with labeling = complete-graph, by
- * Ben-Hur's graph over the rows, each equilibrium taking the cluster of
- * most of its rows (complete_graph.h).  The labelled equilibria are stored
- * in the model, so a new row is clustered by running its own trajectory
- * (svc_label_predict, trajectory.h).
+ * and labels them: by default through a saddle tree (label_saddle.h) cut
+ * by the model's cut rule (label_cut.h); with labeling = paper, as
+ * Algorithm 3 of the budgeted SVC paper (label_algorithm3.h); with
+ * labeling = complete-graph, by Ben-Hur's graph over the rows, each
+ * equilibrium taking the cluster of most of its rows
+ * (label_complete_graph.h).  The labelled equilibria are stored in the
+ * model, so a new row is clustered by running its own trajectory
+ * (svc_label_predict, label_trajectory.h).
  */
 #ifndef SVC_LABEL_H
 #define SVC_LABEL_H
 
 #include "svc_core.h"
 #include "model.h"
-#include "trajectory.h"
-#include "algorithm3.h"
+#include "label_trajectory.h"
+#include "label_algorithm3.h"
 
 /*
  * Label the model from n training rows xs (scaled, row-major): fills

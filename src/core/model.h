@@ -74,7 +74,7 @@ typedef struct SvcModel
 	/*
 	 * The saddle tree (tree labelling; none with the paper's): n_eq - 1
 	 * edges joining equilibria edge_a[i], edge_b[i] through a pass at
-	 * height edge_f[i] (in f), by decreasing height.  Its cut (cut.h)
+	 * height edge_f[i] (in f), by decreasing height.  Its cut (label_cut.h)
 	 * gives eq_cluster, n_clusters and cluster_size.
 	 */
 	int32_t		n_edges;

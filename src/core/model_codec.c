@@ -25,7 +25,7 @@
  */
 #include "model_codec.h"
 #include "bytes.h"
-#include "cut.h"
+#include "label_cut.h"
 
 #include <math.h>
 #include <string.h>

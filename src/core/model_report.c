@@ -1,6 +1,6 @@
 /* model_report.c - the model's description as a JSON object (svc_model_info) */
 #include "model_report.h"
-#include "cut.h"
+#include "label_cut.h"
 #include "model_codec.h"
 #include "solver.h"
 

@@ -40,7 +40,7 @@ typedef enum SvcLabeling
 	SVC_LABELING_TREE = 1,		/* saddle tree, merge by ratio (default) */
 	SVC_LABELING_PAPER = 2,		/* Algorithm 3: B_eps starts, f >= 0 test */
 	SVC_LABELING_COMPLETE_GRAPH = 3 /* Ben-Hur's: f >= 0 test on every pair
-									 * of rows (complete_graph.h) */
+									 * of rows (label_complete_graph.h) */
 } SvcLabeling;
 
 /* Points tested on each segment by the complete graph: the default. */

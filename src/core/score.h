@@ -23,7 +23,7 @@
 
 #include "svc_core.h"
 #include "model.h"
-#include "trajectory.h"
+#include "label_trajectory.h"
 
 /* Support vectors per block: one AVX-512 vector of doubles. */
 #define SVC_SCORE_BLOCK 8

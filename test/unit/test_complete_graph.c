@@ -6,8 +6,8 @@
  * segment test, the fill of rows outside the domain and the row cap.
  */
 #include "unit.h"
-#include "complete_graph.h"
-#include "cut.h"
+#include "label_complete_graph.h"
+#include "label_cut.h"
 #include "fit.h"
 #include "label.h"
 #include "model_codec.h"

@@ -11,7 +11,7 @@
  * small to stand alone.
  */
 #include "bytes.h"
-#include "cut.h"
+#include "label_cut.h"
 #include "model_codec.h"
 #include "model_report.h"
 #include "options_text.h"
@@ -103,7 +103,7 @@ test_rules(void)
 	expect_cut("{\"level\": 0}", 3, three, three_sizes);
 	/* level f = 0.35 is lambda 0.85: 0-1 goes too; ties in size by lowest eq */
 	expect_cut("{\"level\": 0.35}", 4, four, four_sizes);
-	/* excess of mass (worked in the header of cut.c's terms): {0,1} is
+	/* excess of mass (worked in the header of label_cut.c's terms): {0,1} is
 	 * worth 48 against 12 for its leaves, the root and {0,1,2} less than
 	 * their parts */
 	expect_cut("{\"cut\": \"eom\"}", 3, three, three_sizes);

@@ -7,7 +7,7 @@
 #include "unit_data.h"
 #include "fit.h"
 #include "score.h"
-#include "trajectory.h"
+#include "label_trajectory.h"
 #include "kernel.h"
 
 #include <math.h>

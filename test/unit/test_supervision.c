@@ -10,7 +10,7 @@
 #include "state.h"
 #include "score.h"
 #include "supervision.h"
-#include "trajectory.h"
+#include "label_trajectory.h"
 #include "unit.h"
 #include "unit_data.h"
 

@@ -1,6 +1,6 @@
-/* trajectory.h - a row's climb to its equilibrium, and prediction by it */
-#ifndef SVC_TRAJECTORY_H
-#define SVC_TRAJECTORY_H
+/* label_trajectory.h - a row's climb to its equilibrium, and prediction by it */
+#ifndef SVC_LABEL_TRAJECTORY_H
+#define SVC_LABEL_TRAJECTORY_H
 
 #include "svc_core.h"
 #include "model.h"
@@ -83,4 +83,4 @@ SvcStatus	svc_eqlist_push(const SvcEnv *env, SvcEqList *l, const double *x,
 							double lambda, SvcError *err);
 void		svc_eqlist_free(const SvcEnv *env, SvcEqList *l);
 
-#endif							/* SVC_TRAJECTORY_H */
+#endif							/* SVC_LABEL_TRAJECTORY_H */

@@ -1,10 +1,10 @@
-/* saddle.h - the saddle tree: equilibria joined through their highest passes */
-#ifndef SVC_SADDLE_H
-#define SVC_SADDLE_H
+/* label_saddle.h - the saddle tree: equilibria joined through their highest passes */
+#ifndef SVC_LABEL_SADDLE_H
+#define SVC_LABEL_SADDLE_H
 
 #include "svc_core.h"
 #include "model.h"
-#include "trajectory.h"
+#include "label_trajectory.h"
 
 /* A candidate edge of the saddle tree. */
 typedef struct SvcEdge
@@ -27,4 +27,4 @@ SvcStatus	svc_saddle_tree(const SvcEnv *env, const SvcModel *m,
 							int64_t n_rows, const int32_t *roweq,
 							const double *rowlam, SvcEdge *tree, SvcError *err);
 
-#endif							/* SVC_SADDLE_H */
+#endif							/* SVC_LABEL_SADDLE_H */

@@ -1,8 +1,8 @@
-/* complete_graph.c - Ben-Hur's labelling: rows linked when the segment between them stays in f >= 0 */
-#include "complete_graph.h"
-#include "algorithm3.h"
+/* label_complete_graph.c - Ben-Hur's labelling: rows linked when the segment between them stays in f >= 0 */
+#include "label_complete_graph.h"
+#include "label_algorithm3.h"
 #include "kernel.h"
-#include "trajectory.h"
+#include "label_trajectory.h"
 #include "unionfind.h"
 
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-/* saddle.c - the saddle tree: candidate, connecting and data edges, and their maximum spanning tree */
-#include "saddle.h"
+/* label_saddle.c - the saddle tree: candidate, connecting and data edges, and their maximum spanning tree */
+#include "label_saddle.h"
 #include "kdtree.h"
 #include "kernel.h"
 #include "unionfind.h"

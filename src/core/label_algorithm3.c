@@ -1,5 +1,5 @@
-/* algorithm3.c - Algorithm 3 of the budgeted SVC paper: B_eps, the f >= 0 segment test, components, fill */
-#include "algorithm3.h"
+/* label_algorithm3.c - Algorithm 3 of the budgeted SVC paper: B_eps, the f >= 0 segment test, components, fill */
+#include "label_algorithm3.h"
 #include "kdtree.h"
 #include "kernel.h"
 #include "unionfind.h"

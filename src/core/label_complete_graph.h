@@ -1,6 +1,6 @@
-/* complete_graph.h - Ben-Hur's labelling: rows linked when the segment between them stays in f >= 0 */
-#ifndef SVC_COMPLETE_GRAPH_H
-#define SVC_COMPLETE_GRAPH_H
+/* label_complete_graph.h - Ben-Hur's labelling: rows linked when the segment between them stays in f >= 0 */
+#ifndef SVC_LABEL_COMPLETE_GRAPH_H
+#define SVC_LABEL_COMPLETE_GRAPH_H
 
 #include "svc_core.h"
 #include "model.h"
@@ -41,4 +41,4 @@ SvcStatus	svc_graph_eq_parts(const SvcEnv *env, const int32_t *label,
 							   const int32_t *roweq, int64_t n, int32_t M,
 							   int32_t *part, SvcError *err);
 
-#endif							/* SVC_COMPLETE_GRAPH_H */
+#endif							/* SVC_LABEL_COMPLETE_GRAPH_H */

@@ -1,5 +1,5 @@
 /*
- * cut.h - clusters from the saddle tree of a model
+ * label_cut.h - clusters from the saddle tree of a model
  *
  * The tree's leaves are the equilibria (each with the labelled rows that
  * climb to it and its height, the kernel sum lambda = f + offset at it);
@@ -23,8 +23,8 @@
  * The cut is cheap (O(M log M) in the M equilibria), so a trained model
  * can be cut again at another setting without training.
  */
-#ifndef SVC_CUT_H
-#define SVC_CUT_H
+#ifndef SVC_LABEL_CUT_H
+#define SVC_LABEL_CUT_H
 
 #include "svc_core.h"
 #include "model.h"
@@ -90,4 +90,4 @@ SvcStatus	svc_cut_number(const SvcEnv *env, int32_t M, const int32_t *part,
 bool		svc_cut_summary(const SvcModel *m, double *level, double *stability,
 							double *peak);
 
-#endif							/* SVC_CUT_H */
+#endif							/* SVC_LABEL_CUT_H */

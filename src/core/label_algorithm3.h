@@ -1,10 +1,10 @@
-/* algorithm3.h - Algorithm 3 of the budgeted SVC paper: the B_eps strip, segment test, components, fill */
-#ifndef SVC_ALGORITHM3_H
-#define SVC_ALGORITHM3_H
+/* label_algorithm3.h - Algorithm 3 of the budgeted SVC paper: the B_eps strip, segment test, components, fill */
+#ifndef SVC_LABEL_ALGORITHM3_H
+#define SVC_LABEL_ALGORITHM3_H
 
 #include "svc_core.h"
 #include "model.h"
-#include "trajectory.h"
+#include "label_trajectory.h"
 
 /* Share of the rows the "auto" epsilon puts in B_eps. */
 #define SVC_EPS_AUTO_SHARE	0.30
@@ -73,4 +73,4 @@ SvcStatus	svc_alg3_assign_finish(const SvcEnv *env, const SvcModel *m,
 								   const double *xs, int64_t n, int32_t *code,
 								   SvcLabelWork *w, SvcError *err);
 
-#endif							/* SVC_ALGORITHM3_H */
+#endif							/* SVC_LABEL_ALGORITHM3_H */

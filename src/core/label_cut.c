@@ -1,5 +1,5 @@
 /*
- * cut.c - clusters from the saddle tree of a model (see cut.h)
+ * label_cut.c - clusters from the saddle tree of a model (see label_cut.h)
  *
  * Every rule decides, edge by edge from the highest pass down, whether to
  * remove the edge; the clusters are the parts joined by the edges kept.
@@ -8,7 +8,7 @@
  * and at any later cut, so a model cut again with its own options gives
  * its own labelling back bit for bit.
  */
-#include "cut.h"
+#include "label_cut.h"
 #include "unionfind.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
-/* trajectory.c - a row's climb to its equilibrium (x <- P(x)), and prediction by it */
-#include "trajectory.h"
+/* label_trajectory.c - a row's climb to its equilibrium (x <- P(x)), and prediction by it */
+#include "label_trajectory.h"
 #include "kdtree.h"
 #include "kernel.h"
 
