@@ -1,6 +1,6 @@
 /*
- * cvi.c - clustering validity indices in SQL: svc_cvi, svc_cvi_agg and its
- * state type svc_cvi_state
+ * cvi_funcs.c - clustering validity indices in SQL: svc_cvi, svc_cvi_agg
+ * and its state type svc_cvi_state
  *
  * Both keep only what the indices need, in the state of cvi_state.h: the
  * features and cluster of each row that has a cluster (Davies-Bouldin,
