@@ -62,7 +62,7 @@ $(STATE_OBJS:.o=.bc): BITCODE_CFLAGS += $(STATE_CFLAGS)
 # the vector exp of glibc that -ffast-math calls
 SHLIB_LINK += -lmvec -lm
 
-EXTRA_CLEAN = test/unit/build test/smo_cli test/score_check test/incr_bench
+EXTRA_CLEAN = test/unit/build test/tools/smo_cli test/tools/score_check test/tools/incr_bench
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -70,23 +70,23 @@ include $(PGXS)
 $(OBJS): $(HEADERS)
 
 # The exact solver alone as a command-line filter, from the extension's own
-# objects (same flags), for test/smo_libsvm_test.py and the benchmark.
+# objects (same flags), for test/crosscheck/smo_libsvm_test.py and the benchmark.
 SMO_CLI_OBJS = src/core/smo.o src/core/aid.o src/core/kdtree.o src/core/kernel.o \
 	src/core/svc_core.o
-test/smo_cli: test/smo_cli.c $(SMO_CLI_OBJS) $(HEADERS)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/smo_cli.c $(SMO_CLI_OBJS) -lmvec -lm
+test/tools/smo_cli: test/tools/smo_cli.c $(SMO_CLI_OBJS) $(HEADERS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/tools/smo_cli.c $(SMO_CLI_OBJS) -lmvec -lm
 
 # The incremental solver against smo and in a sliding window, from the
 # extension's own objects (same flags), for the benchmark's incremental section.
 INCR_BENCH_OBJS = src/core/incremental.o src/core/smo.o src/core/kernel.o src/core/svc_core.o
-test/incr_bench: test/incr_bench.c $(INCR_BENCH_OBJS) $(HEADERS)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/incr_bench.c $(INCR_BENCH_OBJS) -lmvec -lm
+test/tools/incr_bench: test/tools/incr_bench.c $(INCR_BENCH_OBJS) $(HEADERS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/tools/incr_bench.c $(INCR_BENCH_OBJS) -lmvec -lm
 
 # The scorer against the full sums and trajectories on CSV sets, from the
 # extension's own objects (same flags), for the benchmark's scoring section.
 SCORE_CHECK_OBJS = $(CORE_SRCS:.c=.o)
-test/score_check: test/score_check.c $(SCORE_CHECK_OBJS) $(HEADERS)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/score_check.c $(SCORE_CHECK_OBJS) -lmvec -lm
+test/tools/score_check: test/tools/score_check.c $(SCORE_CHECK_OBJS) $(HEADERS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/tools/score_check.c $(SCORE_CHECK_OBJS) -lmvec -lm
 
 .PHONY: unit unit-valgrind
 unit:

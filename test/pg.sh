@@ -15,7 +15,7 @@ as_pg_user() {
 
 # Start a cluster in a fresh directory; sets PGHOST, PGPORT, PGUSER, PGDATABASE.
 # PG_EXTRA_OPTS adds server settings ("-c name=value ..."), e.g. a preloaded
-# library for test/pg_cron_test.sh.
+# library for test/integration/pg_cron_test.sh.
 pg_start() {
     PG_DIR=$(mktemp -d /tmp/svclust_pg.XXXXXX)
     chmod 755 "$PG_DIR"

@@ -87,7 +87,7 @@ if [ -s regression.diffs ]; then
     head -200 regression.diffs
 fi
 
-for t in test/*_test.py; do
+for t in test/crosscheck/*_test.py test/integration/*_test.py; do
     [ -e "$t" ] || continue
     step "$t"
     /usr/bin/python3 "$t" >"$log/py.log" 2>&1
@@ -99,8 +99,8 @@ for t in test/*_test.py; do
     fi
 done
 
-step "test/pg_cron_test.sh (a server of its own with pg_cron preloaded)"
-bash test/pg_cron_test.sh >"$log/cron.log" 2>&1
+step "test/integration/pg_cron_test.sh (a server of its own with pg_cron preloaded)"
+bash test/integration/pg_cron_test.sh >"$log/cron.log" 2>&1
 rc=$?
 tail -20 "$log/cron.log"
 count "$log/cron.log"

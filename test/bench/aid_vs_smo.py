@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """The solver "aid" against "smo" as the rows grow (src/core/aid.c, smo.c).
 
-Times test/smo_cli (the solvers alone, built from the extension's objects
-with its flags: `make test/smo_cli`) with --solver smo and --solver aid on
+Times test/tools/smo_cli (the solvers alone, built from the extension's objects
+with its flags: `make test/tools/smo_cli`) with --solver smo and --solver aid on
 the same rows at 5,000, 10,000, 20,000 and 40,000 rows of two generated
 sets, standard scores:
 
@@ -93,8 +93,8 @@ def median_run(runs, key):
 
 def measure(rows, sets, gamma_factor=1.0, rounds=1, init_sweep=0):
     """The tables as markdown lines (printed as they come)."""
-    subprocess.run(["make", "-s", "-C", ROOT, "test/smo_cli"], check=True)
-    exe = os.path.join(ROOT, "test", "smo_cli")
+    subprocess.run(["make", "-s", "-C", ROOT, "test/tools/smo_cli"], check=True)
+    exe = os.path.join(ROOT, "test", "tools", "smo_cli")
     out = []
     out.append("gamma = %g x auto; nu 0.05, tol 1e-3, aid_gap 1e-4, cache 100 MB; CPU seconds, "
                "median of %d.\n" % (gamma_factor, rounds))

@@ -33,10 +33,10 @@ Sections (--only picks some):
             and the solver "aid" (the same sphere by aggregation) with the
             tree, checked row by row against smo's clusters;
   aid       "aid" against "smo" as the rows grow (aid_vs_smo.py: the
-            solvers alone through test/smo_cli, 5k-40k generated rows);
+            solvers alone through test/tools/smo_cli, 5k-40k generated rows);
   incremental  "incremental" against "smo" at 500-2,000 rows, and a
             sliding window of 5,000 rows over 50,000 with exact decrements
-            (incremental_vs_smo.py, through test/incr_bench); and the window
+            (incremental_vs_smo.py, through test/tools/incr_bench); and the window
             through SQL, a model with kept rows refreshed by warm starts, with
             the backend's memory (keep_window.py);
   assign    svc_assign on synthetic 9-dimensional rows with budget 100:

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """The solver "incremental" against "smo", and a sliding window (src/core/incremental.c).
 
-Runs test/incr_bench (built from the extension's core objects with its
-flags: `make test/incr_bench`) on generated rows (5 Gaussian blobs in 2-D,
+Runs test/tools/incr_bench (built from the extension's core objects with its
+flags: `make test/tools/incr_bench`) on generated rows (5 Gaussian blobs in 2-D,
 sd 1), nu 0.05, gamma 1:
 
   fit      both solvers on the same N rows (500, 1,000, 2,000): CPU seconds
@@ -25,7 +25,7 @@ import os
 import subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CLI = os.path.join(ROOT, "test", "incr_bench")
+CLI = os.path.join(ROOT, "test", "tools", "incr_bench")
 
 
 def run(*args):
@@ -35,7 +35,7 @@ def run(*args):
 
 def measure(rows="500,1000,2000", window=5000, stream=50000):
     """Markdown lines of both tables."""
-    subprocess.run(["make", "-s", "-C", ROOT, "test/incr_bench"], check=True)
+    subprocess.run(["make", "-s", "-C", ROOT, "test/tools/incr_bench"], check=True)
     out = ["Exact fit, a row at a time, against smo on the same rows (5 blobs in 2-D, "
            "nu 0.05, gamma 1; CPU seconds):", "",
            "| rows | smo s | incremental s | ratio | path steps | margin rows | error rows | "

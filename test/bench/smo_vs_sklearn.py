@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Training time of svclust's exact solver (src/core/smo.c) against libsvm.
 
-Times test/smo_cli (the solver alone, built from the extension's objects
-with its flags: `make test/smo_cli`) against scikit-learn's OneClassSVM
+Times test/tools/smo_cli (the solver alone, built from the extension's objects
+with its flags: `make test/tools/smo_cli`) against scikit-learn's OneClassSVM
 (libsvm inside) on the same rows: 2-D blobs and rings, standard scores,
 at 1,000, 5,000 and 20,000 rows, nu 0.1, the same gamma, tolerance 1e-3
 and a 100 MB kernel cache for both (our eps is converted from libsvm's
@@ -80,8 +80,8 @@ def main():
 
     exe = args.cli
     if exe is None:
-        subprocess.run(["make", "-s", "-C", ROOT, "test/smo_cli"], check=True)
-        exe = os.path.join(ROOT, "test", "smo_cli")
+        subprocess.run(["make", "-s", "-C", ROOT, "test/tools/smo_cli"], check=True)
+        exe = os.path.join(ROOT, "test", "tools", "smo_cli")
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                             text=True, capture_output=True).stdout.strip()
     print(f"svclust {commit or '?'}, scikit-learn {sklearn.__version__}, "

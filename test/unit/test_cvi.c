@@ -4,7 +4,7 @@
  * Values are checked on examples small enough to work out by hand (the
  * 17-point example of Manning, Raghavan and Schuetze's Introduction to
  * Information Retrieval, ch. 16.3, and four points on a line); the
- * comparison with scikit-learn on larger data is test/cvi_sklearn.py.
+ * comparison with scikit-learn on larger data is test/crosscheck/cvi_sklearn_test.py.
  */
 #include "cvi.h"
 #include "unit.h"

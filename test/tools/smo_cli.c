@@ -1,7 +1,7 @@
 /*
  * smo_cli.c - the core's exact SVDD solver (smo.c) as a command-line filter
  *
- * For test/smo_libsvm_test.py and test/bench/smo_vs_sklearn.py, which
+ * For test/crosscheck/smo_libsvm_test.py and test/bench/smo_vs_sklearn.py, which
  * compare it with libsvm's one-class SVM (scikit-learn's OneClassSVM).
  *
  *   smo_cli --gamma G --nu NU [--eps E] [--cache-mb M] [--no-shrinking]
@@ -43,7 +43,7 @@
  * round before them.
  *
  * Built from src/core/smo.c, aid.c, kdtree.c, kernel.c and svc_core.c
- * only, with the extension's compiler flags (`make test/smo_cli`).
+ * only, with the extension's compiler flags (`make test/tools/smo_cli`).
  */
 #include "aid.h"
 #include "kernel.h"

@@ -17,7 +17,7 @@
  * trajectory, and the CPU microseconds per row of each predict.
  *
  * Built from the core's objects with the extension's flags
- * (`make test/score_check`); run by test/bench/bench.py's scoring section
+ * (`make test/tools/score_check`); run by test/bench/bench.py's scoring section
  * when the data directory exists.
  */
 #include "fit.h"

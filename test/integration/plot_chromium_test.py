@@ -14,7 +14,7 @@ Needs a running server with svclust installed (PGHOST, PGPORT, PGUSER,
 PGDATABASE as test/pg.sh sets them): test/run-tests.sh runs it after
 pg_regress.  By hand:
 
-    . test/pg.sh && pg_start && /usr/bin/python3 test/plot_chromium_test.py; pg_stop
+    . test/pg.sh && pg_start && /usr/bin/python3 test/integration/plot_chromium_test.py; pg_stop
 """
 
 import os

@@ -7,7 +7,7 @@
 # model svc_train gives, and unschedules it.  Prints one line per check and
 # "N passed, N failed".  Needs svclust installed and postgresql-15-cron.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 passed=0
 failed=0

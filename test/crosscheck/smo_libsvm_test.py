@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Compare svclust's exact solver (src/core/smo.c) with libsvm's one-class SVM.
 
-Builds test/smo_cli (`make test/smo_cli`: smo.c, kernel.c and svc_core.c
+Builds test/tools/smo_cli (`make test/tools/smo_cli`: smo.c, kernel.c and svc_core.c
 with the extension's flags), and runs it and scikit-learn's OneClassSVM
 (libsvm inside) with the same rows, the same gamma and the same nu, both
 to a stopping tolerance of 1e-8 in libsvm's units, on generated sets
@@ -39,7 +39,7 @@ Every generated case runs twice on our side: with smo.c, and with aid.c
 of 1e-12, so that it stops when every cluster of rows passes its check)
 under the same checks against the same libsvm solution.
 
-    /usr/bin/python3 test/smo_libsvm_test.py [--data DIR] [--cli PATH]
+    /usr/bin/python3 test/crosscheck/smo_libsvm_test.py [--data DIR] [--cli PATH]
 
 DIR defaults to $SVCLUST_DATA, else to the benchmark's default data
 directory (shared/data beside the repository) when it exists; without one
@@ -60,7 +60,7 @@ import numpy as np
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.svm import OneClassSVM
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOL_LIBSVM = 1e-8   # stopping tolerance of both, libsvm's units
 OBJ_RTOL = 1e-6
 F_RTOL = 1e-9
@@ -73,8 +73,8 @@ failed = 0
 
 def build():
     """Build the driver with the Makefile; returns its path."""
-    subprocess.run(["make", "-s", "-C", ROOT, "test/smo_cli"], check=True)
-    return os.path.join(ROOT, "test", "smo_cli")
+    subprocess.run(["make", "-s", "-C", ROOT, "test/tools/smo_cli"], check=True)
+    return os.path.join(ROOT, "test", "tools", "smo_cli")
 
 
 def run_core(exe, x, gamma, nu, tol, solver="smo"):
@@ -271,7 +271,7 @@ def datasets(exe, data):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     beside = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                           "..", "..", "shared", "data"))
+                                           "..", "..", "..", "shared", "data"))
     parser.add_argument("--data", default=os.environ.get("SVCLUST_DATA")
                         or (beside if os.path.isdir(beside) else ""))
     parser.add_argument("--cli", help="a built smo_cli (default: make it)")

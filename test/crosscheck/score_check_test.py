@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The scorer (src/core/score.c, score_trajectory.c) against the full kernel sums and trajectories.
 
-Builds test/score_check (make test/score_check: the core with the
+Builds test/tools/score_check (make test/tools/score_check: the core with the
 extension's flags) and runs it on generated sets (blobs in 2, 3 and 8
 dimensions, rings, a set with far outliers) and, when it exists, on every
 CSV of the data directory beside the repository (or $SVCLUST_DATA).  Each
@@ -18,7 +18,7 @@ import tempfile
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TOP = os.path.dirname(HERE)
+TOP = os.path.dirname(os.path.dirname(HERE))
 
 
 def write(path, x):
@@ -50,7 +50,7 @@ def generated(tmp):
 
 
 def main():
-    res = subprocess.run(["make", "-s", "-C", TOP, "test/score_check"], capture_output=True, text=True)
+    res = subprocess.run(["make", "-s", "-C", TOP, "test/tools/score_check"], capture_output=True, text=True)
     if res.returncode != 0:
         print(res.stdout + res.stderr)
         print("0 passed, 1 failed")
@@ -62,7 +62,7 @@ def main():
             files += sorted(os.path.join(data, f) for f in os.listdir(data) if f.endswith(".csv"))
         passed = failed = 0
         for f in files:
-            res = subprocess.run([os.path.join(TOP, "test", "score_check"), "--seeds", "2",
+            res = subprocess.run([os.path.join(TOP, "test", "tools", "score_check"), "--seeds", "2",
                                   "--probes", "3000", f], capture_output=True, text=True)
             for line in res.stdout.splitlines():
                 print(line)

@@ -1,13 +1,13 @@
 #!/usr/bin/python3
 """Compare svclust's validity indices (src/core/cvi.c) with scikit-learn.
 
-Builds test/cvi_cli.c with the core's cvi.c and svc_core.c, feeds it data
+Builds test/tools/cvi_cli.c with the core's cvi.c and svc_core.c, feeds it data
 generated with numpy (fixed seeds), and checks every index against
 scikit-learn (purity through contingency_matrix, rand_score,
 adjusted_rand_score, normalized_mutual_info_score, davies_bouldin_score,
 silhouette_score) and compactness against scipy's pdist, to 1e-9.
 
-    /usr/bin/python3 test/cvi_sklearn_test.py [--cc CC]
+    /usr/bin/python3 test/crosscheck/cvi_sklearn_test.py [--cc CC]
 
 Prints one line per failure and "N passed, N failed"; exits 1 on failure.
 Needs python3-sklearn (Debian) and a C compiler.
@@ -26,7 +26,7 @@ from sklearn.metrics import (adjusted_rand_score, davies_bouldin_score,
                              silhouette_score)
 from sklearn.metrics.cluster import contingency_matrix
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOL = float(os.environ.get("CVI_TOL", "1e-9"))
 EXACT_LIMIT = 20000  # SVC_CVI_EXACT_LIMIT in src/core/cvi.h
 
@@ -39,7 +39,7 @@ def build(cc, outdir):
     exe = os.path.join(outdir, "cvi_cli")
     core = os.path.join(ROOT, "src", "core")
     cmd = [cc, "-std=gnu11", "-O2", "-Wall", "-Wextra", "-Werror",
-           "-I" + core, os.path.join(ROOT, "test", "cvi_cli.c"),
+           "-I" + core, os.path.join(ROOT, "test", "tools", "cvi_cli.c"),
            os.path.join(core, "cvi.c"), os.path.join(core, "svc_core.c"),
            "-lm", "-o", exe]
     subprocess.run(cmd, check=True)

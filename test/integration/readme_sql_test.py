@@ -8,7 +8,7 @@ Fence convention in README.md:
                  later block uses it);
   ```sql-norun   shown only: SQL that needs what the test server lacks
                  (Citus, another server's objects);
-  ```sql-pgcron  pg_cron's: run by test/pg_cron_test.sh on a server of its
+  ```sql-pgcron  pg_cron's: run by test/integration/pg_cron_test.sh on a server of its
                  own with pg_cron preloaded, not here;
   ```sh, ```text and any other fence are not run.
 
@@ -22,7 +22,7 @@ It needs a running server where svclust is installed, reached through the
 usual PGHOST, PGPORT, PGUSER and PGDATABASE: test/run-tests.sh runs it
 after pg_regress, with the server of test/pg.sh.  By hand:
 
-    . test/pg.sh && pg_start && /usr/bin/python3 test/readme_sql_test.py; pg_stop
+    . test/pg.sh && pg_start && /usr/bin/python3 test/integration/readme_sql_test.py; pg_stop
 
 Other markdown files can be given as arguments instead of README.md;
 --show prints each block's output too (to check the results the text
@@ -34,7 +34,7 @@ import shutil
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BLOCK_TIMEOUT = 600  # seconds; the slowest example takes well under one
 
 

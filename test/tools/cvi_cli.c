@@ -2,7 +2,7 @@
  * cvi_cli.c - the validity indices of the core as a command-line filter
  *
  * Reads CSV rows from stdin and prints one "name value" line per index
- * (value "null" where undefined), for test/cvi_sklearn.py.
+ * (value "null" where undefined), for test/crosscheck/cvi_sklearn_test.py.
  *
  *   cvi_cli [--class] [--limit N] < rows.csv
  *

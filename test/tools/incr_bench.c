@@ -16,7 +16,7 @@
  *       "window W T incr_s smo_s max_abs_f_diff kkt", with smo solved on the
  *       last W rows at the same C = 1 / (nu W).
  *
- * Built from the extension's core objects with its flags (`make test/incr_bench`).
+ * Built from the extension's core objects with its flags (`make test/tools/incr_bench`).
  */
 #include "incremental.h"
 #include "kernel.h"
