@@ -11,7 +11,10 @@ CORE_TEST_SRCS = src/core/options_text.c
 CORE_SRCS = $(filter-out $(CORE_TEST_SRCS),$(sort $(wildcard src/core/*.c)))
 GLUE_SRCS = $(sort $(wildcard src/*.c))
 OBJS = $(CORE_SRCS:.c=.o) $(GLUE_SRCS:.c=.o)
-HEADERS = $(wildcard src/core/*.h src/*.h)
+# The headers of the core and the glue, which the objects depend on.  Not
+# PGXS's HEADERS: that installs them into the server's include directory,
+# and nothing builds against svclust's internals.
+SVC_HEADERS = $(wildcard src/core/*.h src/*.h)
 
 # the 0.1.0 script as released and the upgrade scripts from it: CREATE
 # EXTENSION installs 0.1.0 and applies the upgrades
@@ -67,25 +70,25 @@ EXTRA_CLEAN = test/unit/build test/tools/smo_cli test/tools/score_check test/too
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-$(OBJS): $(HEADERS)
+$(OBJS): $(SVC_HEADERS)
 
 # The exact solver alone as a command-line filter, from the extension's own
 # objects (same flags), for test/crosscheck/smo_libsvm_test.py and the benchmark.
 SMO_CLI_OBJS = src/core/smo.o src/core/aid.o src/core/kdtree.o src/core/kernel.o \
 	src/core/svc_core.o
-test/tools/smo_cli: test/tools/smo_cli.c $(SMO_CLI_OBJS) $(HEADERS)
+test/tools/smo_cli: test/tools/smo_cli.c $(SMO_CLI_OBJS) $(SVC_HEADERS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/tools/smo_cli.c $(SMO_CLI_OBJS) -lmvec -lm
 
 # The incremental solver against smo and in a sliding window, from the
 # extension's own objects (same flags), for the benchmark's incremental section.
 INCR_BENCH_OBJS = src/core/incremental.o src/core/smo.o src/core/kernel.o src/core/svc_core.o
-test/tools/incr_bench: test/tools/incr_bench.c $(INCR_BENCH_OBJS) $(HEADERS)
+test/tools/incr_bench: test/tools/incr_bench.c $(INCR_BENCH_OBJS) $(SVC_HEADERS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/tools/incr_bench.c $(INCR_BENCH_OBJS) -lmvec -lm
 
 # The scorer against the full sums and trajectories on CSV sets, from the
 # extension's own objects (same flags), for the benchmark's scoring section.
 SCORE_CHECK_OBJS = $(CORE_SRCS:.c=.o)
-test/tools/score_check: test/tools/score_check.c $(SCORE_CHECK_OBJS) $(HEADERS)
+test/tools/score_check: test/tools/score_check.c $(SCORE_CHECK_OBJS) $(SVC_HEADERS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/tools/score_check.c $(SCORE_CHECK_OBJS) -lmvec -lm
 
 .PHONY: unit unit-valgrind
