@@ -62,13 +62,17 @@ STATE_OBJS = src/core/state.o src/core/state_stats.o src/core/bsgd_select.o src/
 $(STATE_OBJS): CFLAGS += $(STATE_CFLAGS)
 $(STATE_OBJS:.o=.bc): BITCODE_CFLAGS += $(STATE_CFLAGS)
 
-# the vector exp of glibc that -ffast-math calls
-SHLIB_LINK += -lmvec -lm
-
 EXTRA_CLEAN = test/unit/build test/tools/smo_cli test/tools/score_check test/tools/incr_bench
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# The vector exp that -ffast-math has gcc call in the kernel loops is
+# glibc's libmvec (x86-64; aarch64 with a recent glibc): linked where the
+# compiler (PostgreSQL's, set by PGXS) finds it, and only there, since
+# other C libraries have none (and their headers let gcc call none).
+MVEC_LIB := $(if $(filter /%,$(shell $(CC) -print-file-name=libmvec.so)),-lmvec)
+SHLIB_LINK += $(MVEC_LIB) -lm
 
 $(OBJS): $(SVC_HEADERS)
 
@@ -77,19 +81,19 @@ $(OBJS): $(SVC_HEADERS)
 SMO_CLI_OBJS = src/core/smo.o src/core/aid.o src/core/kdtree.o src/core/kernel.o \
 	src/core/svc_core.o
 test/tools/smo_cli: test/tools/smo_cli.c $(SMO_CLI_OBJS) $(SVC_HEADERS)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/tools/smo_cli.c $(SMO_CLI_OBJS) -lmvec -lm
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/tools/smo_cli.c $(SMO_CLI_OBJS) $(MVEC_LIB) -lm
 
 # The incremental solver against smo and in a sliding window, from the
 # extension's own objects (same flags), for the benchmark's incremental section.
 INCR_BENCH_OBJS = src/core/incremental.o src/core/smo.o src/core/kernel.o src/core/svc_core.o
 test/tools/incr_bench: test/tools/incr_bench.c $(INCR_BENCH_OBJS) $(SVC_HEADERS)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/tools/incr_bench.c $(INCR_BENCH_OBJS) -lmvec -lm
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/tools/incr_bench.c $(INCR_BENCH_OBJS) $(MVEC_LIB) -lm
 
 # The scorer against the full sums and trajectories on CSV sets, from the
 # extension's own objects (same flags), for the benchmark's scoring section.
 SCORE_CHECK_OBJS = $(CORE_SRCS:.c=.o)
 test/tools/score_check: test/tools/score_check.c $(SCORE_CHECK_OBJS) $(SVC_HEADERS)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/tools/score_check.c $(SCORE_CHECK_OBJS) -lmvec -lm
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/tools/score_check.c $(SCORE_CHECK_OBJS) $(MVEC_LIB) -lm
 
 .PHONY: unit unit-valgrind
 unit:
