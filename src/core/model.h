@@ -114,7 +114,7 @@ typedef struct SvcModel
 
 	/*
 	 * The warm start that made the model (svc_train(features, options,
-	 * init), warm.h; all 0 for a model trained from scratch).  Stored in
+	 * init), fit.h; all 0 for a model trained from scratch).  Stored in
 	 * section 5 of format 5.
 	 */
 	int64_t		warm_starts;	/* warm starts in the model's history */

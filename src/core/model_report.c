@@ -181,7 +181,7 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 	}
 	if (m->warm_starts > 0)
 	{
-		/* the share of new rows outside the init's range: drift (warm.h) */
+		/* the share of new rows outside the init's range: drift (fit.h) */
 		emit(&t, ", \"warm_start\": {\"count\": %lld, \"rows_before\": %lld, "
 			 "\"steps_before\": %lld, \"rows_new\": %lld, \"rows_outside\": %lld, ",
 			 (long long) m->warm_starts, (long long) m->warm_rows_before,

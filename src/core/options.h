@@ -219,7 +219,7 @@ SvcStatus	svc_options_bad_value(SvcError *err, const char *key, const char *expe
 SvcStatus	svc_options_validate(const SvcOptions *opt, SvcError *err);
 
 /*
- * A warm start's options (warm.h): given are the call's options read over
+ * A warm start's options (fit.h): given are the call's options read over
  * the init model's, so they differ from init only where the call names
  * another value.  Any difference but in a cut option is an error naming
  * the first such key with both values.

@@ -55,7 +55,7 @@ typedef struct SvcSolverOps
 						SvcModel *m, SvcError *err);
 
 	/*
-	 * A warm start (warm.h): continue from init, a model of this solver,
+	 * A warm start (fit.h): continue from init, a model of this solver,
 	 * on n new rows scaled by init's scaling, with init's gamma and
 	 * opt = init's options (cut options aside).  Fills m as fit does.
 	 * NULL: the solver cannot be warm-started, and the fit refuses.  The

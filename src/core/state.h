@@ -34,7 +34,7 @@
  * model whole in the tail, so that a state shipped to another process
  * still knows what it continues, and a merge can refuse states of two
  * different init models.  Its options are the init model's, with the cut
- * options of the call (warm.h).  A warm-started state has no labelled rows.
+ * options of the call (fit.h).  A warm-started state has no labelled rows.
  */
 #ifndef SVC_STATE_H
 #define SVC_STATE_H
