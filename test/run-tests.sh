@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs the whole svclust test suite on a Debian 12 machine: installs what is
-# missing, builds and installs the extension, runs the core's unit tests
-# under ASan/UBSan and valgrind, starts a throwaway PostgreSQL cluster, runs
-# the pg_regress suite, the scikit-learn cross-checks, the README's examples,
-# the chromium test of svc_plot_svg's pictures and the pg_cron test (on a
-# server of its own), and ends with one
+# missing, builds and installs the extension, checks that no two of its
+# files call each other (directly or through others), runs the core's unit
+# tests under ASan/UBSan and valgrind, starts a throwaway PostgreSQL
+# cluster, runs the pg_regress suite, the scikit-learn cross-checks, the
+# README's examples, the chromium test of svc_plot_svg's pictures and the
+# pg_cron test (on a server of its own), and ends with one
 # line "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -42,6 +43,15 @@ if grep -E 'warning:' "$log/build.log"; then
     failed=$((failed + 1))
 else
     passed=$((passed + 1))
+fi
+
+step "file-level call graph (test/tools/file_cycles.py)"
+/usr/bin/python3 test/tools/file_cycles.py >"$log/cycles.log" 2>&1
+rc=$?
+tail -8 "$log/cycles.log"
+count "$log/cycles.log"
+if [ $rc -ne 0 ] && ! grep -qE '[0-9]+ passed, [1-9][0-9]* failed' "$log/cycles.log"; then
+    failed=$((failed + 1))
 fi
 
 step "unit tests (ASan + UBSan)"
