@@ -31,9 +31,9 @@
 /* Lloyd steps of the starting k-means. */
 #define KMEANS_STEPS 5
 /*
- * Rows per starting cluster when init_clusters is automatic: 64 with the
- * grid was the fastest of k-means and the grid at n/64, n/16 and n/4 on
- * the benchmark's 20,000-row sets (doc/benchmark.md).
+ * Rows per starting cluster when init_clusters is automatic: coarse
+ * clusters far from the sphere never split, and fewer clusters cost fewer
+ * kernel sums (measured: doc/design-notes.md).
  */
 #define AUTO_ROWS_PER_CLUSTER 64
 /* Grid: tries of the cell side, bisecting towards the wanted cell count. */

@@ -288,8 +288,8 @@ bsgd_pick(Bsgd *g, int32_t p, int32_t k, bool nearest, SvcRng *rng)
 	if (g->weight == NULL)
 	{
 		/*
-		 * no labelled rows, so no anomaly: every slot but p (one loop
-		 * with the test hoisted measured 0.9 ms a fit slower)
+		 * no labelled rows, so no anomaly: every slot but p, in a loop of
+		 * its own (one loop with the test hoisted is slower)
 		 */
 		for (int32_t i = 0; i < b; i++)
 			if (i != p)

@@ -115,8 +115,8 @@ svc_gamma_auto(const double *x, int64_t n, int32_t d, SvcRng *rng)
 	/*
 	 * Above two dimensions the width grows with d: distances concentrate,
 	 * so a row's neighbours lie ever closer to the median distance, and
-	 * 256 / median makes every row its own bump.  2 / d measured best of
-	 * d^0, d^-0.5, d^-1 and d^-1.5 (iris and 4-50-D synthetic sets).
+	 * 256 / median makes every row its own bump; 2 / d is the factor that
+	 * did best (doc/design-notes.md).
 	 */
 	if (d > 2)
 		median *= (double) d / 2.0;

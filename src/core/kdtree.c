@@ -23,9 +23,9 @@
 /*
  * Searches scan subtrees this small whole rather than descend further (a
  * subtree's points are contiguous in the node copy).  With k > 1 the
- * bound stays loose for longer and a descent prunes little: scanning 64
- * took 60% of the time of scanning 8 for the 11 nearest of 3,000 rows in
- * 8-D; the nearest one, whose bound tightens at once, is fastest at 8.
+ * bound stays loose for longer and a descent prunes little, so larger
+ * subtrees pay; the nearest one's bound tightens at once (measured:
+ * doc/design-notes.md).
  */
 #define KD_LEAF 8
 #define KD_LEAF_K 64

@@ -15,7 +15,7 @@
 /*
  * The distance, inlined in this file's loops: the module is built with
  * -fPIC, so a call to the exported svc_sqdist is never inlined, and a call
- * per support vector cost a twentieth of a fit.
+ * per support vector costs a visible share of a fit.
  */
 static inline double
 sqdist(const double *a, const double *b, int32_t d)

@@ -416,8 +416,8 @@ reshift(SvcScorer *s, Sums *u, double shift, bool recorded)
  * shift (the first group's largest exponent; a later group's terms may be
  * larger, up to e^RESHIFT, before the sums take a new one, rescaling the
  * kept values where they were recorded).  Returns the group's blocks.
- * Forced inline: called from two functions, gcc kept it out of line, which
- * cost 4% of f's time.
+ * Forced inline: called from two functions, gcc keeps it out of line,
+ * which slows f.
  */
 static inline __attribute__((always_inline)) int
 group_head(SvcScorer *s, const double *x, int32_t g, Sums *u, v8 *acc, v8 *e,
@@ -534,9 +534,9 @@ take_group(SvcScorer *s, const double *x, int32_t g, Sums *u)
  * Group g's blocks, for svc_scorer_pass_sum (f alone): every block is summed and
  * nothing is kept.  Deciding block by block, as take_group does to spare
  * pass_step the blocks that do not matter, costs more in branches and
- * horizontal maxima than the exps of the blocks it would drop (1M x 8
- * driver: f 0.38 -> 0.32 us a row); the exp is taken in the sums' loop
- * (a loop of its own, through memory: 0.36 us).
+ * horizontal maxima than the exps of the blocks it would drop; the exp is
+ * taken in the sums' loop, not in a loop of its own through memory
+ * (measured: doc/design-notes.md).
  */
 static inline void
 sum_group(SvcScorer *s, const double *x, int32_t g, Sums *u)

@@ -162,8 +162,7 @@ eqc_ready(SvcScorer *s)
 /*
  * eq_dists for the model's own equilibria, from their columns: a vector
  * loop over the equilibria for each coordinate, where the rows' loop is
- * over the few coordinates of each (flame, 2-D with 162 equilibria:
- * 11.4 -> 8.7 us a row, the row loop in one call; 13.5 before).
+ * over the few coordinates of each (measured: doc/design-notes.md).
  */
 static double
 eq_dists_model(const SvcScorer *s, const double *x, double *restrict dist)
@@ -171,7 +170,7 @@ eq_dists_model(const SvcScorer *s, const double *x, double *restrict dist)
 	int32_t		n = s->m->n_eq;
 	double		least = DBL_MAX;
 
-	/* fewer than a vector's worth: by rows (8-D, 5 equilibria: 10 ns less) */
+	/* fewer than a vector's worth: by rows, which is faster there */
 	if (n < 8)
 		return eq_dists(s->m->eq, n, s->dims, x, dist);
 	for (int32_t i = 0; i < n; i++)

@@ -38,11 +38,10 @@
  * anomaly.  The negative alpha already pushes the boundary away from the
  * anomaly in the kernel's own neighbourhood; the impact score's lowered
  * bounds around it then push out normal rows too, and the raised bounds
- * around labelled normals keep the anomalies near them inside (at gamma 2
- * in doc/benchmark.md's set, the neighbourhood spans most of a blob: the
- * exact solver's outlier F1 fell below the unlabelled model's).  The
- * budgeted solver visits each row a few times only, and the neighbours'
- * bounds are what moves its boundary; it keeps them.
+ * around labelled normals keep the anomalies near them inside (measured
+ * and not adopted: doc/design-notes.md).  The budgeted solver visits each
+ * row a few times only, and the neighbours' bounds are what moves its
+ * boundary; it keeps them.
  *
  * The weights returned are C_i / C: the exact solver bounds row i by
  * weight_i C, the budgeted one weighs row i's hinge step by it; a negative
