@@ -62,7 +62,7 @@ STATE_OBJS = src/core/state.o src/core/state_stats.o src/core/bsgd_select.o src/
 $(STATE_OBJS): CFLAGS += $(STATE_CFLAGS)
 $(STATE_OBJS:.o=.bc): BITCODE_CFLAGS += $(STATE_CFLAGS)
 
-EXTRA_CLEAN = test/unit/build test/tools/smo_cli test/tools/score_check test/tools/incr_bench
+EXTRA_CLEAN = test/unit/build test/tools/smo_cli test/tools/score_check test/tools/incr_bench test/tools/wide_core
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -94,6 +94,11 @@ test/tools/incr_bench: test/tools/incr_bench.c $(INCR_BENCH_OBJS) $(SVC_HEADERS)
 SCORE_CHECK_OBJS = $(CORE_SRCS:.c=.o)
 test/tools/score_check: test/tools/score_check.c $(SCORE_CHECK_OBJS) $(SVC_HEADERS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/tools/score_check.c $(SCORE_CHECK_OBJS) $(MVEC_LIB) -lm
+
+# The fit and the scorer on wide rows without a server, from the
+# extension's own objects (same flags), for profiling (test/tools/wide_core.c).
+test/tools/wide_core: test/tools/wide_core.c $(SCORE_CHECK_OBJS) $(SVC_HEADERS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/tools/wide_core.c $(SCORE_CHECK_OBJS) $(MVEC_LIB) -lm
 
 .PHONY: unit unit-valgrind
 unit:
