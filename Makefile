@@ -1,7 +1,7 @@
 # svclust: PGXS build.  `make && make install`, then `make installcheck`
 # against a running server; `make unit` runs the core's unit tests.
 EXTENSION = svclust
-EXTVERSION = 0.4.0
+EXTVERSION = 0.5.0
 MODULE_big = svclust
 
 # The core but its JSON text reader of options (options_text.c), which

@@ -1,5 +1,5 @@
--- Extension versions: 0.4.0 is 0.1.0 plus the upgrade scripts, every
--- object of the extension has a comment, and 0.1.0 updates to 0.4.0.
+-- Extension versions: 0.5.0 is 0.1.0 plus the upgrade scripts, every
+-- object of the extension has a comment, and 0.1.0 updates to 0.5.0.
 SELECT extversion FROM pg_extension WHERE extname = 'svclust';
 
 -- functions, aggregates and types of the extension without a comment

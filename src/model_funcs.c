@@ -12,17 +12,27 @@
 #include "model_report.h"
 #include "score.h"
 
+#include "catalog/pg_type.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/supportnodes.h"
+#include "parser/parse_func.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
+
+#include <math.h>
 
 PG_FUNCTION_INFO_V1(svc_model_info);
 PG_FUNCTION_INFO_V1(svc_decision);
 PG_FUNCTION_INFO_V1(svc_predict);
 PG_FUNCTION_INFO_V1(svc_recut);
+PG_FUNCTION_INFO_V1(svc_features_support);
 
 /* Workspace kept with a cached model. */
 typedef struct ScoreWork
 {
 	double	   *scaled;			/* [dims] */
+	double	   *raw;			/* [dims] a real[] row in double */
 	SvcScorer	scorer;
 } ScoreWork;
 
@@ -36,6 +46,7 @@ get_work(FunctionCallInfo fcinfo, SvcModelCache *cache)
 		SvcError	err;
 
 		w->scaled = palloc(sizeof(double) * cache->model.dims);
+		w->raw = palloc(sizeof(double) * cache->model.dims);
 		if (svc_scorer_init(&svc_pg_env, &cache->model, &w->scorer, &err) != SVC_OK)
 			svc_report(&err);
 		MemoryContextSwitchTo(old);
@@ -64,9 +75,13 @@ scaled_row(FunctionCallInfo fcinfo, ScoreWork **work)
 	SvcArrayCopy copy;
 	ArrayType  *arr = svc_getarg_array(fcinfo, 1, &copy);
 	int			dims;
-	const double *x = svc_check_features(arr, cache->model.dims, &dims, "features");
+	const double *x;
 
 	*work = get_work(fcinfo, cache);
+	if (ARR_ELEMTYPE(arr) == FLOAT4OID)
+		x = svc_check_features_float4(arr, cache->model.dims, &dims, "features", (*work)->raw);
+	else
+		x = svc_check_features(arr, cache->model.dims, &dims, "features");
 	svc_model_scale_row(&cache->model, x, (*work)->scaled);
 	return cache;
 }
@@ -148,4 +163,49 @@ svc_recut(PG_FUNCTION_ARGS)
 	out = (bytea *) palloc(VARSIZE(memo->result));
 	memcpy(out, memo->result, VARSIZE(memo->result));
 	PG_RETURN_BYTEA_P(out);
+}
+
+/*
+ * Planner support of svc_decision and svc_predict: a call whose features
+ * are a real[] cast to float8[] (the implicit cast a real[] column gets)
+ * becomes a call of the same C function under the name with a real[]
+ * argument (svc_decision_float4, svc_predict_float4), which reads the
+ * floats as they are stored.  No overload: a call with integer[],
+ * numeric[] or an untyped literal still resolves to the float8[] form.
+ */
+Datum
+svc_features_support(PG_FUNCTION_ARGS)
+{
+	Node	   *rawreq = (Node *) PG_GETARG_POINTER(0);
+	SupportRequestSimplify *req;
+	FuncExpr   *call;
+	ArrayCoerceExpr *cast;
+	Oid			argtypes[2] = {BYTEAOID, FLOAT4ARRAYOID};
+	char	   *name;
+	Oid			target;
+	List	   *qualified;
+
+	if (!IsA(rawreq, SupportRequestSimplify))
+		PG_RETURN_POINTER(NULL);
+	req = (SupportRequestSimplify *) rawreq;
+	call = req->fcall;
+	if (list_length(call->args) != 2 || !IsA(lsecond(call->args), ArrayCoerceExpr))
+		PG_RETURN_POINTER(NULL);
+	cast = (ArrayCoerceExpr *) lsecond(call->args);
+	if (exprType((Node *) cast->arg) != FLOAT4ARRAYOID || cast->resulttype != FLOAT8ARRAYOID)
+		PG_RETURN_POINTER(NULL);
+	name = psprintf("%s_float4", get_func_name(call->funcid));
+	qualified = list_make2(makeString(get_namespace_name(get_func_namespace(call->funcid))),
+						   makeString(name));
+	target = LookupFuncName(qualified, 2, argtypes, true);
+	if (!OidIsValid(target))
+		PG_RETURN_POINTER(NULL);
+	{
+		FuncExpr   *nf = makeFuncExpr(target, call->funcresulttype,
+									  list_make2(linitial(call->args), cast->arg),
+									  call->funccollid, call->inputcollid, call->funcformat);
+
+		nf->location = call->location;
+		PG_RETURN_POINTER(nf);
+	}
 }

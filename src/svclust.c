@@ -213,6 +213,59 @@ svc_check_features(ArrayType *arr, int expected_dims, int *dims, const char *wha
 	return values;
 }
 
+const double *
+svc_check_features_float4(ArrayType *arr, int expected_dims, int *dims, const char *what,
+						  double *out)
+{
+	const float *values;
+	int			n;
+	int			bad = -1;
+
+	if (ARR_ELEMTYPE(arr) != FLOAT4OID)
+		ereport(ERROR,
+				errcode(ERRCODE_DATATYPE_MISMATCH),
+				errmsg("%s must be of type real[]", what));
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				errmsg("%s must be a one-dimensional array", what),
+				errdetail("The array has %d dimensions.", ARR_NDIM(arr)));
+	n = ARR_NDIM(arr) == 1 ? ARR_DIMS(arr)[0] : 0;
+	if (n == 0)
+		ereport(ERROR,
+				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				errmsg("%s must not be empty", what));
+	if (ARR_HASNULL(arr) && array_contains_nulls(arr))
+		ereport(ERROR,
+				errcode(ERRCODE_ARRAY_ELEMENT_ERROR),
+				errmsg("%s must not contain NULL elements", what));
+	if (n > SVC_MAX_DIMS)
+		ereport(ERROR,
+				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				errmsg("%s has too many elements", what),
+				errdetail("The array has %d elements; at most %d are supported.",
+						  n, SVC_MAX_DIMS));
+	if (expected_dims > 0)
+		svc_check_dims(expected_dims, n);
+	values = (const float *) ARR_DATA_PTR(arr);
+	/* converted and checked in one pass; a non-finite float stays one */
+	for (int j = 0; j < n; j++)
+	{
+		out[j] = (double) values[j];
+		if (bad < 0 && !isfinite(values[j]))
+			bad = j;
+	}
+	if (bad >= 0)
+		ereport(ERROR,
+				errcode(ERRCODE_DATA_EXCEPTION),
+				errmsg("%s must not contain NaN or infinity", what),
+				errdetail("Element %d is %s.", bad + 1,
+						  isnan(values[bad]) ? "NaN" :
+						  (values[bad] > 0 ? "Infinity" : "-Infinity")));
+	*dims = n;
+	return out;
+}
+
 void
 svc_check_train_row(const SvcOptions *opt, const double *values, int dims)
 {

@@ -54,6 +54,14 @@ const double *svc_check_features(ArrayType *arr, int expected_dims, int *dims,
 void		svc_check_train_row(const SvcOptions *opt, const double *values, int dims);
 
 /*
+ * svc_check_features for a real[] array: the same checks and messages,
+ * its values converted into out[] (room for expected_dims values when
+ * expected_dims > 0, else for SVC_MAX_DIMS), which it returns.
+ */
+const double *svc_check_features_float4(ArrayType *arr, int expected_dims, int *dims,
+										const char *what, double *out);
+
+/*
  * Room for a one-dimensional array stored with a one-byte header (127
  * bytes at most: up to 13 float8s), aligned as ArrayType wants.
  */
