@@ -97,8 +97,9 @@ test/tools/score_check: test/tools/score_check.c $(SCORE_CHECK_OBJS) $(SVC_HEADE
 
 # The fit and the scorer on wide rows without a server, from the
 # extension's own objects (same flags), for profiling (test/tools/wide_core.c).
-test/tools/wide_core: test/tools/wide_core.c $(SCORE_CHECK_OBJS) $(SVC_HEADERS)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/tools/wide_core.c $(SCORE_CHECK_OBJS) $(MVEC_LIB) -lm
+# It reads options as JSON text (options_text.c, which the module leaves out).
+test/tools/wide_core: test/tools/wide_core.c $(SCORE_CHECK_OBJS) $(CORE_TEST_SRCS) $(SVC_HEADERS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/tools/wide_core.c $(SCORE_CHECK_OBJS) $(CORE_TEST_SRCS) $(MVEC_LIB) -lm
 
 .PHONY: unit unit-valgrind
 unit:

@@ -18,6 +18,7 @@
 #include "model.h"
 #include "model_codec.h"
 #include "options.h"
+#include "options_text.h"
 #include "score.h"
 
 #include <math.h>
