@@ -65,6 +65,14 @@ FROM wide_bad ORDER BY id;
 SELECT id, pg_temp.try(format('SELECT svc_decision(m, e) FROM wide_bad, wide_m WHERE id = %s', id)) =
            pg_temp.try(format('SELECT svc_decision(m, (e::float8[] || NULL::float8[])) FROM wide_bad, wide_m WHERE id = %s', id)) AS same_error
 FROM wide_bad ORDER BY id;
+-- svc_assign reads a real[] column as stored: the same rows as float8[]
+SELECT count(*) AS assigned,
+       count(*) FILTER (WHERE a.cluster = b.cluster AND a.decision = b.decision) AS same
+FROM svc_assign((SELECT m FROM wide_m), 'SELECT id, e FROM wide_pts') a
+JOIN svc_assign((SELECT m FROM wide_m), 'SELECT id, e::float8[] FROM wide_pts') b
+USING (id);
+SELECT pg_temp.try($q$SELECT count(*) FROM svc_assign((SELECT m FROM wide_m), 'SELECT id, e FROM wide_bad WHERE id = 1')$q$) AS nan_row,
+       pg_temp.try($q$SELECT count(*) FROM svc_assign((SELECT m FROM wide_m), 'SELECT id, e FROM wide_bad WHERE id = 5')$q$) AS short_row;
 -- and the _float4 forms called by name
 SELECT svc_decision_float4(m, e) = svc_decision(m, e::float8[]) AS by_name
 FROM wide_pts, wide_m WHERE id = 7;

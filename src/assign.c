@@ -224,8 +224,8 @@ svc_assign(PG_FUNCTION_ARGS)
 					MemoryContextSwitchTo(batchctx);
 					continue;
 				}
-				x = svc_check_features(svc_to_float8_array(DatumGetArrayTypeP(fdatum)), model.dims, &dims,
-									   "features");
+				x = svc_check_features_any(DatumGetArrayTypeP(fdatum), model.dims, &dims,
+										   "features", scaled);
 				svc_model_scale_row(&model, x, scaled);
 				decision = svc_scorer_decision(&scorer, scaled);
 				MemoryContextSwitchTo(old);
@@ -242,8 +242,9 @@ svc_assign(PG_FUNCTION_ARGS)
 			else
 			{
 				int			dims;
-				const double *x = svc_check_features(svc_to_float8_array(DatumGetArrayTypeP(fdatum)),
-													 model.dims, &dims, "features");
+				/* a real[] row is read into scaled, then scaled in place */
+				const double *x = svc_check_features_any(DatumGetArrayTypeP(fdatum),
+														 model.dims, &dims, "features", scaled);
 				double		decision;
 				int32		cluster;
 

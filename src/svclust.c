@@ -319,6 +319,15 @@ svc_check_features_float4(ArrayType *arr, int expected_dims, int *dims, const ch
 	return out;
 }
 
+const double *
+svc_check_features_any(ArrayType *arr, int expected_dims, int *dims, const char *what,
+					   double *out)
+{
+	if (ARR_ELEMTYPE(arr) == FLOAT4OID)
+		return svc_check_features_float4(arr, expected_dims, dims, what, out);
+	return svc_check_features(svc_to_float8_array(arr), expected_dims, dims, what);
+}
+
 void
 svc_check_train_row(const SvcOptions *opt, const double *values, int dims)
 {

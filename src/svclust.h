@@ -62,6 +62,14 @@ const double *svc_check_features_float4(ArrayType *arr, int expected_dims, int *
 										const char *what, double *out);
 
 /*
+ * The features of a query's column of any type svc_is_feature_elem
+ * accepts: a real[] array read into out[] (room for expected_dims values)
+ * as svc_check_features_float4 does, others through svc_to_float8_array.
+ */
+const double *svc_check_features_any(ArrayType *arr, int expected_dims, int *dims,
+									 const char *what, double *out);
+
+/*
  * Room for a one-dimensional array stored with a one-byte header (127
  * bytes at most: up to 13 float8s), aligned as ArrayType wants.
  */
