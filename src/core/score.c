@@ -102,6 +102,165 @@ split(const SvcModel *m, int32_t *perm, KeyIdx *tmp, int32_t lo, int32_t hi)
 	split(m, perm, tmp, mid, hi);
 }
 
+/* ---------- wide rows: distances from float dot products ---------- */
+
+#define WIDE_SLOTS	64			/* slots of one float group: 4 vectors of 16 */
+#define WIDE_RUN	16			/* coordinates summed in float, then in double */
+#define WIDE_MAX_COORD 0x1p60	/* rows and support vectors beyond it: double */
+#define WIDE_MAX_ETA 0x1p-10	/* a row whose exponents' bound passes it: double */
+
+typedef float f16 __attribute__((vector_size(64)));
+typedef float f8 __attribute__((vector_size(32)));
+
+/*
+ * The slots as floats, 64 to a group, coordinate by coordinate within it
+ * ([group][j][64], padding 0), with their squared norms in double.
+ */
+static SvcStatus
+wide_init(const SvcEnv *env, SvcScorer *s, SvcError *err)
+{
+	int32_t		d = s->dims;
+	size_t		slots = (size_t) s->n_blk * BLK;
+
+	s->n_wide = (int32_t) ((slots + WIDE_SLOTS - 1) / WIDE_SLOTS);
+	s->sf = svc_alloc0(env, sizeof(float) * (size_t) s->n_wide * WIDE_SLOTS * d, err);
+	s->sfnorm = svc_alloc0(env, sizeof(double) * (size_t) s->n_wide * WIDE_SLOTS, err);
+	s->xf = svc_alloc(env, sizeof(float) * (size_t) d, err);
+	if (!s->sf || !s->sfnorm || !s->xf)
+		return SVC_ERR_NOMEM;
+	for (size_t t = 0; t < slots; t++)
+	{
+		float	   *g = s->sf + t / WIDE_SLOTS * WIDE_SLOTS * d + t % WIDE_SLOTS;
+		const double *blk = s->st + t / BLK * BLK * d + t % BLK;
+		double		nrm = 0.0;
+
+		for (int32_t j = 0; j < d; j++)
+		{
+			float		v = (float) blk[(size_t) j * BLK];
+
+			g[(size_t) j * WIDE_SLOTS] = v;
+			nrm += (double) v * (double) v;
+		}
+		s->sfnorm[t] = nrm;
+		if (t < (size_t) s->m->n_sv)
+			s->sf_norm = fmax(s->sf_norm, sqrt(nrm) * (1.0 + 0x1p-40));
+	}
+	return SVC_OK;
+}
+
+/*
+ * Every slot's squared distance from x into s->d2, as ||x'||^2 + ||s'||^2
+ * - 2 x'.s' with x' and s' the floats nearest x and s: float products
+ * summed WIDE_RUN coordinates at a time, those sums in double.  Returns a
+ * bound on each distance's error against the exact ||x - s||^2, or -1
+ * where a coordinate of x is past WIDE_MAX_COORD (the caller then takes
+ * the double distances).
+ *
+ * With u = 2^-24 and v = 2^-53: each run of WIDE_RUN float multiply-adds
+ * is within gamma_16 = 16u / (1 - 16u) of its sum of |x'_j s'_j|, in any
+ * order; the d / 16 runs summed in double, the norms' d terms and the two
+ * last operations add (2d + 1) v of (||x'|| + ||s'||)^2.  Rounding to
+ * float moves x and s by at most rho = u (||x|| + ||s||) + 2d 2^-149
+ * (subnormal floats), so the exact distances differ by at most
+ * 2 rho (||x|| + ||s||) + rho^2.  Clamping at 0 only comes nearer.
+ * The bound grows with the norms, not the distances: a row far from the
+ * origin for its distances to the support vectors gets -1 as well.
+ */
+static double
+wide_distances(SvcScorer *s, const double *x)
+{
+	const double u = 0x1p-24,
+				v = 0x1p-53;
+	int32_t		d = s->dims;
+	float	   *restrict xf = s->xf;
+	double	   *restrict d2 = s->d2;
+	double		xx = 0.0,
+				xn = 0.0,
+				e;
+
+	for (int32_t j = 0; j < d; j++)
+	{
+		if (!(fabs(x[j]) <= WIDE_MAX_COORD))
+			return -1.0;
+		xf[j] = (float) x[j];
+		xx += (double) xf[j] * (double) xf[j];
+		xn += x[j] * x[j];
+	}
+	{
+		double		a = sqrt(xn) + s->sv_norm,
+					ah = sqrt(xx) + s->sf_norm,
+					rho = u * a + 2.0 * d * 0x1p-149;
+
+		e = ((2.0 * d + 1.0) * v + WIDE_RUN * u / (1.0 - WIDE_RUN * u)) * ah * ah +
+			2.0 * rho * a + rho * rho;
+		/* and this bound's own rounding */
+		e *= 1.0 + 0x1p-30;
+	}
+	/*
+	 * Far from the origin for its distances (large norms cancel): the
+	 * double distances, whose rounding is relative to them
+	 */
+	if (!(s->gmax * e <= WIDE_MAX_ETA))
+		return -1.0;
+	for (int32_t gq = 0; gq < s->n_wide; gq++)
+	{
+		const float *g = s->sf + (size_t) gq * WIDE_SLOTS * d;
+		const double *nrm = s->sfnorm + (size_t) gq * WIDE_SLOTS;
+		v8			acc[8] = {{0}};
+
+		for (int32_t j0 = 0; j0 < d; j0 += WIDE_RUN)
+		{
+			int32_t		j1 = j0 + WIDE_RUN < d ? j0 + WIDE_RUN : d;
+			f16			a0 = {0},
+						a1 = {0},
+						a2 = {0},
+						a3 = {0};
+
+			for (int32_t j = j0; j < j1; j++)
+			{
+				const float *gj = g + (size_t) j * WIDE_SLOTS;
+				float		xj = xf[j];
+				f16			l0,
+							l1,
+							l2,
+							l3;
+
+				memcpy(&l0, gj, sizeof(l0));
+				memcpy(&l1, gj + 16, sizeof(l1));
+				memcpy(&l2, gj + 32, sizeof(l2));
+				memcpy(&l3, gj + 48, sizeof(l3));
+				a0 += l0 * xj;
+				a1 += l1 * xj;
+				a2 += l2 * xj;
+				a3 += l3 * xj;
+			}
+			{
+				f16			a[4] = {a0, a1, a2, a3};
+
+				for (int q = 0; q < 4; q++)
+				{
+					f8			lo,
+								hi;
+
+					memcpy(&lo, &a[q], sizeof(lo));
+					memcpy(&hi, (const float *) &a[q] + 8, sizeof(hi));
+					acc[2 * q] += __builtin_convertvector(lo, v8);
+					acc[2 * q + 1] += __builtin_convertvector(hi, v8);
+				}
+			}
+		}
+		for (int q = 0; q < 8; q++)
+		{
+			v8			dd = xx + load8(nrm + q * BLK) - 2.0 * acc[q];
+
+			for (int k = 0; k < BLK; k++)
+				dd[k] = dd[k] > 0.0 ? dd[k] : 0.0;
+			store8p(d2 + (size_t) gq * WIDE_SLOTS + q * BLK, &dd);
+		}
+	}
+	return e;
+}
+
 SvcStatus
 svc_scorer_init(const SvcEnv *env, const SvcModel *m, SvcScorer *s, SvcError *err)
 {
@@ -158,7 +317,7 @@ svc_scorer_init(const SvcEnv *env, const SvcModel *m, SvcScorer *s, SvcError *er
 	s->width = svc_alloc(env, sizeof(double) * slots, err);
 	s->aabs = svc_alloc(env, sizeof(double) * slots, err);
 	s->lnref = svc_alloc(env, sizeof(double) * slots, err);
-	s->d2 = svc_alloc(env, sizeof(double) * slots, err);
+	s->d2 = svc_alloc(env, sizeof(double) * (slots + WIDE_SLOTS), err);
 	s->lnmass = svc_alloc(env, sizeof(double) * (size_t) s->n_blk, err);
 	s->bmax = svc_alloc(env, sizeof(double) * (size_t) s->n_blk, err);
 	s->kept = svc_alloc(env, sizeof(int32_t) * (size_t) s->n_blk, err);
@@ -198,10 +357,25 @@ svc_scorer_init(const SvcEnv *env, const SvcModel *m, SvcScorer *s, SvcError *er
 			/* a weight alpha_i gamma_i that would read as 0 stops the climb */
 			if (!(a * g >= 1e-290))
 				s->positive = false;
-			for (int32_t j = 0; j < d; j++)
-				s->coord_max = fmax(s->coord_max, fabs(sv[j]));
+			{
+				double		nrm = 0.0;
+
+				for (int32_t j = 0; j < d; j++)
+				{
+					s->coord_max = fmax(s->coord_max, fabs(sv[j]));
+					nrm += sv[j] * sv[j];
+				}
+				s->sv_norm = fmax(s->sv_norm, sqrt(nrm) * (1.0 + 0x1p-40));
+			}
 		}
 		s->lnmass[b] = log(mass > 0.0 ? mass : DBL_MIN);
+	}
+	if (d >= SVC_SCORE_WIDE_DIMS && s->coord_max <= WIDE_MAX_COORD)
+	{
+		st = wide_init(env, s, err);
+		if (st != SVC_OK)
+			goto fail;
+		st = SVC_ERR_NOMEM;
 	}
 
 	/* groups of GRP blocks: a ball around the mean of their vectors */
@@ -265,6 +439,9 @@ svc_scorer_free(const SvcEnv *env, SvcScorer *s)
 	svc_free(env, s->lnref);
 	svc_free(env, s->lnmass);
 	svc_free(env, s->d2);
+	svc_free(env, s->sf);
+	svc_free(env, s->sfnorm);
+	svc_free(env, s->xf);
 	svc_free(env, s->bmax);
 	svc_free(env, s->kept);
 	svc_free(env, s->gcentre);
@@ -299,6 +476,13 @@ group_distances(const SvcScorer *s, const double *x, int32_t g, v8 *acc)
 				nq = s->n_blk - b0 < GRP ? s->n_blk - b0 : GRP;
 	const double *blk = s->st + (size_t) b0 * BLK * d;
 
+	if (s->wide_on)
+	{
+		/* this pass's float distances (wide_distances) */
+		for (int q = 0; q < nq; q++)
+			acc[q] = load8(s->d2 + (size_t) (b0 + q) * BLK);
+		return nq;
+	}
 	if (nq == GRP)
 	{
 		/* four named sums: an array here was kept in memory */
@@ -605,6 +789,20 @@ pass_any(SvcScorer *s, const double *x, SvcScorePass *out, bool record)
 	memset(&u, 0, sizeof(u));
 	u.shift = -DBL_MAX;
 	u.cut = -DBL_MAX;
+	out->d2_err = 0.0;
+	out->eta = 0.0;
+	s->wide_on = false;
+	if (s->n_wide > 0)
+	{
+		double		e = wide_distances(s, x);
+
+		if (e >= 0.0)
+		{
+			s->wide_on = true;
+			out->d2_err = e;
+			out->eta = s->gmax * e;
+		}
+	}
 
 	/* each group's bound, eight groups at a time */
 	for (int32_t c = 0; c < ng; c += BLK)
@@ -672,7 +870,13 @@ pass_any(SvcScorer *s, const double *x, SvcScorePass *out, bool record)
 
 	{
 		double		scale = exp(u.shift);
-		double		rel = u.n_drop * ldexp(1.0, -50) +
+		/*
+		 * wide rows: every exponent is within eta of the exact one, so
+		 * each kept term within a factor exp(eta) and the dropped ones'
+		 * share of the largest within exp(2 eta) of 2^-50
+		 */
+		double		wide = exp(2.0 * out->eta);
+		double		rel = u.n_drop * ldexp(1.0, -50) * wide + expm1(out->eta) * (1.0 + 0x1p-30) +
 			(2.0 * s->m->n_sv + 64.0 + EXP8_REL + 2.0 * u.n_reshift) * U;
 
 		out->lam = hsum8p(&u.lam) * scale;

@@ -29,6 +29,14 @@
 #define SVC_SCORE_BLOCK 8
 
 /*
+ * From this many features the scorer takes its squared distances from
+ * float dot products (wide rows: the sums are bound by memory, and no term
+ * can be skipped on unit rows), with a bound on their error that the
+ * bounds of f and of the steps carry.
+ */
+#define SVC_SCORE_WIDE_DIMS 64
+
+/*
  * The basin certificate of one equilibrium e: every row x with
  * ||x - e|| < radius and lambda(x) > level runs a trajectory that stays in
  * that ball (lambda = f + offset never decreases along a trajectory when
@@ -64,7 +72,15 @@ typedef struct SvcScorer
 	double		gmax;			/* widest gamma_i */
 	double		abs_alpha;		/* sum |alpha| */
 	double		coord_max;		/* largest |coordinate| of a support vector */
+	double		sv_norm;		/* largest ||s_i||, rounded up */
 	bool		positive;		/* every alpha > 0: trajectories climb */
+	/* wide models: distances from float dot products (score.c) */
+	int32_t		n_wide;			/* groups of 64 slots in sf; 0: none */
+	float	   *sf;				/* [n_wide][dims][64] the slots as floats */
+	double	   *sfnorm;			/* [n_wide * 64] their squared norms */
+	double		sf_norm;		/* largest ||float s_i||, rounded up */
+	float	   *xf;				/* [dims] the row as floats */
+	bool		wide_on;		/* this pass took the float distances */
 	/* prediction */
 	SvcTrajTol	tol;
 	SvcBasin   *basin;			/* [n_eq], NULL until svc_scorer_certify */

@@ -33,6 +33,10 @@ typedef struct SvcScorePass
 	int32_t		n_kept;			/* blocks summed */
 	double		dsum;			/* sum of the skipped groups' far ends */
 	double		drop;			/* bound on the skipped weight / the kept */
+	double		d2_err;			/* bound on each squared distance's error
+								 * (wide rows' float distances; else 0) */
+	double		eta;			/* bound on each exponent's error: the
+								 * widest gamma_i times d2_err */
 	bool		p_ok;			/* p holds P(x) */
 } SvcScorePass;
 

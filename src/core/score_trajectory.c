@@ -71,7 +71,7 @@ pass_step(SvcScorer *s, const double *x, SvcScorePass *out)
 		{
 			v8			dd = load8(s->d2 + (size_t) b * BLK);
 
-			dsum += sqrt(hmax8p(&dd));
+			dsum += sqrt(hmax8p(&dd) + out->d2_err);
 		}
 	for (int32_t i = 0; i < n_kept; i++)
 	{
@@ -92,6 +92,7 @@ pass_step(SvcScorer *s, const double *x, SvcScorePass *out)
 	{
 		double		w = hsum8p(&vw);
 		double		inv,
+					wide,
 					step = 0.0;
 
 		if (!(w >= DBL_MIN))
@@ -104,16 +105,25 @@ pass_step(SvcScorer *s, const double *x, SvcScorePass *out)
 			s->p[j] = hsum8p(&acc) * inv;
 			step += (s->p[j] - x[j]) * (s->p[j] - x[j]);
 		}
-		out->q = hsum8p(&vwq) * inv;
+		/*
+		 * wide rows' float distances (score.c): each d_i^2 within d2_err,
+		 * each weight within a factor exp(eta) of its exact value
+		 */
+		wide = exp(2.0 * out->eta);
+		out->q = (hsum8p(&vwq) * inv + out->d2_err) * wide;
 		/* rounding of a weighted mean of n_sv rows, in either code */
 		out->rnd = step_rounding(s, xmax);
 		/*
 		 * dropped terms: sum w_i d_i over them is at most 2^-50 w times
 		 * their blocks' largest distances, and they move the mean by at
-		 * most their weight share times ||p - x||
+		 * most their weight share times ||p - x||.  Weights off by a
+		 * factor exp(+-eta) move the mean of the kept ones (all positive
+		 * on this path) by at most expm1(eta) exp(eta) times the largest
+		 * ||s_i - P||, at most 2 sv_norm.
 		 */
-		out->p_err = ldexp(dsum + n_drop * sqrt(step), -50) + out->rnd;
-		out->drop = ldexp((double) n_drop, -50);
+		out->p_err = ldexp(dsum + n_drop * sqrt(step), -50) * wide + out->rnd +
+			expm1(out->eta) * exp(out->eta) * 2.0 * s->sv_norm * (1.0 + 0x1p-30);
+		out->drop = ldexp((double) n_drop, -50) * wide;
 		out->p_ok = true;
 	}
 }
@@ -269,13 +279,21 @@ svc_scorer_predict(SvcScorer *s, const double *xs, double *decision)
 	lip_lam = sqrt(2.0 * s->gmax / M_E) * s->abs_alpha;
 	memcpy(s->x, xs, sizeof(double) * (size_t) d);
 	{
-		double		xn = 0.0;
+		double		xn = 0.0,
+					x2 = 0.0;
 
 		for (int32_t j = 0; j < d; j++)
+		{
 			xn = fmax(xn, fabs(xs[j]));
-		/* every sv, and every later point (a mean of them), is within
-		 * sqrt(d) coord_max of 0 */
-		rfar = sqrt((double) d) * (fmax(xn, s->coord_max) + s->coord_max);
+			x2 += xs[j] * xs[j];
+		}
+		/*
+		 * every sv, and every later point (a mean of them with positive
+		 * weights), is within sqrt(d) coord_max and within sv_norm of 0:
+		 * in many dimensions the norms are the far tighter bound
+		 */
+		rfar = fmin(sqrt((double) d) * (fmax(xn, s->coord_max) + s->coord_max),
+					(fmax(sqrt(x2), s->sv_norm) + s->sv_norm) * (1.0 + 1e-9));
 		/* rounding can lower lambda this much over 300 steps */
 		drift = 300.0 * lip_lam * step_rounding(s, fmax(xn, s->coord_max));
 	}
@@ -550,11 +568,16 @@ svc_scorer_traj_run(SvcScorer *s, const double *eq, int32_t n_eq,
 		goto full;
 	memcpy(s->x, w->next, sizeof(double) * (size_t) d);
 	{
-		double		xn = 0.0;
+		double		xn = 0.0,
+					x2 = 0.0;
 
 		for (int32_t j = 0; j < d; j++)
+		{
 			xn = fmax(xn, fabs(x0[j]));
-		rfar = sqrt((double) d) * (fmax(xn, s->coord_max) + s->coord_max);
+			x2 += x0[j] * x0[j];
+		}
+		rfar = fmin(sqrt((double) d) * (fmax(xn, s->coord_max) + s->coord_max),
+					(fmax(sqrt(x2), s->sv_norm) + s->sv_norm) * (1.0 + 1e-9));
 	}
 	slack = 1e-9 * (1.0 + rfar);
 

@@ -81,9 +81,14 @@ compare(const char *what, const SvcModel *m, SvcScorer *s, const double *xs,
 		/* without f asked for: the first point's sum as the rows go */
 		int32_t		c2 = svc_scorer_predict(s, x, NULL);
 		double		scale = fabs(f0 + m->offset) + fabs(m->offset);
+		/*
+		 * wide models sum float distances: f within 1e-4 of the scale
+		 * (the bound the scorer keeps is checked below, row by row)
+		 */
+		double		tol = m->dims >= SVC_SCORE_WIDE_DIMS ? 1e-4 : 1e-11;
 
 		worst = fmax(worst, fabs(f1 - f0) / scale);
-		if (fabs(f1 - f0) > 1e-11 * scale)
+		if (fabs(f1 - f0) > tol * scale)
 			bad_f++;
 		if ((f0 < 0) != (f1 < 0))
 			bad_sign++;
@@ -123,6 +128,49 @@ compare(const char *what, const SvcModel *m, SvcScorer *s, const double *xs,
 	svc_label_work_free(&svc_env_malloc, &w);
 }
 
+/*
+ * n embedding-like rows: one of k centres of an 8-dimensional latent space
+ * plus a little spread, mapped linearly to d dimensions, plus noise, and
+ * scaled to length 1 (as test/bench/wide_rows.c makes them).
+ */
+static double *
+embed_d(int64_t n, int32_t d, int k, uint64_t seed)
+{
+	SvcRng		rng;
+	double	   *x = malloc(sizeof(double) * (size_t) (n * d));
+	double	   *map = malloc(sizeof(double) * (size_t) d * 8);
+	double	   *cen = malloc(sizeof(double) * (size_t) k * 8);
+
+	svc_rng_seed(&rng, seed);
+	for (int32_t i = 0; i < d * 8; i++)
+		map[i] = (svc_rng_unit(&rng) - 0.5) * 2.0;
+	for (int i = 0; i < k * 8; i++)
+		cen[i] = (svc_rng_unit(&rng) - 0.5) * 6.0;
+	for (int64_t i = 0; i < n; i++)
+	{
+		double		z[8],
+					norm = 0.0;
+		int			c = (int) (i % k);
+
+		for (int l = 0; l < 8; l++)
+			z[l] = cen[c * 8 + l] + 0.3 * (svc_rng_unit(&rng) - 0.5);
+		for (int32_t j = 0; j < d; j++)
+		{
+			double		v = 0.05 * (svc_rng_unit(&rng) - 0.5);
+
+			for (int l = 0; l < 8; l++)
+				v += map[j * 8 + l] * z[l];
+			x[i * d + j] = v;
+			norm += v * v;
+		}
+		for (int32_t j = 0; j < d; j++)
+			x[i * d + j] /= sqrt(norm);
+	}
+	free(map);
+	free(cen);
+	return x;
+}
+
 /* Rows to score: the training rows, a wide box around them, far rows. */
 static double *
 probe_rows(const SvcModel *m, const double *x, int64_t n, int64_t *count)
@@ -154,7 +202,8 @@ static void
 test_model(const char *what, int64_t n, int32_t d, const char *json,
 		   double max_fallback_share, bool all_ways)
 {
-	double	   *x = blobs_d(n, d, 7);
+	/* a name starting "embed" asks for unit rows in 5 clusters */
+	double	   *x = strncmp(what, "embed", 5) == 0 ? embed_d(n, d, 5, 7) : blobs_d(n, d, 7);
 	SvcOptions	opt;
 	SvcModel	m;
 	SvcScorer	s;
@@ -241,5 +290,11 @@ main(void)
 	test_model("2-D blobs, removal", 600, 2, "{\"strategy\": \"removal\"}", 1.0, false);
 	test_model("3-D blobs, smo", 300, 3, "{\"solver\": \"smo\"}", 1.0, false);
 	test_model("2-D blobs, one cluster", 600, 2, "{\"n_clusters\": 1}", 1.0, false);
+	/* wide rows: the float distances (SVC_SCORE_WIDE_DIMS and more) */
+	test_model("64-D blobs", 800, 64, "{\"budget\": 100}", 1.0, true);
+	test_model("embed 128-D, gamma 8", 1000, 128, "{\"gamma\": 8, \"scale\": \"none\", \"budget\": 150}",
+			   0.05, true);
+	test_model("embed 300-D, widths", 600, 300,
+			   "{\"gamma\": 4, \"scale\": \"none\", \"budget\": 80, \"bandwidth_k\": 5}", 1.0, false);
 	return unit_summary("test_score");
 }
