@@ -104,13 +104,12 @@ split(const SvcModel *m, int32_t *perm, KeyIdx *tmp, int32_t lo, int32_t hi)
 
 /* ---------- wide rows: distances from float dot products ---------- */
 
-#define WIDE_SLOTS	64			/* slots of one float group: 4 vectors of 16 */
+#define WIDE_SLOTS	SVC_WIDE_SLOTS	/* slots of one float group: 4 vectors of 16 */
 #define WIDE_RUN	16			/* coordinates summed in float, then in double */
 #define WIDE_MAX_COORD 0x1p60	/* rows and support vectors beyond it: double */
 #define WIDE_MAX_ETA 0x1p-10	/* a row whose exponents' bound passes it: double */
 
 typedef float f16 __attribute__((vector_size(64)));
-typedef float f8 __attribute__((vector_size(32)));
 
 /*
  * The slots as floats, 64 to a group, coordinate by coordinate within it
@@ -239,7 +238,7 @@ wide_distances(SvcScorer *s, const double *x)
 
 				for (int q = 0; q < 4; q++)
 				{
-					f8			lo,
+					SvcF8		lo,
 								hi;
 
 					memcpy(&lo, &a[q], sizeof(lo));

@@ -19,6 +19,9 @@
 #define BLK		SVC_SCORE_BLOCK
 _Static_assert(SVC_SCORE_BLOCK == 8, "a block is one v8 (vec8.h)");
 #define U			DBL_EPSILON
+/* wide models' float copy of the slots: groups of 64, [group][dims][64] */
+#define SVC_WIDE_SLOTS 64
+typedef float SvcF8 __attribute__((vector_size(32)));
 
 /* What one pass over the support vectors at x gives. */
 typedef struct SvcScorePass

@@ -57,6 +57,8 @@ pass_step(SvcScorer *s, const double *x, SvcScorePass *out)
 				xmax = 0.0;
 	v8			vw = {0},
 				vwq = {0};
+	/* the pass took float distances: the mean of the float vectors too */
+	bool		wide_on = out->d2_err > 0.0;
 
 	for (int32_t j = 0; j < d; j++)
 	{
@@ -82,6 +84,23 @@ pass_step(SvcScorer *s, const double *x, SvcScorePass *out)
 
 		vw += wk;
 		vwq += wk * load8(s->d2 + (size_t) b * BLK);
+		if (wide_on)
+		{
+			/* the block's floats, eight lanes of its group (score.c) */
+			const float *fb = s->sf + (size_t) (b / (SVC_WIDE_SLOTS / BLK)) * SVC_WIDE_SLOTS * d +
+				(size_t) (b % (SVC_WIDE_SLOTS / BLK)) * BLK;
+
+			for (int32_t j = 0; j < d; j++)
+			{
+				SvcF8		sv;
+				v8			acc;
+
+				memcpy(&sv, fb + (size_t) j * SVC_WIDE_SLOTS, sizeof(sv));
+				acc = load8(s->pacc + (size_t) j * BLK) + wk * __builtin_convertvector(sv, v8);
+				store8p(s->pacc + (size_t) j * BLK, &acc);
+			}
+			continue;
+		}
 		for (int32_t j = 0; j < d; j++)
 		{
 			v8			acc = load8(s->pacc + (size_t) j * BLK) + wk * load8(blk + (size_t) j * BLK);
@@ -123,6 +142,13 @@ pass_step(SvcScorer *s, const double *x, SvcScorePass *out)
 		 */
 		out->p_err = ldexp(dsum + n_drop * sqrt(step), -50) * wide + out->rnd +
 			expm1(out->eta) * exp(out->eta) * 2.0 * s->sv_norm * (1.0 + 0x1p-30);
+		/*
+		 * and a mean of the float vectors: each within 2^-24 of its
+		 * coordinates (plus 2^-149 a subnormal one), so the mean within
+		 * 2^-24 max|s_i| + sqrt(d) 2^-149
+		 */
+		if (wide_on)
+			out->p_err += 0x1p-24 * s->sv_norm * (1.0 + 0x1p-30) + sqrt((double) d) * 0x1p-149;
 		out->drop = ldexp((double) n_drop, -50) * wide;
 		out->p_ok = true;
 	}
