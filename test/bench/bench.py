@@ -53,7 +53,12 @@ Sections (--only picks some):
   scoring   svc_decision, svc_predict, svc_assign and svc_train on 1M x 8
             rows in 5 clusters, as ratios to SELECT avg(f[1]) in the same
             run, and (--score-ref) every row's cluster and decision against
-            an earlier run of another build (score_speed.py).
+            an earlier run of another build (score_speed.py);
+  wide      svc_train, svc_decision and svc_predict on embedding-like real[]
+            rows (1M x 128 and 100k x 768, 20 clusters; --quick: 100k x 128
+            and 20k x 768), defaults and gamma 8 unscaled, as ratios to
+            SELECT avg(e[1]), and real[] against float8[] (wide_speed.py).
+            Not in the default list (about 12 minutes).
 Every default-options run, and the first seed of every grid point, also
 checks that svc_predict and svc_assign give every row the same cluster.
 
@@ -77,6 +82,7 @@ from pgrun import TOP, PsqlError, log, machine_line, median, psql, q1, timed_que
 import labelled  # noqa: E402
 import warm  # noqa: E402
 import score_speed  # noqa: E402
+import wide_speed  # noqa: E402
 import train_speed  # noqa: E402
 import aid_vs_smo  # noqa: E402
 import incremental_vs_smo  # noqa: E402
@@ -844,7 +850,7 @@ def main():
                                       "incremental,sample",
                     help="comma-separated sections to run (default: all of "
                          "defaults,labeling,tuned,grid,exact,assign,train,labelled,scoring,aid,warm,incremental,"
-                         "sample)")
+                         "sample; and wide, not in the default)")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                     help="concurrent sessions for the grid (default %(default)s)")
     ap.add_argument("--no-predict-check", action="store_true",
@@ -868,7 +874,7 @@ def main():
     args.assign_sizes = [10000, 43500, 100000, 1000000]
     sections = {s.strip() for s in args.only.split(",") if s.strip()}
     unknown = sections - {"defaults", "labeling", "tuned", "grid", "exact", "assign", "train",
-                          "labelled", "scoring", "aid", "warm", "incremental", "sample"}
+                          "labelled", "scoring", "aid", "warm", "incremental", "sample", "wide"}
     if unknown:
         ap.error("unknown section(s): %s" % ", ".join(sorted(unknown)))
 
@@ -904,6 +910,8 @@ def main():
     if "scoring" in sections:
         score_speed.run(args.train_rows, 2 if args.quick else 3, out,
                         os.path.join(cwd, args.score_ref) if args.score_ref else None)
+    if "wide" in sections:
+        wide_speed.run(wide_speed.QUICK if args.quick else wide_speed.FULL, 2 if args.quick else 3, out)
     if "aid" in sections:
         out.append("## AID against SMO as the rows grow\n")
         out.extend(aid_vs_smo.measure("5000,10000,20000" if args.quick else "5000,10000,20000,40000",

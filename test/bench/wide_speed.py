@@ -26,7 +26,7 @@ width that finds the 20 clusters of these unit-length rows).  --quick runs
 100,000 x 128 and 20,000 x 768.  The 1,000,000 x 8 float8[] benchmark is
 score_speed.py's and train_speed.py's.
 
-Run it alone through run.sh:  bash test/bench/run.sh --only wide
+Run it alone through run.sh:  bash test/bench/run.sh --only wide [--quick]
 or against a running server:  python3 test/bench/wide_speed.py --quick
 """
 import argparse
