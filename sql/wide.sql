@@ -73,6 +73,20 @@ JOIN svc_assign((SELECT m FROM wide_m), 'SELECT id, e::float8[] FROM wide_pts') 
 USING (id);
 SELECT pg_temp.try($q$SELECT count(*) FROM svc_assign((SELECT m FROM wide_m), 'SELECT id, e FROM wide_bad WHERE id = 1')$q$) AS nan_row,
        pg_temp.try($q$SELECT count(*) FROM svc_assign((SELECT m FROM wide_m), 'SELECT id, e FROM wide_bad WHERE id = 5')$q$) AS short_row;
+-- 96 features: the scorer's float distances (64 features and more), the
+-- same clusters and f from real[] rows as from float8[] rows
+CREATE TABLE wide96 AS
+SELECT i AS id, array_agg((cos(i % 4 * 1.7 + j * 0.37) + 0.05 * sin(i * j))::real ORDER BY j) AS e
+FROM generate_series(1, 200) i, generate_series(1, 96) j GROUP BY i;
+CREATE TABLE wide96_m AS
+SELECT svc_train(e::float8[], '{"budget": 40, "seed": 2, "gamma": 0.5, "scale": "none"}') AS m FROM wide96;
+SELECT svc_model_info(m)->>'dims' AS dims, svc_model_info(m)->>'n_clusters' AS clusters FROM wide96_m;
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE svc_predict(m, e) = svc_predict(m, e::float8[] || NULL::float8[])) AS same_cluster,
+       count(*) FILTER (WHERE svc_decision(m, e) = svc_decision(m, e::float8[] || NULL::float8[])) AS same_f,
+       count(DISTINCT svc_predict(m, e)) >= 2 AS several
+FROM wide96, wide96_m;
+DROP TABLE wide96, wide96_m;
 -- and the _float4 forms called by name
 SELECT svc_decision_float4(m, e) = svc_decision(m, e::float8[]) AS by_name
 FROM wide_pts, wide_m WHERE id = 7;
