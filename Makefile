@@ -62,7 +62,8 @@ STATE_OBJS = src/core/state.o src/core/state_stats.o src/core/bsgd_select.o src/
 $(STATE_OBJS): CFLAGS += $(STATE_CFLAGS)
 $(STATE_OBJS:.o=.bc): BITCODE_CFLAGS += $(STATE_CFLAGS)
 
-EXTRA_CLEAN = test/unit/build test/tools/smo_cli test/tools/score_check test/tools/incr_bench test/tools/wide_core
+EXTRA_CLEAN = test/unit/build test/tools/smo_cli test/tools/score_check test/tools/incr_bench test/tools/wide_core \
+	test/tools/quality_cli
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -100,6 +101,12 @@ test/tools/score_check: test/tools/score_check.c $(SCORE_CHECK_OBJS) $(SVC_HEADE
 # It reads options as JSON text (options_text.c, which the module leaves out).
 test/tools/wide_core: test/tools/wide_core.c $(SCORE_CHECK_OBJS) $(CORE_TEST_SRCS) $(SVC_HEADERS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/tools/wide_core.c $(SCORE_CHECK_OBJS) $(CORE_TEST_SRCS) $(MVEC_LIB) -lm
+
+# A table fitted as svc_train fits it and scored as svc_assign scores it,
+# without a server, for the quality benchmark's loop (test/bench/quality.py).
+# Options come as JSON text: the core's text reader too (options_text.c).
+test/tools/quality_cli: test/tools/quality_cli.c $(SCORE_CHECK_OBJS) $(CORE_TEST_SRCS) $(SVC_HEADERS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/tools/quality_cli.c $(SCORE_CHECK_OBJS) $(CORE_TEST_SRCS) $(MVEC_LIB) -lm
 
 .PHONY: unit unit-valgrind
 unit:

@@ -50,6 +50,11 @@ Sections (--only picks some):
   warm      the warm start: a model of 1M generated rows refreshed on 10k new
             rows (svc_train(f, options, init)) against the full retrain and
             the training scan of the new rows alone: NMI and time (warm.py);
+  quality   the default options beyond the nine sets (quality.py): digits,
+            wine, embedding-like sets at 64-768 dims, many Gaussian blobs of
+            unequal sizes (up to 1M rows), rings around blobs, with HDBSCAN
+            (R's dbscan, minPts 5 and 15) and k-means with the true k on the
+            same rows; per-set and per-group NMI (--quick: fewer rows);
   scoring   svc_decision, svc_predict, svc_assign and svc_train on 1M x 8
             rows in 5 clusters, as ratios to SELECT avg(f[1]) in the same
             run, and (--score-ref) every row's cluster and decision against
@@ -88,6 +93,7 @@ import aid_vs_smo  # noqa: E402
 import incremental_vs_smo  # noqa: E402
 import keep_window  # noqa: E402
 import sample_quality  # noqa: E402
+import quality  # noqa: E402
 
 # The paper's exact SVC (SMO and Ben-Hur's labelling): NMI per dataset, and
 # its train / clustering seconds where the paper gives them.
@@ -850,7 +856,7 @@ def main():
                                       "incremental,sample",
                     help="comma-separated sections to run (default: all of "
                          "defaults,labeling,tuned,grid,exact,assign,train,labelled,scoring,aid,warm,incremental,"
-                         "sample; and wide, not in the default)")
+                         "sample; and wide and quality, not in the default)")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                     help="concurrent sessions for the grid (default %(default)s)")
     ap.add_argument("--no-predict-check", action="store_true",
@@ -874,7 +880,8 @@ def main():
     args.assign_sizes = [10000, 43500, 100000, 1000000]
     sections = {s.strip() for s in args.only.split(",") if s.strip()}
     unknown = sections - {"defaults", "labeling", "tuned", "grid", "exact", "assign", "train",
-                          "labelled", "scoring", "aid", "warm", "incremental", "sample", "wide"}
+                          "labelled", "scoring", "aid", "warm", "incremental", "sample", "wide",
+                          "quality"}
     if unknown:
         ap.error("unknown section(s): %s" % ", ".join(sorted(unknown)))
 
@@ -925,6 +932,8 @@ def main():
         out.append("")
     if "sample" in sections:
         sample_quality.run(out, args.data, args.scale)
+    if "quality" in sections:
+        quality.run(out, args.data, args.quick)
     if sections & {"defaults", "labeling", "tuned", "grid", "exact"}:
         for ds in loaded:
             psql("DROP TABLE IF EXISTS %s;" % ds["table"], check=False)

@@ -7,6 +7,7 @@
 #   bash test/bench/run.sh --quick --out bench-quick.md     # a few minutes
 #   bash test/bench/run.sh --data /path/to/csvs --out results.md
 #   bash test/bench/run.sh --only train                     # training speed only
+#   bash test/bench/run.sh --only quality --quick           # defaults beyond 2-D
 # Paths are relative to the directory you run it from; --help lists options.
 set -euo pipefail
 export BENCH_CWD="$PWD"
@@ -17,6 +18,7 @@ for a in "$@"; do
     fi
 done
 bash test/setup-debian.sh
+bash test/bench/setup-bench.sh
 if ! make -s >/dev/null || ! make -s install >/dev/null; then
     echo "run.sh: building or installing svclust failed" >&2
     exit 1
