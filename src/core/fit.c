@@ -50,8 +50,28 @@ set_scaling(SvcModel *m, const double *mean, const double *stddev,
 	}
 }
 
+/*
+ * Distances concentrate as d grows: a row's neighbours lie ever closer to
+ * the median distance, and 256 / median makes every row its own bump in
+ * 4-D and up; 2/d measured best of d^0, d^-0.5, d^-1 and d^-1.5 (iris and
+ * 4-50-D synthetic sets).  The concentration follows the dimension the
+ * data fill, not the columns: embeddings of 64-768 columns (clusters on a
+ * 16-D latent space) and digits (64 columns) needed 8-60 times 2/d, and
+ * Gaussian blobs in 32 columns 2-4 times; up to 16 columns 2/d is best
+ * (doc/design-notes.md).  So the factor stops at 1/8.
+ */
 double
-svc_gamma_auto(const double *x, int64_t n, int32_t d, SvcRng *rng)
+svc_gamma_dims_factor(int32_t d, SvcGammaRule rule)
+{
+	double		grow = d > 2 ? (double) d / 2.0 : 1.0;
+
+	if (rule == SVC_GAMMA_RULE_AUTO && grow > 8.0)
+		grow = 8.0;
+	return 1.0 / grow;
+}
+
+double
+svc_gamma_auto(const double *x, int64_t n, int32_t d, SvcGammaRule rule, SvcRng *rng)
 {
 	enum
 	{
@@ -112,14 +132,9 @@ svc_gamma_auto(const double *x, int64_t n, int32_t d, SvcRng *rng)
 			return 1.0 / d;
 		median = s / (double) c;
 	}
-	/*
-	 * Above two dimensions the width grows with d: distances concentrate,
-	 * so a row's neighbours lie ever closer to the median distance, and
-	 * 256 / median makes every row its own bump; 2 / d is the factor that
-	 * did best (doc/design-notes.md).
-	 */
+	/* the factor's inverse, so that up to 16 dimensions the bytes are those of 2/d */
 	if (d > 2)
-		median *= (double) d / 2.0;
+		median *= fmin((double) d / 2.0, rule == SVC_GAMMA_RULE_AUTO ? 8.0 : HUGE_VAL);
 	/* a spread of subnormal distances must not give an infinite width */
 	return SVC_GAMMA_AUTO_FACTOR / median < 1e300 ? SVC_GAMMA_AUTO_FACTOR / median : 1e300;
 }
@@ -495,7 +510,7 @@ fit_scaled(const SvcEnv *env, double *rows, const int8_t *label, int64_t n, SvcM
 
 		/* its own stream: the SGD draws must not depend on it */
 		svc_rng_seed(&rng, m->opt.seed ^ SVC_SEED_TAG_GAMMA);
-		gamma = svc_gamma_auto(rows, n, m->dims, &rng);
+		gamma = svc_gamma_auto(rows, n, m->dims, m->opt.gamma_rule, &rng);
 	}
 	solver = svc_solver_find(m->solver);
 	if (solver == NULL)

@@ -13,11 +13,16 @@
 /*
  * The "auto" gamma: SVC_GAMMA_AUTO_FACTOR / median squared distance
  * between pairs of rows, estimated on at most a few thousand pairs drawn
- * with rng, times 2/d above two dimensions.  When the median is zero
- * (mostly duplicates) the mean of the non-zero distances stands in; 1/d
- * when every row is equal.
+ * with rng, times svc_gamma_dims_factor(d, rule).  When the median is
+ * zero (mostly duplicates) the mean of the non-zero distances stands in;
+ * 1/d when every row is equal.
  */
-double		svc_gamma_auto(const double *x, int64_t n, int32_t d, SvcRng *rng);
+double		svc_gamma_auto(const double *x, int64_t n, int32_t d, SvcGammaRule rule,
+						   SvcRng *rng);
+
+/* The dimension's factor of the "auto" gamma: 1 up to two dimensions,
+ * then 2/d, floored at 1/8 by SVC_GAMMA_RULE_AUTO (options.h). */
+double		svc_gamma_dims_factor(int32_t d, SvcGammaRule rule);
 
 /*
  * Train a model from a checked state buffer (see state.h): scale the

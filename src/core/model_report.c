@@ -1,5 +1,6 @@
 /* model_report.c - the model's description as a JSON object (svc_model_info) */
 #include "model_report.h"
+#include "fit.h"
 #include "label_cut.h"
 #include "model_codec.h"
 #include "solver.h"
@@ -100,6 +101,19 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 		 m->dims, m->opt.budget, svc_strategy_name(m->opt.strategy), m->opt.k);
 	emit(&t, "\"n_support_vectors\": %d, \"gamma\": %s, \"gamma_auto\": %s, ",
 		 m->n_sv, num(&t, m->gamma), m->opt.gamma == 0 ? "true" : "false");
+	emit(&t, "\"gamma_rule\": \"%s\", ", svc_gamma_rule_name(&m->opt));
+	if (m->opt.gamma == 0)
+	{
+		/* the width's reason: the median it read, from the width itself */
+		double		f = svc_gamma_dims_factor(m->dims, m->opt.gamma_rule);
+
+		emit(&t, "\"gamma_reason\": \"256 / median squared distance of the scaled rows (%s)",
+			 num(&t, SVC_GAMMA_AUTO_FACTOR * f / m->gamma));
+		if (m->dims > 2)
+			emit(&t, " x %s (%s at %d dims)", num(&t, f),
+				 m->opt.gamma_rule == SVC_GAMMA_RULE_AUTO ? "max(2/d, 1/8)" : "2/d", m->dims);
+		emit(&t, "\", ");
+	}
 	emit(&t, "\"c\": %s, \"epsilon\": %s, \"tol\": %s, ",
 		 num(&t, m->opt.c), num(&t, m->epsilon), num(&t, m->opt.tol));
 	/* 0 is smo's automatic cap (options.h) */

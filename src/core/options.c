@@ -41,7 +41,7 @@ svc_options_default(SvcOptions *opt)
 	opt->cut = SVC_CUT_PERSISTENCE;
 	opt->merge_ratio = 0.4;
 	opt->min_cluster_share = 0.03;
-	opt->min_cluster_size = 0;
+	opt->min_cluster_size = SVC_MIN_CLUSTER_SIZE_DEFAULT;
 	opt->n_clusters = 0;
 	opt->has_level = false;
 	opt->level = 0.0;
@@ -54,6 +54,7 @@ svc_options_default(SvcOptions *opt)
 	opt->anomaly_bound = SVC_ANOMALY_BOUND_DEFAULT;
 	opt->keep_rows = 0;
 	opt->window = SVC_WINDOW_OLDEST;
+	opt->gamma_rule = SVC_GAMMA_RULE_AUTO;
 }
 
 /* ---------------------------------------------------------------------
@@ -178,6 +179,14 @@ svc_window_name(SvcWindow w)
 	return choice_name(window_choices, (int) w);
 }
 
+const char *
+svc_gamma_rule_name(const SvcOptions *opt)
+{
+	if (opt->gamma != 0.0)
+		return "given";
+	return opt->gamma_rule == SVC_GAMMA_RULE_DIM ? "auto-d" : "auto";
+}
+
 /* ---------------------------------------------------------------------
  * The keys.  Each row is all there is to know about one: its names, the
  * field it sets, its range and whether a trained model may change it.  The
@@ -273,6 +282,7 @@ _Static_assert(sizeof(SvcStrategy) == sizeof(int32_t) && sizeof(SvcScale) == siz
 
 /* What the details say of values that "auto" also names (null: options.h). */
 #define AUTO_EXPECT "a positive number or \"auto\""
+
 /* ... and of a stored level: has_level also rules out n_clusters. */
 #define LEVEL_STORED_EXPECT SVC_OPTIONS_LEVEL_EXPECT ", not set with n_clusters"
 
@@ -528,6 +538,12 @@ taken(SvcOptionsSetter *s, const OptKey *k)
 		s->saw_tol = true;
 	else if (strcmp(k->name, "max_iter") == 0)
 		s->saw_max_iter = true;
+	else if (strcmp(k->name, "min_cluster_share") == 0)
+		s->saw_share = true;
+	else if (strcmp(k->name, "min_cluster_size") == 0)
+		s->saw_size = true;
+	else if (strcmp(k->name, "gamma") == 0 && s->opt->gamma != 0.0)
+		s->opt->gamma_rule = SVC_GAMMA_RULE_AUTO;	/* one encoding (options.h) */
 	return SVC_OK;
 }
 
@@ -609,6 +625,15 @@ svc_options_set_string(SvcOptionsSetter *s, const char *key, size_t keylen,
 	if (k->kind == OPT_REAL_AUTO && len == 4 && memcmp(value, "auto", 4) == 0)
 	{
 		put_real(s->opt, k, 0.0);
+		if (k->offset == offsetof(SvcOptions, gamma))
+			s->opt->gamma_rule = SVC_GAMMA_RULE_AUTO;
+		return taken(s, k);
+	}
+	/* gamma's rule before 0.5.0 (options.h) */
+	if (k->offset == offsetof(SvcOptions, gamma) && len == 6 && memcmp(value, "auto-d", 6) == 0)
+	{
+		put_real(s->opt, k, 0.0);
+		s->opt->gamma_rule = SVC_GAMMA_RULE_DIM;
 		return taken(s, k);
 	}
 	if (k->kind == OPT_ENUM && (c = choice_by_name(k->choices, value, len)) != NULL)
@@ -703,6 +728,8 @@ svc_options_finish(SvcOptionsSetter *s, SvcError *err)
 		opt->tol = opt->solver != SVC_SOLVER_BSGD ? SVC_SMO_DEFAULT_TOL : 0.01;
 	if (s->saw_solver && !s->saw_max_iter)
 		opt->max_iter = opt->solver != SVC_SOLVER_BSGD ? 0 : 100000;
+	if (s->saw_share && !s->saw_size)
+		opt->min_cluster_size = 0;
 	return svc_options_validate(opt, err);
 }
 
@@ -763,6 +790,10 @@ svc_options_validate(const SvcOptions *o, SvcError *err)
 			return svc_options_bad_value(err, k->name, LEVEL_STORED_EXPECT);
 		return svc_options_bad_value(err, k->name, describe(k, expect, sizeof(expect)));
 	}
+	/* a given gamma has no rule: one set of options, one encoding */
+	if ((o->gamma_rule != SVC_GAMMA_RULE_AUTO && o->gamma_rule != SVC_GAMMA_RULE_DIM) ||
+		(o->gamma != 0.0 && o->gamma_rule != SVC_GAMMA_RULE_AUTO))
+		return svc_options_bad_value(err, "gamma", AUTO_EXPECT);
 	/* kept rows are an exact solution's: only smo and incremental make one */
 	if (o->keep_rows && o->solver != SVC_SOLVER_SMO && o->solver != SVC_SOLVER_INCREMENTAL)
 	{
@@ -808,7 +839,8 @@ show_value(const SvcOptions *o, const OptKey *k, char *buf, size_t len)
 		case OPT_REAL_AUTO:
 			if (get_real(o, k) == 0)
 			{
-				snprintf(buf, len, "\"auto\"");
+				snprintf(buf, len, "\"%s\"", k->offset == offsetof(SvcOptions, gamma) ?
+						 svc_gamma_rule_name(o) : "auto");
 				break;
 			}
 			/* FALLTHROUGH */

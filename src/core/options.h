@@ -61,6 +61,19 @@ typedef enum SvcWindow
 	SVC_WINDOW_RESERVOIR = 1	/* a seeded reservoir over every row passed */
 } SvcWindow;
 
+/*
+ * Which rule "auto" gamma follows (svc_gamma_auto): both are
+ * 256 / median squared distance of the scaled rows, times a factor for
+ * the dimension d.  AUTO (0.5.0 on): max(2/d, 1/8) above two dimensions,
+ * the default; DIM (before 0.5.0, the option value "auto-d"): 2/d.  They
+ * differ only above 16 dimensions.
+ */
+typedef enum SvcGammaRule
+{
+	SVC_GAMMA_RULE_DIM = 0,		/* 2/d: what models before 0.5.0 used */
+	SVC_GAMMA_RULE_AUTO = 1		/* max(2/d, 1/8): the default */
+} SvcGammaRule;
+
 /* How the saddle tree is cut when neither n_clusters nor level is given. */
 typedef enum SvcCutRule
 {
@@ -117,6 +130,9 @@ typedef struct SvcOptions
 	int32_t		keep_rows;		/* 1: the model keeps its rows (exact
 								 * solvers; keep.h), 0: not */
 	SvcWindow	window;			/* keep_rows: which rows leave a full window */
+	SvcGammaRule gamma_rule;	/* gamma 0: which "auto" rule; with a
+								 * given gamma always SVC_GAMMA_RULE_AUTO,
+								 * so one set of options has one encoding */
 } SvcOptions;
 
 #define SVC_AID_GAP_DEFAULT 1e-4
@@ -124,9 +140,11 @@ typedef struct SvcOptions
 														 * 2 sigma */
 #define SVC_LABEL_SAMPLE_DEFAULT 1000
 #define SVC_ANOMALY_BOUND_DEFAULT 30.0
+/* The smallest cluster, in rows that label (at most SVC_LABEL_ROWS). */
+#define SVC_MIN_CLUSTER_SIZE_DEFAULT 15
 
 /* Multiplier of the "auto" gamma: gamma = GAMMA_AUTO_FACTOR / median d^2
- * (times 2/d above two dimensions; see svc_gamma_auto). */
+ * (times a factor of the dimension; see SvcGammaRule and svc_gamma_auto). */
 #ifndef SVC_GAMMA_AUTO_FACTOR
 #define SVC_GAMMA_AUTO_FACTOR 256.0
 #endif
@@ -161,6 +179,8 @@ typedef struct SvcOptionsSetter
 	bool		saw_solver;
 	bool		saw_tol;
 	bool		saw_max_iter;
+	bool		saw_share;		/* min_cluster_share */
+	bool		saw_size;		/* min_cluster_size */
 } SvcOptionsSetter;
 
 /*
@@ -199,8 +219,10 @@ SvcStatus	svc_options_set_nested(SvcOptionsSetter *s, const char *key, size_t ke
  * so giving one clears the other and giving both is an error; naming an
  * automatic rule (cut, merge_ratio) without either clears both.  Naming
  * solver "smo" without tol or max_iter gives them smo's defaults
- * (SVC_SMO_DEFAULT_TOL, 0 = automatic).  Then svc_options_validate on the
- * whole struct.
+ * (SVC_SMO_DEFAULT_TOL, 0 = automatic).  min_cluster_size (when above 0)
+ * wins over min_cluster_share, and has a default: naming the share
+ * without the size sets the size to 0, so the share is what counts.
+ * Then svc_options_validate on the whole struct.
  */
 SvcStatus	svc_options_finish(SvcOptionsSetter *s, SvcError *err);
 
@@ -233,6 +255,8 @@ const char *svc_labeling_name(SvcLabeling l);
 const char *svc_cut_name(SvcCutRule c);
 const char *svc_label_curve_name(SvcLabelCurve c);
 const char *svc_window_name(SvcWindow w);
+/* "auto", "auto-d", or "given" for a gamma given as a number. */
+const char *svc_gamma_rule_name(const SvcOptions *opt);
 
 /* smo's tol when the options name the solver without one: libsvm's -e. */
 #define SVC_SMO_DEFAULT_TOL 1e-3
@@ -242,8 +266,11 @@ const char *svc_window_name(SvcWindow w);
 /*
  * Fixed-size little-endian encoding, shared by the model and the state.
  * Byte 120 is the solver (0 for bsgd, so that the bytes of options made
- * before solvers were options stay the same; 2 for smo), 121 is 0, 122-123
- * are segment_points (0 for the default), 124-127 are cache_mb.
+ * before solvers were options stay the same; 2 for smo), 121 is the gamma
+ * rule (1 for gamma "auto" by SVC_GAMMA_RULE_AUTO, else 0: a given gamma,
+ * or "auto-d"; options from before 0.5.0 hold 0 there, and their "auto"
+ * was the 2/d rule; builds before 0.5.0 refuse a 1), 122-123 are
+ * segment_points (0 for the default), 124-127 are cache_mb.
  */
 #define SVC_OPTIONS_WIRE_SIZE 128
 #define SVC_OPTIONS_WIRE_SAMPLE 60	/* offset of the u64 sample in it */

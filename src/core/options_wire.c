@@ -41,7 +41,12 @@ svc_options_encode(const SvcOptions *o, uint8_t *out)
 	svc_put_u32(&w, (uint32_t) o->bandwidth_k);
 	/* byte 120: 0 for the default bsgd, so older options keep their bytes */
 	svc_put_u8(&w, o->solver == SVC_SOLVER_BSGD ? 0 : (uint8_t) o->solver);
-	svc_put_u8(&w, 0);
+	/*
+	 * byte 121: 1 for gamma "auto" by SVC_GAMMA_RULE_AUTO, else 0 (a given
+	 * gamma, or "auto-d"): options from before the rule keep meaning the
+	 * rule they were trained by (options.h)
+	 */
+	svc_put_u8(&w, o->gamma == 0.0 && o->gamma_rule == SVC_GAMMA_RULE_AUTO ? 1 : 0);
 
 	/*
 	 * segment_points at its fixed offset (122), stored as 0 when it is the
@@ -60,7 +65,7 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 	SvcReader	r;
 	uint32_t	has_level;
 	uint8_t		solver,
-				reserved;
+				rule;
 
 	svc_reader_init(&r, in, SVC_OPTIONS_WIRE_SIZE);
 	o->budget = (int32_t) svc_get_u32(&r);
@@ -85,7 +90,7 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 	o->level = svc_get_f64(&r);
 	o->bandwidth_k = (int32_t) svc_get_u32(&r);
 	solver = svc_get_u8(&r);
-	reserved = svc_get_u8(&r);
+	rule = svc_get_u8(&r);
 	o->segment_points = svc_load_u16(in + SVC_OPTIONS_WIRE_SEGMENT_POINTS);
 	if (o->segment_points == 0)
 		o->segment_points = SVC_SEGMENT_POINTS_DEFAULT;
@@ -93,8 +98,12 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 	if (has_level > 1)
 		return svc_options_bad_value(err, "level", SVC_OPTIONS_LEVEL_EXPECT);
 	/* bsgd is written as 0 only: one set of options has one encoding */
-	if (solver == SVC_SOLVER_BSGD || reserved != 0)
+	if (solver == SVC_SOLVER_BSGD)
 		return svc_options_bad_value(err, "solver", "one of \"bsgd\", \"smo\", \"aid\", \"incremental\"");
+	/* 1 only with gamma "auto" (a given gamma is written with 0) */
+	if (rule > 1 || (rule == 1 && o->gamma != 0.0))
+		return svc_options_bad_value(err, "gamma", "a positive number or \"auto\"");
+	o->gamma_rule = rule == 1 || o->gamma != 0.0 ? SVC_GAMMA_RULE_AUTO : SVC_GAMMA_RULE_DIM;
 	o->solver = solver == 0 ? SVC_SOLVER_BSGD : (SvcSolver) solver;
 	o->has_level = has_level == 1;
 	o->aid_gap = SVC_AID_GAP_DEFAULT;

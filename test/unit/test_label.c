@@ -471,6 +471,7 @@ test_tree_many_modes(void)
 	lab = malloc(sizeof(int32_t) * (size_t) D.n);
 	make_model(&m, &D, 3, 64.0, 8.0, SVC_LABELING_TREE);
 	m.gamma = 2.0;				/* sigma 0.5: one mode per blob */
+	m.opt.min_cluster_size = 0;	/* the share decides, as svc_options_finish leaves it */
 	m.opt.min_cluster_share = 0.0;
 	k = label_and_report("tree 72 blobs", &m, &D, 72, lab, NULL, NULL);
 	CHECK(k == 72 && m.n_eq == 72, "72 blobs: %d clusters from %d equilibria", k, m.n_eq);
@@ -923,6 +924,7 @@ job_model(const Job *j, SvcModel *m)
 	if (j->gamma > 0)
 		m->gamma = j->gamma;
 	m->opt.min_cluster_share = j->share;
+	m->opt.min_cluster_size = 0;	/* the share decides */
 }
 
 /*

@@ -622,9 +622,75 @@ test_validate(void)
 		  "parse validates what it was given: %s", err.detail);
 }
 
+
+/*
+ * gamma's rules (options.h): "auto" is the default rule, "auto-d" the one
+ * before 0.5.0, a number has none; byte 121 of the wire tells them apart,
+ * and options from before it (a 0 there) read "auto" as "auto-d".  The
+ * smallest cluster: min_cluster_size 15 by default; naming the share alone
+ * clears it, in a recut too.
+ */
+static void
+test_gamma_rule_and_smallest_cluster(void)
+{
+	SvcOptions	o,
+				b;
+	SvcError	err;
+	uint8_t		wire[SVC_OPTIONS_WIRE_SIZE];
+
+	svc_options_default(&o);
+	CHECK(o.gamma == 0 && o.gamma_rule == SVC_GAMMA_RULE_AUTO && o.min_cluster_size == 15,
+		  "defaults: gamma auto by the 0.5.0 rule, min_cluster_size 15");
+	CHECK(strcmp(svc_gamma_rule_name(&o), "auto") == 0, "rule name auto");
+	CHECK(parse("{\"gamma\": \"auto-d\"}", &o, &err) == SVC_OK && o.gamma == 0 &&
+		  o.gamma_rule == SVC_GAMMA_RULE_DIM && strcmp(svc_gamma_rule_name(&o), "auto-d") == 0,
+		  "gamma auto-d: %s", err.message);
+	svc_options_encode(&o, wire);
+	CHECK(wire[121] == 0, "auto-d writes 0 at byte 121");
+	CHECK(svc_options_decode(wire, &b, &err) == SVC_OK && b.gamma_rule == SVC_GAMMA_RULE_DIM,
+		  "auto-d reads back");
+	CHECK(parse("{\"gamma\": \"auto-d\", \"gamma\": \"auto\"}", &o, &err) == SVC_OK &&
+		  o.gamma_rule == SVC_GAMMA_RULE_AUTO, "a later auto wins");
+	svc_options_encode(&o, wire);
+	CHECK(wire[121] == 1, "auto writes 1 at byte 121");
+	CHECK(svc_options_decode(wire, &b, &err) == SVC_OK && b.gamma_rule == SVC_GAMMA_RULE_AUTO,
+		  "auto reads back");
+	wire[121] = 0;
+	CHECK(svc_options_decode(wire, &b, &err) == SVC_OK && b.gamma_rule == SVC_GAMMA_RULE_DIM,
+		  "a 0 at byte 121 (options before 0.5.0) reads auto as auto-d");
+	CHECK(parse("{\"gamma\": \"auto-d\", \"gamma\": 2}", &o, &err) == SVC_OK && o.gamma == 2 &&
+		  o.gamma_rule == SVC_GAMMA_RULE_AUTO && strcmp(svc_gamma_rule_name(&o), "given") == 0,
+		  "a given gamma has no rule");
+	svc_options_encode(&o, wire);
+	CHECK(wire[121] == 0, "a given gamma writes 0 at byte 121");
+	wire[121] = 1;
+	CHECK(svc_options_decode(wire, &b, &err) == SVC_ERR_INVALID_PARAMETER &&
+		  strstr(err.detail, "\"gamma\"") != NULL, "a given gamma with byte 121 1 is refused");
+	o.gamma_rule = SVC_GAMMA_RULE_DIM;
+	CHECK(svc_options_validate(&o, &err) == SVC_ERR_INVALID_PARAMETER,
+		  "a given gamma with the rule auto-d does not validate");
+	expect_error("{\"gamma\": \"auto-D\"}", "gamma");
+
+	CHECK(parse("{\"min_cluster_share\": 0.01}", &o, &err) == SVC_OK &&
+		  o.min_cluster_share == 0.01 && o.min_cluster_size == 0, "the share alone clears the size");
+	CHECK(parse("{\"min_cluster_share\": 0.01, \"min_cluster_size\": 20}", &o, &err) == SVC_OK &&
+		  o.min_cluster_size == 20, "share and size: the size stays");
+	CHECK(parse("{\"min_cluster_size\": 20, \"min_cluster_share\": 0.01}", &o, &err) == SVC_OK &&
+		  o.min_cluster_size == 20, "in either order");
+	svc_options_default(&o);
+	CHECK(svc_options_parse_cut("{\"min_cluster_share\": 0.1}", 26, &o, &err) == SVC_OK &&
+		  o.min_cluster_size == 0 && o.min_cluster_share == 0.1, "a recut naming the share: %s",
+		  err.message);
+	svc_options_default(&o);
+	CHECK(svc_options_parse_cut("{\"merge_ratio\": 0.3}", 20, &o, &err) == SVC_OK &&
+		  o.min_cluster_size == 15, "a recut not naming the share keeps the size");
+}
+
 /*
  * The wire bytes of the defaults and of a struct with every field set, as
- * the models and states on disk hold them: they must never change.
+ * the models and states on disk hold them: they must never change (the
+ * defaults' bytes change with the defaults only: 0.5.0 made min_cluster_size
+ * 15 and wrote gamma's rule at byte 121).
  */
 static void
 test_wire_golden(void)
@@ -632,8 +698,8 @@ test_wire_golden(void)
 	static const char *const defaults_hex =
 		"2c01000002010101050000000000000000000000000000000000404000000000"
 		"000000007b14ae47e17a843fa0860100000000002a0000000000000010270000"
-		"000000009a9999999999d93fb81e85eb51b89e3f9a9999999999a93f00000000"
-		"0000000000000000000000000000000000000000000000000000000000000000";
+		"000000009a9999999999d93fb81e85eb51b89e3f9a9999999999a93f0f000000"
+		"0000000000000000000000000000000000000000000000000001000000000000";
 	static const char *const set_hex =
 		"4d0000000400020209000000000000000000e03f000000000000004000000000"
 		"0000d03f000000000000c03f0010000000000000020100000000000001000100"
@@ -1014,6 +1080,7 @@ test_setters_finish(void)
 int
 main(void)
 {
+	test_gamma_rule_and_smallest_cluster();
 	test_defaults_and_keys();
 	test_errors();
 	test_cut_keys();

@@ -8,6 +8,7 @@
 #include "bsgd_select.h"
 #include "solver_bsgd.h"
 #include "model_codec.h"
+#include "score.h"
 #include "unit.h"
 #include "unit_data.h"
 
@@ -593,9 +594,10 @@ test_passes_draw_each_row_once(void)
 }
 
 /*
- * gamma auto = 256 / median d^2, times 2/d above two dimensions: padding
- * the same rows with zero columns keeps every distance, so only the
- * dimension factor changes gamma.
+ * gamma auto = 256 / median d^2, times 2/d above two dimensions, floored
+ * at 1/8 (from 16 dimensions) by the default rule and not by "auto-d":
+ * padding the same rows with zero columns keeps every distance, so only
+ * the dimension factor changes gamma.
  */
 static void
 test_gamma_auto_dimension(void)
@@ -608,7 +610,7 @@ test_gamma_auto_dimension(void)
 		SvcRng		rng;
 
 		svc_rng_seed(&rng, 1);
-		g2 = svc_gamma_auto(x2, n, 2, &rng);
+		g2 = svc_gamma_auto(x2, n, 2, SVC_GAMMA_RULE_AUTO, &rng);
 	}
 	{
 		/* in 2-D: 256 / the median of every pair's squared distance */
@@ -627,22 +629,198 @@ test_gamma_auto_dimension(void)
 			  SVC_GAMMA_AUTO_FACTOR / median);
 		free(dist);
 	}
-	for (int32_t d = 3; d <= 8; d++)
+	for (int32_t d = 3; d <= 40; d++)
 	{
 		double	   *xd = calloc((size_t) n * d, sizeof(double));
 		SvcRng		rng;
 		double		gd,
+					gold,
 					want;
 
 		for (int64_t i = 0; i < n; i++)
 			memcpy(xd + i * d, x2 + 2 * i, 2 * sizeof(double));
 		svc_rng_seed(&rng, 1);
-		gd = svc_gamma_auto(xd, n, d, &rng);
-		want = g2 * 2.0 / d;
+		gd = svc_gamma_auto(xd, n, d, SVC_GAMMA_RULE_AUTO, &rng);
+		svc_rng_seed(&rng, 1);
+		gold = svc_gamma_auto(xd, n, d, SVC_GAMMA_RULE_DIM, &rng);
+		want = g2 * (d <= 16 ? 2.0 / d : 1.0 / 8.0);
 		CHECK(fabs(gd - want) <= 1e-12 * want, "gamma auto in %d-D = %g (want %g)", d, gd, want);
+		CHECK(fabs(gold - g2 * 2.0 / d) <= 1e-12 * gold, "gamma auto-d in %d-D = %g (want %g)",
+			  d, gold, g2 * 2.0 / d);
+		/* up to 16 dimensions the two rules are one, to the bit */
+		CHECK((d <= 16) == (gd == gold), "gamma auto and auto-d in %d-D: %.17g, %.17g", d, gd, gold);
+		CHECK(svc_gamma_dims_factor(d, SVC_GAMMA_RULE_AUTO) == (d <= 16 ? 2.0 / d : 0.125),
+			  "the dimension factor in %d-D", d);
 		free(xd);
 	}
 	free(x2);
+}
+
+
+/* A standard normal draw (Box-Muller). */
+static double
+normal_draw(SvcRng *rng)
+{
+	double		u1 = svc_rng_unit(rng) + 1e-12,
+				u2 = svc_rng_unit(rng);
+
+	return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+}
+
+/*
+ * Fit n rows of d columns (classes truth[i] in 0..k-1) with the options
+ * given, assign every row as svc_assign does, and report the clusters
+ * found, the purity (rows in their cluster's majority class) and the
+ * inverse purity (rows in their class's majority cluster).
+ */
+static int32_t
+fit_and_score(const double *x, const int32_t *truth, int64_t n, int32_t d, int32_t k,
+			  const char *json, double *purity, double *inverse)
+{
+	SvcOptions	opt;
+	SvcModel	m;
+	SvcError	err;
+	SvcScorer	s;
+	int32_t		K;
+	int64_t    *count;
+	double	   *xs = malloc(sizeof(double) * (size_t) d);
+	int64_t		hit = 0,
+				hit_inv = 0;
+
+	svc_options_default(&opt);
+	memset(&m, 0, sizeof(m));
+	CHECK(svc_options_parse(json, strlen(json), &opt, &err) == SVC_OK, "%s: %s", json, err.message);
+	CHECK(svc_fit_rows(&svc_env_malloc, x, n, d, &opt, &m, &err) == SVC_OK, "%s trains: %s", json,
+		  err.message);
+	CHECK(svc_scorer_init(&svc_env_malloc, &m, &s, &err) == SVC_OK, "scorer: %s", err.message);
+	K = m.n_clusters;
+	count = calloc((size_t) (K + 1) * (size_t) k, sizeof(int64_t));
+	for (int64_t i = 0; i < n; i++)
+	{
+		double		f;
+		int32_t		c;
+
+		svc_model_scale_row(&m, x + (size_t) i * d, xs);
+		c = svc_scorer_predict(&s, xs, &f);
+		count[(size_t) (c >= 1 && c <= K ? c : 0) * k + truth[i]]++;
+	}
+	for (int32_t c = 0; c <= K; c++)
+	{
+		int64_t		best = 0;
+
+		for (int32_t t = 0; t < k; t++)
+			best = count[(size_t) c * k + t] > best ? count[(size_t) c * k + t] : best;
+		hit += best;
+	}
+	for (int32_t t = 0; t < k; t++)
+	{
+		int64_t		best = 0;
+
+		for (int32_t c = 0; c <= K; c++)
+			best = count[(size_t) c * k + t] > best ? count[(size_t) c * k + t] : best;
+		hit_inv += best;
+	}
+	*purity = (double) hit / (double) n;
+	*inverse = (double) hit_inv / (double) n;
+	free(count);
+	free(xs);
+	svc_scorer_free(&svc_env_malloc, &s);
+	svc_model_free(&svc_env_malloc, &m);
+	return K;
+}
+
+/*
+ * The default width beyond 16 dimensions: 8 clusters on a 4-D latent
+ * space, mapped linearly to 96 columns with a little noise in every
+ * column (as embeddings are).  The rule before 0.5.0 ("auto-d", 2/d) makes
+ * the kernel 6 times wider and f has one hill; the default (2/d stops at
+ * 1/8) finds the 8 clusters.
+ */
+static void
+test_default_width_high_dims(void)
+{
+	enum
+	{
+		K = 8, PER = 100, L = 4, D = 96
+	};
+	int64_t		n = K * PER;
+	double	   *x = malloc(sizeof(double) * (size_t) n * D);
+	int32_t    *truth = malloc(sizeof(int32_t) * (size_t) n);
+	double		centre[K][L],
+				w[L][D],
+				pur,
+				inv;
+	SvcRng		rng;
+	int32_t		found;
+
+	svc_rng_seed(&rng, 33);
+	for (int c = 0; c < K; c++)
+		for (int j = 0; j < L; j++)
+			centre[c][j] = 2.0 * normal_draw(&rng);
+	for (int j = 0; j < L; j++)
+		for (int q = 0; q < D; q++)
+			w[j][q] = normal_draw(&rng) / 2.0;
+	for (int64_t i = 0; i < n; i++)
+	{
+		double		z[L];
+
+		truth[i] = (int32_t) (i % K);
+		for (int j = 0; j < L; j++)
+			z[j] = centre[truth[i]][j] + 0.2 * normal_draw(&rng);
+		for (int q = 0; q < D; q++)
+		{
+			double		v = 0.1 * normal_draw(&rng);
+
+			for (int j = 0; j < L; j++)
+				v += z[j] * w[j][q];
+			x[(size_t) i * D + q] = v;
+		}
+	}
+	found = fit_and_score(x, truth, n, D, K, "{}", &pur, &inv);
+	CHECK(found >= K - 1 && found <= K + 2 && pur >= 0.95 && inv >= 0.9,
+		  "96 columns, 8 clusters, defaults: %d clusters, purity %.3f, inverse %.3f", found, pur,
+		  inv);
+	found = fit_and_score(x, truth, n, D, K, "{\"gamma\": \"auto-d\"}", &pur, &inv);
+	CHECK(found <= 2, "96 columns, gamma \"auto-d\": %d clusters (the rule before 0.5.0)", found);
+	free(x);
+	free(truth);
+}
+
+/*
+ * The smallest cluster by default: 15 rows that label, not 3% of them.
+ * 50 tight blobs of 40 rows (2% each) on a grid: the default keeps them
+ * apart, and min_cluster_share 0.03 alone (the rule before 0.5.0; naming
+ * the share clears the size) joins every blob, under 60 rows, to another.
+ */
+static void
+test_default_smallest_cluster(void)
+{
+	enum
+	{
+		K = 50, PER = 40
+	};
+	int64_t		n = K * PER;
+	double	   *x = malloc(sizeof(double) * 2 * (size_t) n);
+	int32_t    *truth = malloc(sizeof(int32_t) * (size_t) n);
+	double		pur,
+				inv;
+	SvcRng		rng;
+	int32_t		found;
+
+	svc_rng_seed(&rng, 50);
+	for (int64_t i = 0; i < n; i++)
+	{
+		truth[i] = (int32_t) (i % K);
+		x[2 * i] = 10.0 * (truth[i] % 10) + 0.7 * normal_draw(&rng);
+		x[2 * i + 1] = 10.0 * (truth[i] / 10) + 0.7 * normal_draw(&rng);
+	}
+	found = fit_and_score(x, truth, n, 2, K, "{}", &pur, &inv);
+	CHECK(found >= K - 5 && found <= K + 5 && pur >= 0.9,
+		  "50 blobs of 2%%, defaults: %d clusters, purity %.3f, inverse %.3f", found, pur, inv);
+	found = fit_and_score(x, truth, n, 2, K, "{\"min_cluster_share\": 0.03}", &pur, &inv);
+	CHECK(found <= K / 2, "50 blobs of 2%%, min_cluster_share 0.03: %d clusters", found);
+	free(x);
+	free(truth);
 }
 
 /* The fit finds its solver in the table; ids without one are refused. */
@@ -1175,6 +1353,8 @@ main(void)
 	test_interrupt();
 	test_passes_draw_each_row_once();
 	test_gamma_auto_dimension();
+	test_default_width_high_dims();
+	test_default_smallest_cluster();
 	test_fit_fails_and_stops_cleanly();
 	test_bandwidth_k();
 	return unit_summary("test_train");
