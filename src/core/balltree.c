@@ -322,7 +322,7 @@ ball_other_within(const SvcBallTree *t, int32_t v, double dc2, int32_t g, const 
 	if (t->left[v] < 0)
 	{
 		double		d2[BALL_LEAF];
-		int32_t		other[BALL_LEAF];
+		int32_t		other[BALL_LEAF] = {0};	/* gcc -O1 cannot see the loop fill it */
 		int64_t		lo = t->lo[v],
 					m = t->hi[v] - lo;
 		int32_t		no = 0;
