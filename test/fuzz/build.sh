@@ -40,7 +40,28 @@ fuzz_need_libfuzzer() {
     rm -rf "$probe"
 }
 
-# fuzz_build_target TARGET fuzzer|replay
+# The core's objects for the replay drivers, compiled once (as many at
+# once as there are cores) for the four of them; a file is compiled again
+# when it, a header of the core or this script is newer than its object.
+fuzz_core_objs() {
+    fuzz_core_srcs | sed "s|.*/\(.*\)\.c\$|$build/core/\1.o|"
+}
+
+fuzz_build_core() {
+    local newest
+    mkdir -p "$build/core"
+    newest=$(ls -t "$top"/src/core/*.h "$here/build.sh" | head -1)
+    fuzz_core_srcs | while read -r src; do
+        obj=$build/core/$(basename "${src%.c}").o
+        if [ ! -e "$obj" ] || [ "$src" -nt "$obj" ] || [ "$newest" -nt "$obj" ]; then
+            echo "$src"
+        fi
+    done | FUZZ_CC=$(fuzz_cc) FUZZ_FLAGS="$FUZZ_CFLAGS $FUZZ_SAN" \
+        xargs -r -n 1 -P "$(nproc 2>/dev/null || echo 1)" \
+        sh -c '$FUZZ_CC $FUZZ_FLAGS -c -o "$0/$(basename "$1" .c).o" "$1"' "$build/core"
+}
+
+# fuzz_build_target TARGET fuzzer|replay (replay: after fuzz_build_core)
 fuzz_build_target() {
     local t=$1 kind=$2 cc out
     cc=$(fuzz_cc)
@@ -54,7 +75,7 @@ fuzz_build_target() {
         out=$build/replay_$t
         # shellcheck disable=SC2046
         $cc $FUZZ_CFLAGS $FUZZ_SAN -o "$out" \
-            "$here/fuzz_$t.c" "$here/replay.c" $(fuzz_core_srcs) -lm
+            "$here/fuzz_$t.c" "$here/replay.c" $(fuzz_core_objs) -lm
     fi
 }
 

@@ -14,6 +14,10 @@ build=$here/build
 
 passed=0
 failed=0
+if ! fuzz_build_core; then
+    echo "the core: build FAILED"
+    failed=$((failed + 1))
+fi
 for t in model options state cvi_state; do
     if ! fuzz_build_target "$t" replay; then
         echo "replay_$t: build FAILED"
