@@ -60,6 +60,8 @@ def main():
         files = generated(tmp)
         if os.path.isdir(data):
             files += sorted(os.path.join(data, f) for f in os.listdir(data) if f.endswith(".csv"))
+        else:
+            print("skip data sets: no data directory (%s is absent; set SVCLUST_DATA)" % os.path.normpath(data))
         passed = failed = 0
         for f in files:
             res = subprocess.run([os.path.join(TOP, "test", "tools", "score_check"), "--seeds", "2",
