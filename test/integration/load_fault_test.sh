@@ -9,14 +9,16 @@
 # failed transaction, and every score, every batch and every model must
 # equal that of a serial run (bit for bit).
 #
-# Fault: while pgbench trains and scores on 4 clients, a backend is killed
-# (SIGKILL) in the middle of an exact training (between two of its SMO
-# progress notices), inside a transaction that has already inserted a
-# row.  Afterwards: the server has restarted and recovered; the killed
-# transaction left nothing; every committed model (those committed before
-# the load, and those the clients committed up to the kill) decodes,
-# keeps its bytes and scores as before (or as a serial training of its
-# rows); amcheck finds the table and its index sound; a new model commits.
+# Fault: an exact training (30,000 rows, in a transaction that has already
+# inserted a row) is cancelled between two of its SMO progress notices:
+# it ends with the cancel's error and leaves nothing.  Then, while
+# pgbench trains and scores on 4 clients, the same training's backend is
+# killed (SIGKILL) between two SMO progress notices.  Afterwards: the
+# server has restarted and recovered; the killed transaction left
+# nothing; every committed model (those committed before the load, and
+# those the clients committed up to the kill) decodes, keeps its bytes
+# and scores as before (or as a serial training of its rows); amcheck
+# finds the table and its index sound; a new model commits.
 #
 # Prints one line per check, the figures, and "N passed, N failed".  Needs
 # svclust installed and pgbench (PostgreSQL's, beside initdb).
@@ -174,6 +176,48 @@ check "the models trained under load equal a serial training's (bytes)" \
     "$(q -c "SELECT differs_from_serial('load-%')")" 0
 
 # ---- fault
+# The victim: a row inserted, then an exact training of 30,000 rows
+# (progress notices count its SMO iterations); its pid first.
+cat >"$work/victim.sql" <<'SQL'
+SET svclust.progress = on;
+SET svclust.progress_every = 200;
+SELECT pg_backend_pid();
+BEGIN;
+INSERT INTO models SELECT 'victim-first', lo, hi, opts, model FROM models WHERE name = 'base-1';
+INSERT INTO models
+SELECT 'victim', 1, 30000, '{"solver": "smo", "sample": 30000}',
+       svc_train(f, '{"solver": "smo", "sample": 30000}' ORDER BY id) FROM train;
+COMMIT;
+SQL
+# start_victim NAME: in the background ($victim), output in NAME.out and NAME.err
+start_victim() {
+    psql -X -q -A -t -v ON_ERROR_STOP=1 -f "$work/victim.sql" >"$work/$1.out" 2>"$work/$1.err" &
+    victim=$!
+}
+# wait_smo NAME: until the victim NAME is in its SMO iterations; prints its pid
+wait_smo() {
+    for _ in $(seq 1 1200); do
+        grep -q 'SMO iterations' "$work/$1.err" 2>/dev/null && break
+        sleep 0.05
+    done
+    head -1 "$work/$1.out"
+}
+
+# A cancel first, the polite way: the training stops at its next interrupt check.
+start_victim cancel
+pid=$(wait_smo cancel)
+t0=$(date +%s%N)
+q -c "SELECT pg_cancel_backend($pid)" >/dev/null
+wait "$victim"
+rc=$?
+cancel_ms=$((($(date +%s%N) - t0) / 1000000))
+check "a cancelled exact training ends with an error (psql exits 3)" "$rc" 3
+check "it says the statement was cancelled" \
+    "$(grep -c 'canceling statement due to user request' "$work/cancel.err")" 1
+check "the cancelled transaction left no row" "$(q -c "SELECT count(*) FROM models WHERE name LIKE 'victim%'")" 0
+echo "    cancel: after $(grep -c 'SMO iterations' "$work/cancel.err") SMO progress notices," \
+     "the statement ended $cancel_ms ms after pg_cancel_backend"
+
 # what every committed model is and scores, before the kill
 q <<'SQL'
 CREATE TABLE before AS SELECT name, md5(model) AS md5 FROM models;
@@ -190,34 +234,17 @@ for _ in $(seq 1 300); do
     [ "$(q -c "SELECT count(*) > 0 FROM models WHERE name LIKE 'fault-%'")" = t ] && break
     sleep 0.1
 done
-# the victim: a row inserted, then an exact training of 30,000 rows
-# (progress notices count its SMO iterations); its pid first
-psql -X -q -A -t -v ON_ERROR_STOP=1 >"$work/victim.out" 2>"$work/victim.err" <<'SQL' &
-SET svclust.progress = on;
-SET svclust.progress_every = 200;
-SELECT pg_backend_pid();
-BEGIN;
-INSERT INTO models SELECT 'victim-first', lo, hi, opts, model FROM models WHERE name = 'base-1';
-INSERT INTO models
-SELECT 'victim', 1, 30000, '{"solver": "smo", "sample": 30000}',
-       svc_train(f, '{"solver": "smo", "sample": 30000}' ORDER BY id) FROM train;
-COMMIT;
-SQL
-victim=$!
 # kill it between two SMO progress notices
-for _ in $(seq 1 1200); do
-    grep -q 'SMO iterations' "$work/victim.err" 2>/dev/null && break
-    sleep 0.05
-done
-pid=$(head -1 "$work/victim.out")
-notices=$(grep -c 'SMO iterations' "$work/victim.err")
+start_victim kill
+pid=$(wait_smo kill)
+notices=$(grep -c 'SMO iterations' "$work/kill.err")
 check "the victim is in its exact training (SMO progress notices seen)" "$([ "$notices" -gt 0 ] && echo yes)" yes
 [ -n "$pid" ] && kill -KILL "$pid"
 killed_at=$(date +%s%N)
 wait "$victim"
 victim_rc=$?
 check "the victim's session was cut (psql exits 2)" "$victim_rc" 2
-check "the victim's training did not end" "$(grep -c 'trained:' "$work/victim.err")" 0
+check "the victim's training did not end" "$(grep -c 'trained:' "$work/kill.err")" 0
 # the postmaster ends every backend, then starts again and recovers
 for _ in $(seq 1 600); do
     grep -q "all server processes terminated; reinitializing" "$PG_DIR/server.log" && break
