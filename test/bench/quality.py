@@ -60,7 +60,7 @@ import quality_data  # noqa: E402
 from pgrun import TOP, log, machine_line, median, psql  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CLI = os.path.join(TOP, "test", "tools", "quality_cli")
+CLI = os.environ.get("SVC_QUALITY_CLI") or os.path.join(TOP, "test", "tools", "quality_cli")
 HDBSCAN_R = os.path.join(HERE, "quality_hdbscan.R")
 MINPTS = (5, 15)
 HDBSCAN_ROWS = 20000
