@@ -95,4 +95,14 @@ FROM (SELECT model FROM opt_same LIMIT 1) m,
                   '{"level": 0.5, "n_clusters": 0}']::jsonb[]) o,
      generate_series(1, 5) g;
 
+-- keep_isolated (bsgd only): the model reports it, keeps the budget, and
+-- other options keep their report without the key
+SELECT i->>'keep_isolated' AS keep_isolated, (i->>'n_support_vectors')::int <= 40 AS within_budget
+FROM (SELECT svc_model_info(svc_train(f, '{"budget": 40, "keep_isolated": true}')) AS i
+      FROM opt_blobs) s;
+SELECT svc_model_info(svc_train(f, '{"budget": 40}')) ? 'keep_isolated' AS plain_has_key
+FROM opt_blobs;
+SELECT pg_temp.try($q$SELECT svc_train(f, '{"keep_isolated": true, "solver": "smo"}') FROM opt_blobs$q$);
+SELECT pg_temp.try($q$SELECT svc_train(f, '{"keep_isolated": 1}') FROM opt_blobs$q$);
+
 DROP TABLE opt_same, opt_blobs;

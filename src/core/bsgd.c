@@ -33,6 +33,17 @@
 /* Steps between exact recomputations of ||w||^2 (projection updates it
  * approximately in between; see bsgd_maintain). */
 #define NORM_REFRESH 256
+/*
+ * keep_isolated: a support vector is isolated when its nearest other one
+ * lies beyond 3 kernel sigmas (gamma d^2 > 4.5, sigma^2 = 1 / (2 gamma))
+ * and beyond ISOLATED_REL times the median of those distances squared
+ * (so that in many dimensions, where every vector is that far from the
+ * next, few count); its |alpha| weighs ISOLATED_WEIGHT times when the
+ * budget chooses which to drop.  doc/design-notes.md has the measurements.
+ */
+#define ISOLATED_GAMMA_D2 4.5
+#define ISOLATED_REL 8.0
+#define ISOLATED_WEIGHT 2.0
 /* A labelled anomaly's hinge pushes w'phi(x) below this (see the loop). */
 #ifndef ANOMALY_O
 #define ANOMALY_O 0.0
@@ -61,6 +72,11 @@ typedef struct Bsgd
 	int32_t    *idx;			/* [cap] */
 	double	   *kmat;			/* [k * k] */
 	double	   *rhs;			/* [k] */
+	/* keep_isolated: each slot's nearest other slot */
+	bool		isolated;		/* the option: keep the arrays below */
+	double	   *nnd;			/* [cap] its squared distance */
+	int32_t    *nn;				/* [cap] its slot, -1 for none or stale */
+	double	   *work;			/* [cap] */
 } Bsgd;
 
 /*
@@ -70,12 +86,12 @@ typedef struct Bsgd
 static SvcStatus
 bsgd_grow(Bsgd *g, int32_t need, SvcError *err)
 {
-	int64_t		c[6];
+	int64_t		c[9];
 	SvcStatus	st = SVC_OK;
 
 	if (need <= g->cap)
 		return SVC_OK;
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < 9; i++)
 		c[i] = g->cap;
 	st = svc_grow(g->env, (void **) &g->sv, &c[0], need, sizeof(double) * (size_t) g->d, err);
 	if (st == SVC_OK)
@@ -88,6 +104,12 @@ bsgd_grow(Bsgd *g, int32_t need, SvcError *err)
 		st = svc_grow(g->env, (void **) &g->stamp, &c[4], need, sizeof(int64_t), err);
 	if (st == SVC_OK)
 		st = svc_grow(g->env, (void **) &g->idx, &c[5], need, sizeof(int32_t), err);
+	if (st == SVC_OK && g->isolated)
+		st = svc_grow(g->env, (void **) &g->nnd, &c[6], need, sizeof(double), err);
+	if (st == SVC_OK && g->isolated)
+		st = svc_grow(g->env, (void **) &g->nn, &c[7], need, sizeof(int32_t), err);
+	if (st == SVC_OK && g->isolated)
+		st = svc_grow(g->env, (void **) &g->work, &c[8], need, sizeof(double), err);
 	if (st != SVC_OK)
 		return st;
 	if (c[0] > INT32_MAX)
@@ -131,6 +153,37 @@ bsgd_free(Bsgd *g)
 	svc_free(g->env, g->slot_of_row);
 	svc_free(g->env, g->kmat);
 	svc_free(g->env, g->rhs);
+	svc_free(g->env, g->nnd);
+	svc_free(g->env, g->nn);
+	svc_free(g->env, g->work);
+}
+
+/* keep_isolated: slot i's nearest other slot, from every distance. */
+static void
+bsgd_nn_find(Bsgd *g, int32_t i)
+{
+	g->nnd[i] = HUGE_VAL;
+	g->nn[i] = -1;
+	svc_sqdist_many(g->sv, NULL, g->b, g->d, g->sv + (size_t) i * g->d, g->work);
+	for (int32_t j = 0; j < g->b; j++)
+		if (j != i && g->work[j] < g->nnd[i])
+		{
+			g->nnd[i] = g->work[j];
+			g->nn[i] = j;
+		}
+}
+
+/* keep_isolated: a new slot s (counted in b) and those it is nearest to. */
+static void
+bsgd_nn_insert(Bsgd *g, int32_t s)
+{
+	bsgd_nn_find(g, s);
+	for (int32_t j = 0; j < g->b; j++)
+		if (j != s && g->work[j] < g->nnd[j])
+		{
+			g->nnd[j] = g->work[j];
+			g->nn[j] = s;
+		}
 }
 
 /* w'phi(x) */
@@ -160,6 +213,11 @@ bsgd_drop(Bsgd *g, int32_t p)
 {
 	int32_t		last = g->b - 1;
 
+	/* the slots whose nearest leaves look again, after the move */
+	if (g->isolated)
+		for (int32_t i = 0; i < g->b; i++)
+			if (g->nn[i] == p)
+				g->nn[i] = -1;
 	if (g->row[p] >= 0)
 		g->slot_of_row[g->row[p]] = -1;
 	if (p != last)
@@ -168,10 +226,24 @@ bsgd_drop(Bsgd *g, int32_t p)
 		g->a[p] = g->a[last];
 		g->row[p] = g->row[last];
 		g->stamp[p] = g->stamp[last];
+		if (g->isolated)
+		{
+			g->nn[p] = g->nn[last];
+			g->nnd[p] = g->nnd[last];
+		}
 		if (g->row[p] >= 0)
 			g->slot_of_row[g->row[p]] = p;
 	}
 	g->b--;
+	if (g->isolated)
+	{
+		for (int32_t i = 0; i < g->b; i++)
+			if (g->nn[i] == last)
+				g->nn[i] = p;
+		for (int32_t i = 0; i < g->b; i++)
+			if (g->nn[i] < 0)
+				bsgd_nn_find(g, i);
+	}
 }
 
 /* Whether slot i holds a labelled anomaly (a negative weight). */
@@ -182,36 +254,62 @@ bsgd_anomaly(const Bsgd *g, int32_t i)
 }
 
 /*
+ * keep_isolated: the squared distance beyond which a slot is isolated
+ * (ISOLATED_GAMMA_D2, ISOLATED_REL); HUGE_VAL without the option.
+ */
+static double
+bsgd_isolated_beyond(Bsgd *g)
+{
+	double		med;
+
+	if (!g->isolated || g->b < 2)
+		return HUGE_VAL;
+	memcpy(g->work, g->nnd, sizeof(double) * (size_t) g->b);
+	med = ISOLATED_REL * svc_select_double(g->work, g->b, g->b / 2);
+	return med > ISOLATED_GAMMA_D2 / g->gamma ? med : ISOLATED_GAMMA_D2 / g->gamma;
+}
+
+/* The weight that chooses which to drop: |alpha|, twice for the isolated. */
+static inline double
+bsgd_keep_weight(const Bsgd *g, int32_t i, double beyond)
+{
+	double		ai = fabs(g->a[i]);
+
+	return g->isolated && g->nnd[i] > beyond ? ISOLATED_WEIGHT * ai : ai;
+}
+
+/*
  * The most redundant support vector: smallest |alpha| (K(x,x) = 1 for the
- * RBF kernel).  Values within a relative 1e-9 count as tied and the oldest
+ * RBF kernel), by bsgd_keep_weight.  Values within a relative 1e-9 count as tied and the oldest
  * wins, so the choice does not hang on rounding.  A labelled anomaly's
  * vector is kept while another is left: it is what holds the boundary away
  * from the row, and a projection onto its neighbours, of the other sign,
  * would spread its push over them.
  */
 static int32_t
-bsgd_redundant(const Bsgd *g)
+bsgd_redundant(Bsgd *g)
 {
 	int32_t		best = 0;
 	double		above;
+	double		beyond = bsgd_isolated_beyond(g);
 
 	while (best < g->b - 1 && bsgd_anomaly(g, best))
 		best++;
-	/* a vector with |alpha| above this can replace neither best nor a tie */
-	above = fabs(g->a[best]) * (1.0 + TIE_RELATIVE);
+	/* a vector with a weight above this can replace neither best nor a tie */
+	above = bsgd_keep_weight(g, best, beyond) * (1.0 + TIE_RELATIVE);
 	for (int32_t i = best + 1; i < g->b; i++)
 	{
-		double		ai = fabs(g->a[i]),
+		double		ai = bsgd_keep_weight(g, i, beyond),
 					ab;
 
 		if (!(ai <= above) || bsgd_anomaly(g, i))
 			continue;
-		ab = fabs(g->a[best]);
+		ab = bsgd_keep_weight(g, best, beyond);
 		if (ai < ab * (1.0 - TIE_RELATIVE))
 			best = i;
 		else if (g->stamp[i] < g->stamp[best])
 			best = i;
-		above = fabs(g->a[best]) * (1.0 + TIE_RELATIVE);
+		above = bsgd_keep_weight(g, best, beyond) * (1.0 + TIE_RELATIVE);
 	}
 	return best;
 }
@@ -460,6 +558,7 @@ svc_bsgd_run(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	g.gamma = gamma;
 	g.scale = 1.0;
 	g.weight = weight;
+	g.isolated = budgeted && opt->keep_isolated;
 	g.slot_of_row = svc_alloc(env, sizeof(int32_t) * (size_t) n, err);
 	g.order = svc_alloc(env, sizeof(int64_t) * (size_t) n, err);
 	g.kmat = svc_alloc(env, sizeof(double) * SVC_MAX_K * SVC_MAX_K, err);
@@ -490,6 +589,8 @@ svc_bsgd_run(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		{
 			g.b = init->n_sv;
 			g.wnorm2 = bsgd_norm2(&g);
+			for (int32_t i = 0; g.isolated && i < g.b; i++)
+				bsgd_nn_find(&g, i);
 		}
 	}
 	/* a warm start's passes are not those of the init's first pass */
@@ -559,6 +660,8 @@ svc_bsgd_run(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 				g.row[slot] = r;
 				g.stamp[slot] = t;
 				g.slot_of_row[r] = slot;
+				if (g.isolated)
+					bsgd_nn_insert(&g, slot);
 			}
 			g.a[slot] += step / g.scale;
 			if (budgeted && g.b > opt->budget)

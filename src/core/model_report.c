@@ -99,6 +99,9 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 		 m->boundary == SVC_BOUNDARY_SPHERE ? "sphere" : "hyperplane");
 	emit(&t, "\"dims\": %d, \"budget\": %d, \"strategy\": \"%s\", \"k\": %d, ",
 		 m->dims, m->opt.budget, svc_strategy_name(m->opt.strategy), m->opt.k);
+	/* shown only when set, so the reports of other models stay as they were */
+	if (m->opt.keep_isolated)
+		emit(&t, "\"keep_isolated\": true, ");
 	emit(&t, "\"n_support_vectors\": %d, \"gamma\": %s, \"gamma_auto\": %s, ",
 		 m->n_sv, num(&t, m->gamma), m->opt.gamma == 0 ? "true" : "false");
 	emit(&t, "\"gamma_rule\": \"%s\", ", svc_gamma_rule_name(&m->opt));

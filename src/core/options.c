@@ -54,6 +54,7 @@ svc_options_default(SvcOptions *opt)
 	opt->anomaly_bound = SVC_ANOMALY_BOUND_DEFAULT;
 	opt->keep_rows = 0;
 	opt->window = SVC_WINDOW_OLDEST;
+	opt->keep_isolated = 0;
 	opt->gamma_rule = SVC_GAMMA_RULE_AUTO;
 }
 
@@ -257,6 +258,7 @@ static const OptKey option_table[] = {
 	.hi = 1e6},
 	{.name = "keep_rows", .kind = OPT_BOOL, FIELD(keep_rows)},
 	{.name = "window", .kind = OPT_ENUM, FIELD(window), .choices = window_choices},
+	{.name = "keep_isolated", .kind = OPT_BOOL, FIELD(keep_isolated)},
 	{.name = "cut", .kind = OPT_ENUM, FIELD(cut), .choices = cut_choices, .cut = true},
 	{.name = "merge_ratio", .kind = OPT_REAL, FIELD(merge_ratio), .lo = 0.0, .hi = 1.0,
 	.cut = true},
@@ -813,6 +815,14 @@ svc_options_validate(const SvcOptions *o, SvcError *err)
 		svc_fail(err, SVC_ERR_INVALID_PARAMETER,
 				 "svclust options \"keep_rows\" and \"bandwidth_k\" cannot both be set");
 		svc_error_detail(err, "The widths change f after the solver, so the kept solution would not be the model's.");
+		return SVC_ERR_INVALID_PARAMETER;
+	}
+	/* budget maintenance is the budgeted solver's */
+	if (o->keep_isolated && o->solver != SVC_SOLVER_BSGD)
+	{
+		svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+				 "svclust option \"keep_isolated\" needs the solver \"bsgd\"");
+		svc_error_detail(err, "It chooses which support vector the budget drops; the other solvers have no budget.");
 		return SVC_ERR_INVALID_PARAMETER;
 	}
 	if (o->window != SVC_WINDOW_OLDEST && !o->keep_rows)

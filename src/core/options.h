@@ -130,6 +130,9 @@ typedef struct SvcOptions
 	int32_t		keep_rows;		/* 1: the model keeps its rows (exact
 								 * solvers; keep.h), 0: not */
 	SvcWindow	window;			/* keep_rows: which rows leave a full window */
+	int32_t		keep_isolated;	/* 1: bsgd's budget maintenance weighs an
+								 * isolated support vector's alpha twice
+								 * (bsgd.c), 0: by |alpha| alone */
 	SvcGammaRule gamma_rule;	/* gamma 0: which "auto" rule; with a
 								 * given gamma always SVC_GAMMA_RULE_AUTO,
 								 * so one set of options has one encoding */
@@ -204,7 +207,7 @@ SvcStatus	svc_options_set_number(SvcOptionsSetter *s, const char *key, size_t ke
 /* value need not be NUL-terminated; it is compared byte for byte */
 SvcStatus	svc_options_set_string(SvcOptionsSetter *s, const char *key, size_t keylen,
 								   const char *value, size_t len, SvcError *err);
-/* Only "keep_rows" takes a boolean; others refuse it as a value of the wrong type. */
+/* Only "keep_rows" and "keep_isolated" take a boolean; others refuse it as a value of the wrong type. */
 SvcStatus	svc_options_set_bool(SvcOptionsSetter *s, const char *key, size_t keylen,
 								 bool value, SvcError *err);
 /* Only "level" takes null (no level). */
@@ -289,12 +292,13 @@ SvcStatus	svc_options_decode(const uint8_t *in, SvcOptions *opt, SvcError *err);
  *   0: f64 aid_gap  8: f64 label_radius  16: u64 label_sample
  *   24: u8 label_interpolation (0 geometric, 2 linear)
  *   25: u8 keep_rows (0 false, 1 true)  26: u8 window (0 oldest, 1 reservoir)
- *   32: f64 anomaly_bound
- *   27-31, 40-63: 0 (reserved: a build that reads a non-zero byte there refuses
+ *   28: u8 keep_isolated (0 false, 1 true)  32: f64 anomaly_bound
+ *   27, 29-31, 40-63: 0 (reserved: a build that reads a non-zero byte there refuses
  *   the options rather than ignore an option it does not know)
  */
 #define SVC_OPTIONS_EXT_SIZE 64
 #define SVC_OPTIONS_EXT_ANOMALY_BOUND 32
+#define SVC_OPTIONS_EXT_KEEP_ISOLATED 28
 /* Both blocks, base then extended: what a state stores and compares. */
 #define SVC_OPTIONS_WIRE_FULL (SVC_OPTIONS_WIRE_SIZE + SVC_OPTIONS_EXT_SIZE)
 bool		svc_options_ext_default(const SvcOptions *opt);

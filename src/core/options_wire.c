@@ -113,6 +113,7 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 	o->anomaly_bound = SVC_ANOMALY_BOUND_DEFAULT;
 	o->keep_rows = 0;
 	o->window = SVC_WINDOW_OLDEST;
+	o->keep_isolated = 0;
 	return svc_options_validate(o, err);
 }
 
@@ -124,7 +125,7 @@ svc_options_ext_default(const SvcOptions *o)
 		o->label_sample == SVC_LABEL_SAMPLE_DEFAULT &&
 		o->label_curve == SVC_LABEL_CURVE_GEOMETRIC &&
 		o->anomaly_bound == SVC_ANOMALY_BOUND_DEFAULT &&
-		o->keep_rows == 0 && o->window == SVC_WINDOW_OLDEST;
+		o->keep_rows == 0 && o->window == SVC_WINDOW_OLDEST && o->keep_isolated == 0;
 }
 
 void
@@ -141,6 +142,7 @@ svc_options_encode_ext(const SvcOptions *o, uint8_t *out)
 	svc_put_u8(&w, o->label_curve == SVC_LABEL_CURVE_GEOMETRIC ? 0 : (uint8_t) o->label_curve);
 	svc_put_u8(&w, (uint8_t) o->keep_rows);
 	svc_put_u8(&w, (uint8_t) o->window);
+	out[SVC_OPTIONS_EXT_KEEP_ISOLATED] = (uint8_t) o->keep_isolated;
 	svc_store_f64(out + SVC_OPTIONS_EXT_ANOMALY_BOUND,
 				  o->anomaly_bound == SVC_ANOMALY_BOUND_DEFAULT ? 0.0 : o->anomaly_bound);
 }
@@ -160,7 +162,8 @@ svc_options_decode_ext(const uint8_t *in, SvcOptions *o, SvcError *err)
 	uint64_t	label_sample;
 	uint8_t		curve,
 				keep,
-				window;
+				window,
+				isolated;
 
 	svc_reader_init(&r, in, SVC_OPTIONS_EXT_SIZE);
 	aid_gap = svc_get_f64(&r);
@@ -170,8 +173,10 @@ svc_options_decode_ext(const uint8_t *in, SvcOptions *o, SvcError *err)
 	keep = svc_get_u8(&r);
 	window = svc_get_u8(&r);
 	anomaly_bound = svc_load_f64(in + SVC_OPTIONS_EXT_ANOMALY_BOUND);
+	isolated = in[SVC_OPTIONS_EXT_KEEP_ISOLATED];
 	for (size_t i = 27; i < SVC_OPTIONS_EXT_SIZE; i++)
-		if (in[i] != 0 && (i < SVC_OPTIONS_EXT_ANOMALY_BOUND || i >= SVC_OPTIONS_EXT_ANOMALY_BOUND + 8))
+		if (in[i] != 0 && i != SVC_OPTIONS_EXT_KEEP_ISOLATED &&
+			(i < SVC_OPTIONS_EXT_ANOMALY_BOUND || i >= SVC_OPTIONS_EXT_ANOMALY_BOUND + 8))
 		{
 			svc_fail(err, SVC_ERR_INVALID_PARAMETER,
 					 "the options hold an extended option this build does not know");
@@ -197,8 +202,11 @@ svc_options_decode_ext(const uint8_t *in, SvcOptions *o, SvcError *err)
 		return svc_options_bad_value(err, "keep_rows", "true or false");
 	if (window > SVC_WINDOW_RESERVOIR)
 		return svc_options_bad_value(err, "window", "one of \"oldest\", \"reservoir\"");
+	if (isolated > 1)
+		return svc_options_bad_value(err, "keep_isolated", "true or false");
 	o->keep_rows = keep;
 	o->window = (SvcWindow) window;
+	o->keep_isolated = isolated;
 	return svc_options_validate(o, err);
 }
 

@@ -82,6 +82,22 @@ test_extended_options(const double *x, int64_t n)
 	CHECK(parse("{\"anomaly_bound\": 0}", &opt, &err) == SVC_ERR_INVALID_PARAMETER,
 		  "anomaly_bound 0 refused");
 
+	/* keep_isolated: byte 28, 1 for true; the budgeted solver's only */
+	CHECK(parse("{\"keep_isolated\": true}", &opt, &err) == SVC_OK && opt.keep_isolated == 1 &&
+		  !svc_options_ext_default(&opt), "keep_isolated parses: %s", err.message);
+	svc_options_encode_full(&opt, full);
+	CHECK(full[SVC_OPTIONS_WIRE_SIZE + 28] == 1 &&
+		  svc_options_decode_full(full, &back, &err) == SVC_OK && back.keep_isolated == 1,
+		  "keep_isolated round-trips at byte 28: %s", err.message);
+	full[SVC_OPTIONS_WIRE_SIZE + 28] = 2;
+	CHECK(svc_options_decode_full(full, &back, &err) == SVC_ERR_INVALID_PARAMETER,
+		  "a stored keep_isolated of 2 refused");
+	CHECK(parse("{\"keep_isolated\": true, \"solver\": \"smo\"}", &opt, &err) ==
+		  SVC_ERR_INVALID_PARAMETER && strstr(err.message, "keep_isolated") != NULL,
+		  "smo refuses keep_isolated: %s", err.message);
+	CHECK(parse("{\"keep_isolated\": 1}", &opt, &err) == SVC_ERR_INVALID_PARAMETER,
+		  "keep_isolated takes a boolean");
+
 	/* damaged blocks */
 	svc_options_default(&opt);
 	opt.label_radius = 0.5;

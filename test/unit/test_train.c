@@ -823,6 +823,132 @@ test_default_smallest_cluster(void)
 	free(truth);
 }
 
+/*
+ * keep_isolated: 24 small blobs of 15 rows on a circle of radius 12
+ * around one blob of 9,000, the default budget of 300, a narrow kernel.
+ * Dropping by |alpha| alone keeps support vectors about in proportion to
+ * the rows (0.5 per small blob), so many small blobs lose theirs and
+ * their rows join another cluster; weighing isolated vectors twice keeps
+ * one in nearly every small blob, and with a smallest cluster of 3
+ * labelled rows they are clusters.
+ * The same seed gives the same bytes; a warm start keeps the option.
+ */
+enum
+{
+	ISO_SMALL = 24, ISO_PER = 15, ISO_BIG = 9000
+};
+
+/* Small blobs with a support vector within 1.5 of their centre. */
+static int32_t
+small_blobs_kept(const SvcModel *m, const double centre[][2])
+{
+	int32_t		kept = 0;
+
+	for (int c = 0; c < ISO_SMALL; c++)
+	{
+		double		xs[2],
+					edge[2] = {centre[c][0] + 1.5, centre[c][1]},
+					es[2],
+					r2;
+
+		svc_model_scale_row(m, centre[c], xs);
+		svc_model_scale_row(m, edge, es);
+		r2 = svc_sqdist(xs, es, 2);
+		for (int32_t i = 0; i < m->n_sv; i++)
+			if (svc_sqdist(xs, m->sv + 2 * (size_t) i, 2) <= r2)
+			{
+				kept++;
+				break;
+			}
+	}
+	return kept;
+}
+
+static void
+test_keep_isolated(void)
+{
+	int64_t		n = ISO_BIG + ISO_SMALL * ISO_PER;
+	double	   *x = malloc(sizeof(double) * 2 * (size_t) n);
+	int32_t    *truth = malloc(sizeof(int32_t) * (size_t) n);
+	double		centre[ISO_SMALL][2];
+	const char *plain = "{\"gamma\": 20, \"min_cluster_size\": 3}";
+	const char *keep = "{\"gamma\": 20, \"min_cluster_size\": 3, \"keep_isolated\": true}";
+	SvcOptions	opt;
+	SvcModel	a,
+				b,
+				w;
+	SvcError	err;
+	SvcRng		rng;
+	int32_t		kept_plain,
+				kept_keep,
+				found_plain,
+				found_keep;
+	double		pur,
+				inv;
+	size_t		la,
+				lb;
+	uint8_t    *ba,
+			   *bb;
+
+	svc_rng_seed(&rng, 12);
+	for (int c = 0; c < ISO_SMALL; c++)
+	{
+		centre[c][0] = 12.0 * cos(2 * M_PI * c / ISO_SMALL);
+		centre[c][1] = 12.0 * sin(2 * M_PI * c / ISO_SMALL);
+	}
+	for (int64_t i = 0; i < n; i++)
+	{
+		/* the small blobs' rows spread through the order, as a scan's */
+		int			c = i % 26 == 25 ? (int) ((i / 26) % ISO_SMALL) : -1;
+
+		truth[i] = c + 1;
+		x[2 * i] = (c < 0 ? 0.0 : centre[c][0]) + (c < 0 ? 1.0 : 0.3) * normal_draw(&rng);
+		x[2 * i + 1] = (c < 0 ? 0.0 : centre[c][1]) + (c < 0 ? 1.0 : 0.3) * normal_draw(&rng);
+	}
+
+	svc_options_default(&opt);
+	CHECK(svc_options_parse(plain, strlen(plain), &opt, &err) == SVC_OK, "%s", err.message);
+	CHECK(svc_fit_rows(&svc_env_malloc, x, n, 2, &opt, &a, &err) == SVC_OK, "%s", err.message);
+	kept_plain = small_blobs_kept(&a, centre);
+	svc_model_free(&svc_env_malloc, &a);
+
+	svc_options_default(&opt);
+	CHECK(svc_options_parse(keep, strlen(keep), &opt, &err) == SVC_OK, "%s", err.message);
+	CHECK(opt.keep_isolated == 1, "keep_isolated parsed");
+	CHECK(svc_fit_rows(&svc_env_malloc, x, n, 2, &opt, &a, &err) == SVC_OK, "%s", err.message);
+	CHECK(svc_fit_rows(&svc_env_malloc, x, n, 2, &opt, &b, &err) == SVC_OK, "%s", err.message);
+	CHECK(a.n_sv <= 300 && a.opt.keep_isolated == 1, "the budget holds (%d) and the model keeps the option",
+		  a.n_sv);
+	kept_keep = small_blobs_kept(&a, centre);
+	ba = encode(&a, &la);
+	bb = encode(&b, &lb);
+	CHECK(la == lb && memcmp(ba, bb, la) == 0, "keep_isolated: same seed, same bytes");
+	free(ba);
+	free(bb);
+	CHECK(kept_keep >= ISO_SMALL - 1 && kept_keep > kept_plain,
+		  "small blobs with a support vector: %d with keep_isolated, %d without", kept_keep,
+		  kept_plain);
+
+	/* a warm start on the same rows continues with the option */
+	CHECK(svc_fit_rows_warm(&svc_env_malloc, x, n, 2, &opt, &a, &w, &err) == SVC_OK,
+		  "warm start: %s", err.message);
+	CHECK(w.n_sv <= 300 && small_blobs_kept(&w, centre) >= ISO_SMALL - 1,
+		  "warm start keeps the small blobs' vectors (%d of %d)", small_blobs_kept(&w, centre),
+		  ISO_SMALL);
+	svc_model_free(&svc_env_malloc, &w);
+	svc_model_free(&svc_env_malloc, &a);
+	svc_model_free(&svc_env_malloc, &b);
+
+	found_plain = fit_and_score(x, truth, n, 2, ISO_SMALL + 1, plain, &pur, &inv);
+	found_keep = fit_and_score(x, truth, n, 2, ISO_SMALL + 1, keep, &pur, &inv);
+	CHECK(found_keep >= ISO_SMALL - 3 && found_keep <= ISO_SMALL + 3 && found_keep > found_plain &&
+		  inv >= 0.99,
+		  "clusters: %d with keep_isolated (inverse purity %.3f), %d without", found_keep, inv,
+		  found_plain);
+	free(x);
+	free(truth);
+}
+
 /* The fit finds its solver in the table; ids without one are refused. */
 static void
 test_solver_table(void)
@@ -1355,6 +1481,7 @@ main(void)
 	test_gamma_auto_dimension();
 	test_default_width_high_dims();
 	test_default_smallest_cluster();
+	test_keep_isolated();
 	test_fit_fails_and_stops_cleanly();
 	test_bandwidth_k();
 	return unit_summary("test_train");
