@@ -19,6 +19,28 @@ SELECT svg LIKE '%width="400" height="300"%' AS size, svg LIKE '%features[3]%' A
 FROM (SELECT svc_plot_svg(model, 'SELECT features FROM plot_points',
         '{"width": 400, "height": 300, "dims": [3, 1], "levels": 0, "max_points": 50, "title": "a <b> & c"}') AS svg
       FROM plot_model3) t;
+-- a model of 3 dimensions drawn over 2 is a slice, and says so: by default one
+-- per cluster (a boundary each), or through the rows' mean
+SELECT (length(svg) - length(replace(svg, 'class="boundary" data-cluster=', ''))) / length('class="boundary" data-cluster=')
+         = (SELECT (svc_model_info(model) ->> 'n_clusters')::int FROM plot_model3) AS boundary_per_cluster,
+       svg LIKE '%>f in a slice: the other 1<%highest equilibrium<%' AS caption
+FROM (SELECT svc_plot_svg(model, 'SELECT features FROM plot_points') AS svg FROM plot_model3) t;
+SELECT svg LIKE '%class="boundary" fill%' AND svg NOT LIKE '%data-cluster%' AS one_boundary,
+       svg LIKE '%at the rows&#39; mean<%' AS caption
+FROM (SELECT svc_plot_svg(model, 'SELECT features FROM plot_points', '{"slice": "mean"}') AS svg FROM plot_model3) t;
+SELECT svg NOT LIKE '%f in a slice%' AS no_caption_in_2d
+FROM (SELECT svc_plot_svg(model, 'SELECT features[1:2] FROM plot_points') AS svg FROM plot_model) t;
+
+-- rows far out: drawn at the edge and counted, unless the extent is "all"
+WITH q AS (SELECT 'SELECT features[1:2] FROM plot_points UNION ALL
+                   SELECT ARRAY[500 * cos(i), 500 * sin(i)] FROM generate_series(1, 4) i' AS sql)
+SELECT svg LIKE '%>beyond the axes: 4<%' AS counted,
+       (length(svg) - length(replace(svg, ' edge o"', ''))) / length(' edge o"') AS arrows,
+       svg NOT LIKE '%>400<%' AS axes_not_stretched,
+       svg_all NOT LIKE '%beyond the axes%' AND svg_all LIKE '%>400<%' AS extent_all
+FROM (SELECT svc_plot_svg(model, q.sql) AS svg,
+             svc_plot_svg(model, q.sql, '{"extent": "all"}') AS svg_all FROM plot_model, q) t;
+
 -- NULL options are the defaults; a NULL model or query gives NULL
 SELECT svc_plot_svg(model, 'SELECT features[1:2] FROM plot_points', NULL) =
        svc_plot_svg(model, 'SELECT features[1:2] FROM plot_points') AS same,
@@ -50,6 +72,8 @@ SELECT svc_plot_svg(model, 'SELECT features FROM plot_points', '{"dims": 2}') FR
 SELECT svc_plot_svg(model, 'SELECT features[1:2] FROM plot_points', '{"widht": 300}') FROM plot_model;
 SELECT svc_plot_svg(model, 'SELECT features[1:2] FROM plot_points', '{"width": 10}') FROM plot_model;
 SELECT svc_plot_svg(model, 'SELECT features[1:2] FROM plot_points', '{"title": 5}') FROM plot_model;
+SELECT svc_plot_svg(model, 'SELECT features FROM plot_points', '{"slice": "median"}') FROM plot_model3;
+SELECT svc_plot_svg(model, 'SELECT features[1:2] FROM plot_points', '{"extent": true}') FROM plot_model;
 SELECT svc_plot_svg(model, 'SELECT features[1:2] FROM plot_points', '[1]') FROM plot_model;
 SELECT svc_plot_svg(model, 'SELECT id, id, features[1:2] FROM plot_points') FROM plot_model;
 SELECT svc_plot_svg(model, 'SELECT features FROM plot_points') FROM plot_model;

@@ -29,7 +29,7 @@ PG_FUNCTION_INFO_V1(svc_plot_svg_sql);
 #define PLOT_SEED UINT64_C(0x504C4F54)	/* "PLOT" */
 
 static const char *const plot_keys =
-	"width, height, dims, grid, levels, max_points, title, x_label, y_label, support_vectors, equilibria";
+	"width, height, dims, grid, levels, max_points, title, x_label, y_label, support_vectors, equilibria, slice, extent";
 
 /* Whether key is one of plot_keys. */
 static bool
@@ -75,6 +75,27 @@ option_text(const char *key, const JsonbValue *v)
 	if (v->type != jbvString)
 		plot_option_error(key, "Expected a string.");
 	return pnstrdup(v->val.string.val, v->val.string.len);
+}
+
+/* One of two words, as 0 or 1. */
+static int32
+option_choice(const char *key, const JsonbValue *v, const char *zero, const char *one)
+{
+	char	   *word;
+
+	if (v->type == jbvString)
+	{
+		word = pnstrdup(v->val.string.val, v->val.string.len);
+		if (strcmp(word, zero) == 0)
+			return 0;
+		if (strcmp(word, one) == 0)
+			return 1;
+	}
+	ereport(ERROR,
+			errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			errmsg("invalid value for plot option \"%s\"", key),
+			errdetail("Expected \"%s\" or \"%s\".", zero, one));
+	return 0;
 }
 
 static bool
@@ -166,6 +187,12 @@ parse_plot_options(Jsonb *options, SvcPlotOptions *po, int32 *max_points)
 					po->support_vectors = option_bool(key, &v);
 				else if (strcmp(key, "equilibria") == 0)
 					po->equilibria = option_bool(key, &v);
+				else if (strcmp(key, "slice") == 0)
+					po->slice = option_choice(key, &v, "clusters", "mean") == 0 ?
+						SVC_PLOT_SLICE_CLUSTERS : SVC_PLOT_SLICE_MEAN;
+				else if (strcmp(key, "extent") == 0)
+					po->extent = option_choice(key, &v, "robust", "all") == 0 ?
+						SVC_PLOT_EXTENT_ROBUST : SVC_PLOT_EXTENT_ALL;
 				else
 					plot_option_error(key, "Expected two dimensions, as in [1, 2].");
 				break;

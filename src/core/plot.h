@@ -7,6 +7,15 @@
  * data's units, and a legend with the cluster sizes.  The caller supplies
  * the rows already clustered (the glue runs a query and svc_label_predict),
  * at most a bounded number of them; the grid is computed here.
+ *
+ * What keeps the default picture readable: the axes span the rows but the
+ * far outliers (beyond Tukey's far-out fences of either coordinate), which
+ * are drawn as arrows at the edge and counted in the legend; marks are
+ * drawn in an order where none hides a more telling one (inliers by
+ * decreasing cluster size, faint support vectors, outliers white inside,
+ * arrows, the lines of f, equilibria); and a model of more than two
+ * dimensions is drawn as slices, one per cluster through its highest
+ * equilibrium by default, with a caption that says so.
  */
 #ifndef SVC_PLOT_H
 #define SVC_PLOT_H
@@ -16,6 +25,25 @@
 
 /* Colours with a legend entry each; past them the colours repeat. */
 #define SVC_PLOT_COLOURS 20
+
+/*
+ * Where a model of more than two dimensions is cut to draw f: through each
+ * cluster's highest equilibrium (at most SVC_PLOT_COLOURS clusters, each
+ * drawing only its own part of the slice), or through one point given by
+ * the caller (the mean of the rows).  A 2-D model has no slice.
+ */
+typedef enum SvcPlotSlice
+{
+	SVC_PLOT_SLICE_CLUSTERS = 0,
+	SVC_PLOT_SLICE_MEAN = 1
+} SvcPlotSlice;
+
+/* The axes' extent: every row, or the rows but the far outliers. */
+typedef enum SvcPlotExtent
+{
+	SVC_PLOT_EXTENT_ROBUST = 0,
+	SVC_PLOT_EXTENT_ALL = 1
+} SvcPlotExtent;
 
 typedef struct SvcPlotOptions
 {
@@ -27,6 +55,8 @@ typedef struct SvcPlotOptions
 	int32_t		levels;			/* level lines inside the domain, besides f = 0 */
 	bool		support_vectors;	/* draw them */
 	bool		equilibria;		/* draw them */
+	SvcPlotSlice slice;			/* models of more than 2 dimensions */
+	SvcPlotExtent extent;
 	const char *title;			/* UTF-8, escaped here; NULL: none */
 	const char *x_label;		/* NULL: "features[dim_x + 1]" */
 	const char *y_label;
@@ -55,7 +85,7 @@ typedef struct SvcPlotRow
 /*
  * The picture as a NUL-terminated SVG document allocated from env (*len
  * without the NUL).  at holds a value per dimension (data units) for the
- * dimensions not drawn; rows are the n_drawn rows drawn, out of n_total
+ * dimensions not drawn (the slice SVC_PLOT_SLICE_MEAN draws); rows are the n_drawn rows drawn, out of n_total
  * the query returned (the picture says when it shows a sample);
  * cluster_rows[k - 1] counts the query's rows in cluster k (n_clusters of
  * them) and n_outliers its outliers.

@@ -1,13 +1,16 @@
 #!/usr/bin/python3
 """Render svc_plot_svg's pictures in a real headless browser and check them.
 
-For a few models (three blobs in 2-D with far outliers, the same picture
-sampled, a 3-D model drawn over two chosen dimensions), the SVG is made by
-the extension, parsed as XML (escaping must hold), rendered to PNG by
-Debian's chromium (--headless --screenshot) and the PNG is checked: not
+For a few models (three blobs in 2-D with outliers, the same picture
+sampled, a 3-D model drawn over two chosen dimensions, blobs with ten far
+outliers, a 4-D model whose clusters overlap in the two drawn), the SVG is
+made by the extension, parsed as XML (escaping must hold), rendered to PNG
+by Debian's chromium (--headless --screenshot) and the PNG is checked: not
 blank; each cluster's colour present at its rows' places and centred on
-them; the boundary f = 0 drawn in black where its path runs; the legend's
-cluster sizes those svc_assign gives.  Prints one line per check and ends
+them; the boundary f = 0 drawn where its path runs (one per cluster in a
+slice); the outliers white inside their rings, over the support vectors;
+the far rows as arrows at the edge with the clusters spanning the axes;
+the legend's cluster sizes those svc_assign gives.  Prints one line per check and ends
 with "N passed, N failed".
 
 Needs a running server with svclust installed (PGHOST, PGPORT, PGUSER,
@@ -73,6 +76,8 @@ def render(svg_path, png_path, width, height):
 
 
 def hex_rgb(h):
+    if len(h) == 4:     # #rgb
+        return tuple(int(c * 2, 16) for c in h[1:])
     return tuple(int(h[i:i + 2], 16) for i in (1, 3, 5))
 
 
@@ -80,8 +85,10 @@ def near(a, b, tol):
     return all(abs(x - y) <= tol for x, y in zip(a, b))
 
 
-def check_picture(label, svg, width, height, workdir, sizes):
-    """sizes: {cluster: rows} as svc_assign gives them."""
+def check_picture(label, svg, width, height, workdir, sizes, slices=False, overlap=False):
+    """sizes: {cluster: rows} as svc_assign gives them; slices: a boundary per
+    cluster; overlap: clusters overlap in the two dimensions drawn, so a
+    row may show another cluster's colour, drawn over it."""
     try:
         root = ET.fromstring(svg.encode())
         check(label + ": the SVG is well-formed XML", True)
@@ -113,14 +120,17 @@ def check_picture(label, svg, width, height, workdir, sizes):
     check(label + ": a colour per cluster", set(circles) == set(sizes),
           "%s vs %s" % (sorted(circles), sorted(sizes)))
     legend_left = w - 210
+    all_colours = [hex_rgb(p[0][2]) for p in circles.values()]
     for k, pts in sorted(circles.items()):
         colour = hex_rgb(pts[0][2])
         # inside the dot (radius 3.5), as other marks (support vectors,
         # equilibria, neighbouring dots) may cover its centre
         hits = sum(1 for (x, y, _) in pts
-                   if any(near(px[min(max(int(x) + dx, 0), w - 1), min(max(int(y) + dy, 0), h - 1)], colour, 40)
-                          for dx in (-2, -1, 0, 1, 2) for dy in (-2, -1, 0, 1, 2)))
-        check("%s: cluster %d's colour at its rows (%d of %d)" % (label, k, hits, len(pts)),
+                   if any(near(px[min(max(int(x) + dx, 0), w - 1), min(max(int(y) + dy, 0), h - 1)], c, 40)
+                          for dx in (-2, -1, 0, 1, 2) for dy in (-2, -1, 0, 1, 2)
+                          for c in (all_colours if overlap else [colour])))
+        check("%s: cluster %d's colour%s at its rows (%d of %d)"
+              % (label, k, " or another's" if overlap else "", hits, len(pts)),
               hits >= 0.85 * len(pts))
         xs = ys = n = 0
         for y in range(h):
@@ -135,24 +145,49 @@ def check_picture(label, svg, width, height, workdir, sizes):
         check("%s: cluster %d's colour centred on its rows" % (label, k), ok,
               "pixels %d, centre %s vs rows (%.0f, %.0f)" % (n, (xs / n, ys / n) if n else None, cx, cy))
 
-    # the boundary: dark pixels where its path runs
-    path = [p for p in root.iter(SVG_NS + "path") if p.get("class") == "boundary"]
-    segs = re.findall(r"M([-\d.]+) ([-\d.]+)L([-\d.]+) ([-\d.]+)", path[0].get("d")) if path else []
-    pts = []
-    for seg in segs:
-        x0, y0, x1, y1 = map(float, seg)
-        steps = max(1, int(((x1 - x0) ** 2 + (y1 - y0) ** 2) ** 0.5 / 2))
-        pts += [(x0 + (x1 - x0) * t / steps, y0 + (y1 - y0) * t / steps) for t in range(steps)]
-    dark = 0
-    for (x, y) in pts:
+    # the boundary: its stroke where its path runs (black, or in a slice per
+    # cluster each cluster's dark shade), on every path of class boundary
+    paths = [p for p in root.iter(SVG_NS + "path") if p.get("class") == "boundary"]
+    check("%s: a boundary path%s" % (label, " per cluster" if slices else ""),
+          len(paths) == (len(sizes) if slices else 1), "%d paths" % len(paths))
+    for path in paths:
+        segs = re.findall(r"M([-\d.]+) ([-\d.]+)L([-\d.]+) ([-\d.]+)", path.get("d"))
+        stroke = hex_rgb(path.get("stroke"))
+        pts = []
+        for seg in segs:
+            x0, y0, x1, y1 = map(float, seg)
+            steps = max(1, int(((x1 - x0) ** 2 + (y1 - y0) ** 2) ** 0.5 / 2))
+            pts += [(x0 + (x1 - x0) * t / steps, y0 + (y1 - y0) * t / steps) for t in range(steps)]
+        # in the picture's plot area (a slice's boundary may run past the axes)
+        pts = [(x, y) for (x, y) in pts if 73 <= x <= w - 211 and 45 <= y <= h - 57]
+        drawn = 0
+        for (x, y) in pts:
+            xi, yi = int(round(x)), int(round(y))
+            # the stroke's colour, or (antialiased on a 2-pixel line) darker than any
+            # cluster's colour and of its hue
+            if any(near(c, stroke, 60) or (stroke == (0, 0, 0) and sum(c) < 400 and max(c) - min(c) < 40)
+                   for c in (px[min(max(xi + dx, 0), w - 1), min(max(yi + dy, 0), h - 1)]
+                             for dx in (-1, 0, 1) for dy in (-1, 0, 1))):
+                drawn += 1
+        check("%s: the boundary%s is drawn (%d of %d points in its stroke)"
+              % (label, " of cluster " + path.get("data-cluster", "") if slices else "", drawn, len(pts)),
+              len(pts) >= 20 and drawn >= (0.8 if overlap else 0.9) * len(pts))
+
+    # outliers: white inside and ringed in their cluster's colour, over the
+    # support vectors and inliers drawn before them
+    rings = [(float(c.get("cx")), float(c.get("cy")), hex_rgb(c.get("stroke")))
+             for c in root.iter(SVG_NS + "circle") if c.get("class", "").endswith(" o")]
+    seen = 0
+    for (x, y, colour) in rings:
         xi, yi = int(round(x)), int(round(y))
-        # dark grey or black (an antialiased 2-pixel black line), not a cluster's colour
-        if any(sum(c) < 400 and max(c) - min(c) < 40
-               for c in (px[min(max(xi + dx, 0), w - 1), min(max(yi + dy, 0), h - 1)]
-                         for dx in (-1, 0, 1) for dy in (-1, 0, 1))):
-            dark += 1
-    check("%s: the boundary is drawn (%d of %d points dark)" % (label, dark, len(pts)),
-          len(pts) >= 20 and dark >= 0.9 * len(pts))
+        ring = sum(near(px[min(max(xi + dx, 0), w - 1), min(max(yi + dy, 0), h - 1)], colour, 60)
+                   for dx in (-4, 0, 4) for dy in (-4, 0, 4) if dx or dy)
+        white = any(near(px[min(max(xi + dx, 0), w - 1), min(max(yi + dy, 0), h - 1)], (255, 255, 255), 40)
+                    for dx in (-1, 0, 1) for dy in (-1, 0, 1))
+        seen += ring >= 3 and white
+    if rings and not overlap:
+        check("%s: outliers stand out, white inside their ring (%d of %d)" % (label, seen, len(rings)),
+              seen >= 0.7 * len(rings))
 
     # the legend's sizes
     text = " ".join(t.text or "" for t in root.iter(SVG_NS + "text"))
@@ -182,11 +217,21 @@ FROM generate_series(1, 900) AS i
 UNION ALL SELECT 1000 + i, ARRAY[-3 + i, 9, 0]::float8[] FROM generate_series(1, 3) AS i;
 CREATE TABLE m2 AS SELECT svc_train(f[1:2], '{"budget": 100}') AS model FROM pts;
 CREATE TABLE m3 AS SELECT svc_train(f, '{"budget": 100, "scale": "none", "gamma": 2}') AS model FROM pts;
+CREATE TABLE far AS SELECT id, f[1:2] AS f FROM pts WHERE id < 1000
+UNION ALL SELECT 2000 + i, ARRAY[5 + 60 * cos(i * 0.7), 3 + 60 * sin(i * 0.7)]::float8[] FROM generate_series(1, 10) i;
+CREATE TABLE mfar AS SELECT svc_train(f, '{"budget": 100}') AS model FROM far;
+CREATE TABLE wide AS
+SELECT i AS id, ARRAY[(ARRAY[0, 5, 10, 0, 5])[i % 5 + 1] + r * cos(i * 2.4),
+                      (ARRAY[0, 6, 0, 0, 6])[i % 5 + 1] + r * sin(i * 2.4),
+                      (ARRAY[0, 0, 0, 6, 6])[i % 5 + 1] + r * cos(i * 1.3),
+                      r * sin(i * 1.3)]::float8[] AS f
+FROM generate_series(1, 1500) AS i, LATERAL (SELECT 0.8 * sqrt(i * 0.618034 % 1)::float8 AS r) AS s;
+CREATE TABLE m4 AS SELECT svc_train(f, '{"budget": 150}') AS model FROM wide;
 """)
 
-        def sizes(model, feats):
+        def sizes(model, feats, table="pts"):
             out = psql(db, "SELECT cluster, count(*) FROM svc_assign((SELECT model FROM %s), "
-                           "'SELECT id, %s FROM pts') GROUP BY 1 ORDER BY 1" % (model, feats))
+                           "'SELECT id, %s FROM %s') GROUP BY 1 ORDER BY 1" % (model, feats, table))
             return {int(a): int(b) for a, b in (line.split("|") for line in out.split())}
 
         s2 = sizes("m2", "f[1:2]")
@@ -205,7 +250,37 @@ CREATE TABLE m3 AS SELECT svc_train(f, '{"budget": 100, "scale": "none", "gamma"
         s3 = sizes("m3", "f")
         svg = psql(db, """SELECT svc_plot_svg(model, 'SELECT id, f FROM pts', '{"dims": [2, 1]}') FROM m3""")
         check("dims label the axes", "features[2]</text>" in svg.split("rotate")[0] and "features[1]" in svg)
-        check_picture("3-D over dims 2 and 1", svg, 800, 600, workdir, s3)
+        check("a slice says so", "f in a slice: the other 1" in svg and "highest equilibrium" in svg)
+        check_picture("3-D over dims 2 and 1", svg, 800, 600, workdir, s3, slices=True)
+
+        # ten far outliers: the axes span the clusters, the far rows are
+        # arrows at the edge, counted in the legend
+        sf = sizes("mfar", "f", "far")
+        svg = psql(db, """SELECT svc_plot_svg(model, 'SELECT id, f FROM far') FROM mfar""")
+        root = ET.fromstring(svg.encode())
+        dots = [(float(c.get("cx")), float(c.get("cy"))) for c in root.iter(SVG_NS + "circle")
+                if re.fullmatch(r"c\d+", c.get("class", ""))]
+        span_x = (max(x for x, _ in dots) - min(x for x, _ in dots)) / (800 - 72 - 210)
+        span_y = (max(y for _, y in dots) - min(y for _, y in dots)) / (600 - 44 - 56)
+        check("far outliers: the clusters span the axes (%.2f x %.2f of the area)" % (span_x, span_y),
+              span_x > 0.8 and span_y > 0.8)
+        edges = [p for p in root.iter(SVG_NS + "path") if " edge" in p.get("class", "")]
+        check("far outliers: ten arrows at the edge", len(edges) == 10, str(len(edges)))
+        check("far outliers: the legend counts them", "beyond the axes: 10<" in svg)
+        check_picture("far outliers", svg, 800, 600, workdir, sf)
+        svg = psql(db, """SELECT svc_plot_svg(model, 'SELECT id, f FROM far', '{"extent": "all"}') FROM mfar""")
+        check("far outliers, extent all: no arrow", " edge" not in svg and "beyond the axes" not in svg)
+
+        # a 4-D model drawn over two dimensions: two pairs of clusters overlap
+        # there, apart in the others; each cluster's slice draws its boundary
+        s4 = sizes("m4", "f", "wide")
+        check("the 4-D model has five clusters", len(s4) == 5, str(s4))
+        svg = psql(db, """SELECT svc_plot_svg(model, 'SELECT id, f FROM wide') FROM m4""")
+        check("4-D: the caption names the other 2 dimensions", "f in a slice: the other 2<" in svg)
+        check_picture("4-D slices", svg, 800, 600, workdir, s4, slices=True, overlap=True)
+        svg = psql(db, """SELECT svc_plot_svg(model, 'SELECT id, f FROM wide', '{"slice": "mean"}') FROM m4""")
+        check("4-D, slice mean: one boundary, and the caption says where",
+              svg.count('class="boundary"') == 1 and "at the rows&#39; mean" in svg)
     finally:
         psql(admin, "DROP DATABASE IF EXISTS %s WITH (FORCE);" % db)
         if not os.environ.get("KEEP_PLOTS"):
