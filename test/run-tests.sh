@@ -44,6 +44,11 @@ step_cycles() {
     /usr/bin/python3 test/tools/file_cycles.py
 }
 
+# the extension scripts held to the rules of a trusted extension
+step_scripts() {
+    /usr/bin/python3 test/tools/extension_scripts_test.py
+}
+
 step_unit() {
     make -s -j"$jobs" unit >"$log/unit.out" 2>&1
     local rc=$? p f
@@ -204,6 +209,7 @@ for t in test/crosscheck/*_test.py test/integration/*_test.py; do
 done
 run fuzz step_fuzz
 run cycles step_cycles
+run scripts step_scripts
 
 while [ -n "$(jobs -rp)" ]; do
     wait -n
