@@ -445,13 +445,99 @@ svc_options_not_object(SvcError *err)
 	return SVC_ERR_INVALID_PARAMETER;
 }
 
-/* An unknown key; one too long to be a key is shown cut, never inside a
- * UTF-8 character. */
+/*
+ * The edit distance between a and b (insertions, deletions, substitutions
+ * and swaps of two neighbours, each 1), both at most
+ * SVC_OPTIONS_KEY_SHOWN bytes.
+ */
+static int
+edit_distance(const char *a, size_t la, const char *b, size_t lb)
+{
+	int			rows[3][SVC_OPTIONS_KEY_SHOWN + 1];
+	int		   *prev2 = rows[0],
+			   *prev = rows[1],
+			   *cur = rows[2];
+
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = (int) j;
+	for (size_t i = 1; i <= la; i++)
+	{
+		int		   *t;
+
+		cur[0] = (int) i;
+		for (size_t j = 1; j <= lb; j++)
+		{
+			int			d = prev[j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (prev[j] + 1 < d)
+				d = prev[j] + 1;
+			if (cur[j - 1] + 1 < d)
+				d = cur[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+				prev2[j - 2] + 1 < d)
+				d = prev2[j - 2] + 1;
+			cur[j] = d;
+		}
+		t = prev2;
+		prev2 = prev;
+		prev = cur;
+		cur = t;
+	}
+	return prev[lb];
+}
+
+/*
+ * The key (or alias) a mistyped key most likely meant: the one nearest in
+ * edit distance, if it is the only one that near and the distance is at
+ * most 2 and under half the key's length; else NULL.
+ */
+static const OptKey *
+nearest_key(const char *key, size_t keylen, const char **spelled)
+{
+	const OptKey *best = NULL;
+	int			best_d = INT32_MAX;
+	bool		tie = false;
+
+	if (keylen > SVC_OPTIONS_KEY_SHOWN)
+		return NULL;
+	for (size_t i = 0; i < N_KEYS; i++)
+		for (int alias = 0; alias < 2; alias++)
+		{
+			const char *name = alias ? option_table[i].alias : option_table[i].name;
+			size_t		len;
+			int			d;
+
+			if (name == NULL || (len = strlen(name)) > SVC_OPTIONS_KEY_SHOWN)
+				continue;
+			d = edit_distance(key, keylen, name, len);
+			if (d < best_d)
+			{
+				best = &option_table[i];
+				*spelled = name;
+				best_d = d;
+				tie = false;
+			}
+			else if (d == best_d && best != &option_table[i])
+				tie = true;
+		}
+	if (tie || best_d > 2 || 2 * (size_t) best_d >= keylen)
+		return NULL;
+	return best;
+}
+
+/*
+ * An unknown key; one too long to be a key is shown cut, never inside a
+ * UTF-8 character.  The detail lists the keys that can be given (only
+ * the cut's when recutting a model), the hint the key it most likely
+ * meant.
+ */
 static SvcStatus
-unknown_key(SvcError *err, const char *key, size_t keylen)
+unknown_key(SvcError *err, const char *key, size_t keylen, bool cut_only)
 {
 	char		keys[SVC_ERRMSG_LEN];
 	size_t		shown = keylen;
+	const char *spelled = NULL;
+	const OptKey *near = nearest_key(key, keylen, &spelled);
 
 	if (keylen > SVC_OPTIONS_KEY_SHOWN)
 	{
@@ -461,11 +547,20 @@ unknown_key(SvcError *err, const char *key, size_t keylen)
 	}
 	svc_fail(err, SVC_ERR_INVALID_PARAMETER, "unknown svclust option \"%.*s%s\"",
 			 (int) shown, key, shown < keylen ? "..." : "");
-	svc_error_detail(err, "Valid options are: %s.", list_keys(false, keys, sizeof(keys)));
+	if (cut_only)
+		svc_error_detail(err, "Only the cut of the tree can change after training: %s.",
+						 list_keys(true, keys, sizeof(keys)));
+	else
+		svc_error_detail(err, "Valid options are: %s.", list_keys(false, keys, sizeof(keys)));
+	if (near != NULL && cut_only && !near->cut)
+		svc_error_hint(err, "Did you mean \"%s\"? It cannot change after training: train a new model with svc_train().",
+					   spelled);
+	else if (near != NULL)
+		svc_error_hint(err, "Did you mean \"%s\"?", spelled);
 	return SVC_ERR_INVALID_PARAMETER;
 }
 
-/* Any key but a cut key, unknown ones too, when recutting a model. */
+/* A known key but a cut key, when recutting a model. */
 static SvcStatus
 fixed_after_training(SvcError *err, const char *key, size_t keylen)
 {
@@ -492,18 +587,18 @@ lookup(const SvcOptionsSetter *s, const char *key, size_t keylen,
 
 	if (keylen > SVC_OPTIONS_KEY_SHOWN)
 	{
-		unknown_key(err, key, keylen);
+		unknown_key(err, key, keylen, s->cut_only);
 		return NULL;
 	}
 	k = find_key(key, keylen);
-	if (s->cut_only && (k == NULL || !k->cut))
-	{
-		fixed_after_training(err, key, keylen);
-		return NULL;
-	}
 	if (k == NULL)
 	{
-		unknown_key(err, key, keylen);
+		unknown_key(err, key, keylen, s->cut_only);
+		return NULL;
+	}
+	if (s->cut_only && !k->cut)
+	{
+		fixed_after_training(err, key, keylen);
 		return NULL;
 	}
 	memcpy(name, key, keylen);

@@ -441,11 +441,19 @@ test_key_lists(void)
 	static const char *const cut_list =
 		"Only the cut of the tree can change: cut, merge_ratio, min_cluster_share, "
 		"min_cluster_size, n_clusters, level.";
+	static const char *const cut_unknown =
+		"Only the cut of the tree can change after training: cut, merge_ratio, "
+		"min_cluster_share, min_cluster_size, n_clusters, level.";
 	static const char *const trained[] = {
 		"budget", "strategy", "k", "gamma", "c", "epsilon", "tol", "max_iter", "seed",
 		"scale", "sample", "labeling", "segment_points", "outlier_fraction", "nu", "bandwidth_k",
-		"bogus", "Level",
-		"",
+	};
+	/* unknown keys, to a recut too, and the key each most likely meant */
+	static const char *const unknown[][2] = {
+		{"bogus", ""}, {"Level", "Did you mean \"level\"?"}, {"", ""},
+		{"n_clusterz", "Did you mean \"n_clusters\"?"},
+		{"merge_raito", "Did you mean \"merge_ratio\"?"},
+		{"gama", "Did you mean \"gamma\"? It cannot change after training: train a new model with svc_train()."},
 	};
 	static const char *const cut_ok[] = {
 		"{\"cut\": \"eom\"}", "{\"merge_ratio\": 0.5}", "{\"min_cluster_share\": 0.1}",
@@ -460,17 +468,26 @@ test_key_lists(void)
 	SvcOptions	opt;
 	SvcError	err;
 
-	expect_exact("{\"budgett\": 10}", false, "unknown svclust option \"budgett\"", valid, "");
+	expect_exact("{\"budgett\": 10}", false, "unknown svclust option \"budgett\"", valid,
+				 "Did you mean \"budget\"?");
 	expect_exact("{\"\": 10}", false, "unknown svclust option \"\"", valid, "");
 	expect_exact("{\"budget\": 10, \"Budget\": 10}", false,
-				 "unknown svclust option \"Budget\"", valid, "");
+				 "unknown svclust option \"Budget\"", valid, "Did you mean \"budget\"?");
+	/* near two keys, or too far from any: no guess */
+	expect_exact("{\"sampel\": 10}", false, "unknown svclust option \"sampel\"", valid,
+				 "Did you mean \"sample\"?");
+	expect_exact("{\"cuts\": 1}", false, "unknown svclust option \"cuts\"", valid,
+				 "Did you mean \"cut\"?");
+	expect_exact("{\"kk\": 1}", false, "unknown svclust option \"kk\"", valid, "");
+	expect_exact("{\"learning_rate\": 1}", false, "unknown svclust option \"learning_rate\"",
+				 valid, "");
 	/* a key longer than the parser keeps is shown cut, with "..." */
 	memset(longkey, 'x', sizeof(longkey) - 1);
 	longkey[sizeof(longkey) - 1] = '\0';
 	snprintf(json, sizeof(json), "{\"%s\": 1}", longkey);
 	snprintf(message, sizeof(message), "unknown svclust option \"%.63s...\"", longkey);
 	expect_exact(json, false, message, valid, "");
-	expect_exact(json, true, message, valid, "");
+	expect_exact(json, true, message, cut_unknown, "");
 
 	CHECK(parse("{\"nu\": 0.25}", &opt, &err) == SVC_OK && opt.nu == 0.25, "nu names nu");
 	CHECK(parse("{\"nu\": 0.25, \"outlier_fraction\": 0.5}", &opt, &err) == SVC_OK &&
@@ -494,6 +511,14 @@ test_key_lists(void)
 					 "Pass options such as '{\"budget\": 50, \"gamma\": \"auto\"}'.");
 		snprintf(json, sizeof(json), "{\"n_clusters\": 2, \"%s\": \"x\"}", trained[i]);
 		expect_exact(json, true, message, cut_list, hint);
+	}
+	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++)
+	{
+		snprintf(json, sizeof(json), "{\"%s\": 1}", unknown[i][0]);
+		snprintf(message, sizeof(message), "unknown svclust option \"%s\"", unknown[i][0]);
+		expect_exact(json, true, message, cut_unknown, unknown[i][1]);
+		snprintf(json, sizeof(json), "{\"n_clusters\": 2, \"%s\": \"x\"}", unknown[i][0]);
+		expect_exact(json, true, message, cut_unknown, unknown[i][1]);
 	}
 	for (size_t i = 0; i < sizeof(cut_ok) / sizeof(cut_ok[0]); i++)
 	{
@@ -980,6 +1005,9 @@ test_setters_keys(void)
 	static const char *const cut_list =
 		"Only the cut of the tree can change: cut, merge_ratio, min_cluster_share, "
 		"min_cluster_size, n_clusters, level.";
+	static const char *const cut_unknown =
+		"Only the cut of the tree can change after training: cut, merge_ratio, "
+		"min_cluster_share, min_cluster_size, n_clusters, level.";
 	SvcOptions	opt;
 	SvcOptionsSetter s;
 	SvcError	err;
@@ -990,13 +1018,13 @@ test_setters_keys(void)
 	svc_options_default(&opt);
 	svc_options_begin(&s, &opt, false);
 	expect_failed(svc_options_set_number(&s, KEY("budgets"), &n, &err), &err, "budgets",
-				  "unknown svclust option \"budgets\"", valid, "");
+				  "unknown svclust option \"budgets\"", valid, "Did you mean \"budget\"?");
 	expect_failed(svc_options_set_number(&s, "budget", 3, &n, &err), &err, "bud",
 				  "unknown svclust option \"bud\"", valid, "");
 	expect_failed(svc_options_set_bool(&s, "k\0", 2, true, &err), &err, "k and a NUL",
 				  "unknown svclust option \"k\"", valid, "");
 	expect_failed(svc_options_set_null(&s, KEY("Level"), &err), &err, "Level",
-				  "unknown svclust option \"Level\"", valid, "");
+				  "unknown svclust option \"Level\"", valid, "Did you mean \"level\"?");
 
 	/* 63 bytes are shown whole; 64 are cut to 63 and "..." */
 	memset(key, 'k', sizeof(key));
@@ -1028,11 +1056,13 @@ test_setters_keys(void)
 				  "svclust option \"nu\" cannot change after training", cut_list,
 				  "Train a new model with svc_train() to change \"nu\".");
 	expect_failed(svc_options_set_string(&s, KEY("bogus"), KEY("x"), &err), &err,
-				  "recut bogus", "svclust option \"bogus\" cannot change after training",
-				  cut_list, "Train a new model with svc_train() to change \"bogus\".");
+				  "recut bogus", "unknown svclust option \"bogus\"", cut_unknown, "");
+	expect_failed(svc_options_set_number(&s, KEY("n_clusterz"), &n, &err), &err,
+				  "recut n_clusterz", "unknown svclust option \"n_clusterz\"", cut_unknown,
+				  "Did you mean \"n_clusters\"?");
 	/* a key too long to be one is unknown, even to a recut */
 	expect_failed(svc_options_set_null(&s, key, sizeof(key), &err), &err, "recut long key",
-				  message, valid, "");
+				  message, cut_unknown, "");
 	CHECK(svc_options_set_number(&s, KEY("n_clusters"), &n, &err) == SVC_OK &&
 		  svc_options_finish(&s, &err) == SVC_OK && opt.n_clusters == 2,
 		  "a recut takes n_clusters: %s", err.message);
