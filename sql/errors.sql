@@ -29,8 +29,23 @@ SELECT pg_temp.try($q$SELECT svc_train(ARRAY['-Infinity', 1]::float8[])$q$);
 SELECT pg_temp.try($q$SELECT svc_train('{}'::float8[])$q$);
 SELECT pg_temp.try($q$SELECT svc_train(ARRAY[[1, 2], [3, 4]]::float8[])$q$);
 
+-- which row or argument has the wrong length: the argument of a scalar
+-- function, the id of svc_assign's row (with a context line for its other errors)
+SELECT pg_temp.try($q$SELECT svc_predict(model, ARRAY[1, 2, 3]) FROM m$q$);
+SELECT pg_temp.try($q$SELECT count(*) FROM m, svc_assign(model,
+    'SELECT id, CASE WHEN id = 17 THEN ARRAY[1, 2, 3]::float8[] ELSE f END FROM pts')$q$);
+SELECT count(*) FROM m, svc_assign(model,
+    $$SELECT id, CASE WHEN id = 23 THEN ARRAY[1, 'NaN']::float8[] ELSE f END FROM pts$$);
+SELECT count(*) FROM m, svc_assign(model,
+    $$SELECT id, f FROM pts UNION ALL SELECT 99, ARRAY[1, NULL]::float8[]$$);
+
 -- options
 SELECT pg_temp.try($q$SELECT svc_train(f, '{"budgett": 10}') FROM pts$q$);
+-- a key mistyped in a recut is unknown, not fixed; the hint guesses the key
+SELECT pg_temp.try($q$SELECT svc_recut(model, '{"n_clusterz": 2}') FROM m$q$);
+SELECT pg_temp.try($q$SELECT count(*) FROM m, svc_assign(model, 'SELECT id, f FROM pts', '{"n_clusterz": 2}')$q$);
+SELECT pg_temp.try($q$SELECT svc_recut(model, '{"gama": 2}') FROM m$q$);
+SELECT pg_temp.try($q$SELECT svc_recut(model, '{"gamma": 2}') FROM m$q$);
 SELECT pg_temp.try($q$SELECT svc_train(f, '{"budget": 0}') FROM pts$q$);
 SELECT pg_temp.try($q$SELECT svc_train(f, '{"budget": 1000000}') FROM pts$q$);
 SELECT pg_temp.try($q$SELECT svc_train(f, '{"budget": "ten"}') FROM pts$q$);

@@ -63,6 +63,28 @@ get_id(HeapTuple tuple, TupleDesc desc, Oid idtype)
 	return svc_int_datum(d, idtype);
 }
 
+/*
+ * The features of a row, checked (a real[] row read into out): the detail
+ * of a row of the wrong length names its id (the context line would only
+ * repeat it), other errors get the row's context line.
+ */
+static const double *
+row_features(Datum fdatum, const SvcModel *model, SvcRowContext *rc, double *out)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(fdatum);
+	int			n = svc_array_length(arr);
+	int			dims;
+
+	if (n > 0 && n != model->dims)
+	{
+		rc->active = false;
+		svc_check_dims_detail(model->dims, n,
+							  "The svc_assign query row with id " INT64_FORMAT " has %d feature%s; the model has %d dimensions.",
+							  rc->id, n, n == 1 ? "" : "s", model->dims);
+	}
+	return svc_check_features_any(arr, model->dims, &dims, "features", out);
+}
+
 /* Rows held back by the paper's procedure until B_eps is complete. */
 typedef struct PaperRows
 {
@@ -154,6 +176,7 @@ svc_assign(PG_FUNCTION_ARGS)
 	bool		paper;
 	PaperRows	pr;
 	int64		done = 0;		/* rows read, for svclust.progress */
+	SvcRowContext rc;
 
 	/*
 	 * The three-argument form is not STRICT, so that NULL options mean the
@@ -184,6 +207,7 @@ svc_assign(PG_FUNCTION_ARGS)
 		elog(ERROR, "SPI_connect failed");
 	portal = svc_open_query(sql, "svc_assign", "(id, features)");
 	idtype = check_assign_columns(portal->tupDesc);
+	svc_row_context_push(&rc, "svc_assign", true);
 
 	for (;;)
 	{
@@ -191,6 +215,7 @@ svc_assign(PG_FUNCTION_ARGS)
 		uint64		n;
 
 		CHECK_FOR_INTERRUPTS();
+		rc.active = false;
 		SPI_cursor_fetch(portal, true, ASSIGN_BATCH);
 		tt = SPI_tuptable;
 		n = SPI_processed;
@@ -206,14 +231,16 @@ svc_assign(PG_FUNCTION_ARGS)
 			bool		isnull;
 			Datum		fdatum;
 
+			rc.active = false;
 			if (svc_progress_on)
 				svc_progress_tick("svc_assign", "rows scored", ++done);
 
 			values[0] = Int64GetDatum(get_id(tuple, tt->tupdesc, idtype));
 			fdatum = SPI_getbinval(tuple, tt->tupdesc, 2, &isnull);
+			rc.id = DatumGetInt64(values[0]);
+			rc.active = true;
 			if (paper)
 			{
-				int			dims;
 				const double *x;
 				double		decision;
 
@@ -224,8 +251,7 @@ svc_assign(PG_FUNCTION_ARGS)
 					MemoryContextSwitchTo(batchctx);
 					continue;
 				}
-				x = svc_check_features_any(DatumGetArrayTypeP(fdatum), model.dims, &dims,
-										   "features", scaled);
+				x = row_features(fdatum, &model, &rc, scaled);
 				svc_model_scale_row(&model, x, scaled);
 				decision = svc_scorer_decision(&scorer, scaled);
 				MemoryContextSwitchTo(old);
@@ -241,10 +267,8 @@ svc_assign(PG_FUNCTION_ARGS)
 			}
 			else
 			{
-				int			dims;
 				/* a real[] row is read into scaled, then scaled in place */
-				const double *x = svc_check_features_any(DatumGetArrayTypeP(fdatum),
-														 model.dims, &dims, "features", scaled);
+				const double *x = row_features(fdatum, &model, &rc, scaled);
 				double		decision;
 				int32		cluster;
 
@@ -266,6 +290,7 @@ svc_assign(PG_FUNCTION_ARGS)
 		MemoryContextReset(batchctx);
 		SPI_freetuptable(tt);
 	}
+	svc_row_context_pop(&rc);
 	SPI_cursor_close(portal);
 	if (paper)
 		paper_finish(&pr, &model, &work, rsinfo);

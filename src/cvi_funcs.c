@@ -133,7 +133,9 @@ cvi_state_add(MemoryContext cxt, bytea *s, const double *x, int dims,
 	if (x == NULL)
 		return s;
 	if (state_dims > 0)
-		svc_check_dims(state_dims, dims);
+		svc_check_dims_detail(state_dims, dims,
+							  "This row has %d feature%s; the earlier rows have %d.",
+							  dims, dims == 1 ? "" : "s", state_dims);
 	if (!svc_cvi_state_add(CVI_STATE_DATA(s), x, dims, !cluster_null, cluster,
 						   !class_null, klass))
 	{
@@ -424,7 +426,9 @@ svc_cvi_agg_combinefn(PG_FUNCTION_ARGS)
 	dims_a = svc_cvi_state_dims(CVI_STATE_DATA(a));
 	dims_b = svc_cvi_state_dims(CVI_STATE_DATA(b));
 	if (dims_a > 0 && dims_b > 0)
-		svc_check_dims(dims_a, dims_b);
+		svc_check_dims_detail(dims_a, dims_b,
+							  "Two partial states of one group hold rows of %d and %d features.",
+							  dims_a, dims_b);
 	need = svc_cvi_state_rows(CVI_STATE_DATA(a)) + svc_cvi_state_rows(CVI_STATE_DATA(b));
 	if (need > svc_cvi_state_capacity(CVI_STATE_DATA(a)))
 		a = cvi_state_grow(CurrentMemoryContext, a, dims_a > 0 ? dims_a : dims_b, need);

@@ -67,16 +67,24 @@ svc_model_info(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
 }
 
-/* The cached model and workspace of a call, with its row scaled into it. */
+/*
+ * The cached model and workspace of a call, with its row scaled into it;
+ * fname names the function in the detail of a row of the wrong length.
+ */
 static SvcModelCache *
-scaled_row(FunctionCallInfo fcinfo, ScoreWork **work)
+scaled_row(FunctionCallInfo fcinfo, ScoreWork **work, const char *fname)
 {
 	SvcModelCache *cache = svc_get_model(fcinfo, 0);
 	SvcArrayCopy copy;
 	ArrayType  *arr = svc_getarg_array(fcinfo, 1, &copy);
 	int			dims;
 	const double *x;
+	int			n = svc_array_length(arr);
 
+	if (n > 0)
+		svc_check_dims_detail(cache->model.dims, n,
+							  "Argument 2 of %s (features) has %d element%s; the model (argument 1) has %d dimensions.",
+							  fname, n, n == 1 ? "" : "s", cache->model.dims);
 	*work = get_work(fcinfo, cache);
 	if (ARR_ELEMTYPE(arr) == FLOAT4OID)
 		x = svc_check_features_float4(arr, cache->model.dims, &dims, "features", (*work)->raw);
@@ -90,7 +98,7 @@ Datum
 svc_decision(PG_FUNCTION_ARGS)
 {
 	ScoreWork  *w;
-	SvcModelCache *cache = scaled_row(fcinfo, &w);
+	SvcModelCache *cache = scaled_row(fcinfo, &w, "svc_decision");
 
 	(void) cache;
 	PG_RETURN_FLOAT8(svc_scorer_decision(&w->scorer, w->scaled));
@@ -100,7 +108,7 @@ Datum
 svc_predict(PG_FUNCTION_ARGS)
 {
 	ScoreWork  *w;
-	SvcModelCache *cache = scaled_row(fcinfo, &w);
+	SvcModelCache *cache = scaled_row(fcinfo, &w, "svc_predict");
 
 	MemoryContext old;
 	int32		cluster;

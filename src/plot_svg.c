@@ -15,9 +15,11 @@
 
 #include <math.h>
 
+#include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 
@@ -227,6 +229,8 @@ svc_plot_svg_sql(PG_FUNCTION_ARGS)
 	char	   *svg;
 	size_t		len;
 	text	   *result;
+	Oid			idtype = InvalidOid;
+	SvcRowContext rc;
 
 	/* not STRICT, so that NULL options mean the defaults */
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
@@ -257,6 +261,15 @@ svc_plot_svg_sql(PG_FUNCTION_ARGS)
 					   portal->tupDesc->natts));
 	fcol = portal->tupDesc->natts;
 	svc_query_feature_column(portal->tupDesc, fcol, "svc_plot_svg");
+	/* an integer id names a row in errors (the picture does not use it) */
+	if (fcol == 2)
+	{
+		Oid			t = getBaseType(SPI_gettypeid(portal->tupDesc, 1));
+
+		if (t == INT2OID || t == INT4OID || t == INT8OID)
+			idtype = t;
+	}
+	svc_row_context_push(&rc, "svc_plot_svg", false);
 
 	for (;;)
 	{
@@ -264,6 +277,7 @@ svc_plot_svg_sql(PG_FUNCTION_ARGS)
 		uint64		n;
 
 		CHECK_FOR_INTERRUPTS();
+		rc.active = false;
 		SPI_cursor_fetch(portal, true, PLOT_BATCH);
 		tt = SPI_tuptable;
 		n = SPI_processed;
@@ -280,11 +294,34 @@ svc_plot_svg_sql(PG_FUNCTION_ARGS)
 			SvcPlotRow	r;
 			int64		slot;
 
+			rc.rowno++;
+			rc.active = false;
 			/* a NULL feature array has no place in the picture */
 			if (isnull)
 				continue;
-			x = svc_check_features(svc_to_float8_array(DatumGetArrayTypeP(d)),
-								   model.dims, &dims, "features");
+			if (OidIsValid(idtype))
+			{
+				bool		idnull;
+				Datum		idd = SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &idnull);
+
+				rc.has_id = !idnull;
+				rc.id = idnull ? 0 : svc_int_datum(idd, idtype);
+			}
+			rc.active = true;
+			x = svc_check_features(svc_to_float8_array(DatumGetArrayTypeP(d)), 0, &dims,
+								   "features");
+			if (dims != model.dims)
+			{
+				rc.active = false;
+				if (rc.has_id)
+					svc_check_dims_detail(model.dims, dims,
+										  "The svc_plot_svg query row with id " INT64_FORMAT " has %d feature%s; the model has %d dimensions.",
+										  rc.id, dims, dims == 1 ? "" : "s", model.dims);
+				else
+					svc_check_dims_detail(model.dims, dims,
+										  "Row " INT64_FORMAT " of the svc_plot_svg query has %d feature%s; the model has %d dimensions.",
+										  rc.rowno, dims, dims == 1 ? "" : "s", model.dims);
+			}
 			svc_model_scale_row(&model, x, scaled);
 			r.x = x[po.dim_x];
 			r.y = x[po.dim_y];
@@ -314,6 +351,7 @@ svc_plot_svg_sql(PG_FUNCTION_ARGS)
 		MemoryContextReset(batchctx);
 		SPI_freetuptable(tt);
 	}
+	svc_row_context_pop(&rc);
 	SPI_cursor_close(portal);
 	SPI_finish();
 

@@ -213,3 +213,36 @@ svc_to_float8_array(ArrayType *arr)
 							  ARR_LBOUND(arr), FLOAT8OID, sizeof(float8),
 							  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
 }
+
+static void
+row_context_callback(void *arg)
+{
+	SvcRowContext *rc = (SvcRowContext *) arg;
+
+	if (!rc->active)
+		return;
+	if (rc->has_id)
+		errcontext("%s reading the row with id " INT64_FORMAT " of its query", rc->fname, rc->id);
+	else
+		errcontext("%s reading row " INT64_FORMAT " of its query", rc->fname, rc->rowno);
+}
+
+void
+svc_row_context_push(SvcRowContext *rc, const char *fname, bool has_id)
+{
+	rc->fname = fname;
+	rc->active = false;
+	rc->has_id = has_id;
+	rc->id = 0;
+	rc->rowno = 0;
+	rc->cb.callback = row_context_callback;
+	rc->cb.arg = rc;
+	rc->cb.previous = error_context_stack;
+	error_context_stack = &rc->cb;
+}
+
+void
+svc_row_context_pop(SvcRowContext *rc)
+{
+	error_context_stack = rc->cb.previous;
+}

@@ -40,6 +40,51 @@ pg_attribute_noreturn() void svc_report(const SvcError *err);
 void		svc_check_dims(int expected_dims, int dims);
 
 /*
+ * The same error with a detail that says which row or argument has the
+ * wrong length, and against what: errdetail's format and arguments.
+ */
+#define svc_check_dims_detail(expected_dims, dims, ...) \
+	do { \
+		if ((dims) != (expected_dims)) \
+			ereport(ERROR, \
+					errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR), \
+					errmsg("expected %d dimensions, not %d", (expected_dims), (dims)), \
+					errdetail(__VA_ARGS__)); \
+	} while (0)
+
+/*
+ * The number of elements of a one-dimensional array, -1 for any other
+ * shape: to say which row or argument has the wrong length before its
+ * values are read (the checks of svc_check_features refuse the rest).
+ */
+static inline int
+svc_array_length(ArrayType *arr)
+{
+	return ARR_NDIM(arr) == 1 ? ARR_DIMS(arr)[0] : -1;
+}
+
+/*
+ * An error context that names the row of a user's query being read
+ * ("svc_assign reading the row with id 17 of its query", or "... row 17
+ * ..." without an id column, as svc_cvi's own context says): push it
+ * around the loop over the rows, and set active only
+ * while a row is being checked, so that an error of the query itself
+ * gets no such line.
+ */
+typedef struct SvcRowContext
+{
+	ErrorContextCallback cb;
+	const char *fname;
+	bool		active;
+	bool		has_id;
+	int64		id;				/* the row's id, if has_id */
+	int64		rowno;			/* 1-based, in the order the query returned */
+} SvcRowContext;
+
+void		svc_row_context_push(SvcRowContext *rc, const char *fname, bool has_id);
+void		svc_row_context_pop(SvcRowContext *rc);
+
+/*
  * Check a float8[] feature array: one dimension, not empty, no NULLs, all
  * finite, and (when expected_dims > 0) of that length.  Returns a pointer
  * to its values and sets *dims.  what names the argument in messages.

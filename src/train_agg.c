@@ -337,7 +337,9 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 		checked = oc != NULL && state == oc->checked_state &&
 			opts == oc->checked_entry && counted == oc->checked_seen;
 
-		svc_check_dims(state_dims, dims);
+		svc_check_dims_detail(state_dims, dims,
+							  "This row has %d feature%s; the group's earlier rows have %d.",
+							  dims, dims == 1 ? "" : "s", state_dims);
 		if (!checked)
 		{
 			/* the init first: another init brings other options with it */
@@ -599,7 +601,9 @@ svc_train_combinefn(PG_FUNCTION_ARGS)
 		PG_RETURN_POINTER(copy);
 	}
 	a = (bytea *) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
-	svc_check_dims(svc_state_dims(STATE_DATA(a)), svc_state_dims(STATE_DATA(b)));
+	svc_check_dims_detail(svc_state_dims(STATE_DATA(a)), svc_state_dims(STATE_DATA(b)),
+						  "Two partial states of one group hold rows of %d and %d features.",
+						  svc_state_dims(STATE_DATA(a)), svc_state_dims(STATE_DATA(b)));
 	need = svc_state_merged_kept(STATE_DATA(a), STATE_DATA(b));
 	need_lab = svc_state_merged_lab_kept(STATE_DATA(a), STATE_DATA(b));
 	if (need > svc_state_capacity(STATE_DATA(a)) ||

@@ -153,7 +153,9 @@ partition_state(WindowObject winobj, FunctionCallInfo fcinfo, MemoryContext rowc
 			svc_state_init(state, dims, cap, &opt);
 		}
 		else
-			svc_check_dims(dims, n);
+			svc_check_dims_detail(dims, n,
+								  "Row %lld of the window partition has %d feature%s; its earlier rows have %d.",
+								  (long long) pos + 1, n, n == 1 ? "" : "s", dims);
 
 		if (!svc_state_add(state, values))
 		{
