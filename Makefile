@@ -53,12 +53,14 @@ KERNEL_OBJS = src/core/kernel.o src/core/score.o src/core/score_trajectory.o
 $(KERNEL_OBJS): CFLAGS += $(KERNEL_CFLAGS)
 $(KERNEL_OBJS:.o=.bc): BITCODE_CFLAGS += $(KERNEL_CFLAGS)
 
-# The training state's rows and statistics (state.c, state_stats.c),
+# The training state's rows, sample and range (state.c, state_sample.c,
+# state_stats.c),
 # budget maintenance's selection (bsgd_select.c) and the k-d tree's leaves
 # (kdtree.c) vectorise at -O3 and the host CPU's width; elementwise,
 # without -ffast-math or contraction, so their bytes are those of any build.
 STATE_CFLAGS = -O3 $(OPTFLAGS)
-STATE_OBJS = src/core/state.o src/core/state_stats.o src/core/bsgd_select.o src/core/kdtree.o
+STATE_OBJS = src/core/state.o src/core/state_sample.o src/core/state_stats.o \
+	src/core/bsgd_select.o src/core/kdtree.o
 $(STATE_OBJS): CFLAGS += $(STATE_CFLAGS)
 $(STATE_OBJS:.o=.bc): BITCODE_CFLAGS += $(STATE_CFLAGS)
 

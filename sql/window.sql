@@ -26,9 +26,9 @@ SELECT count(*) AS rows,
        count(*) FILTER (WHERE w.cluster = svc_predict(m.model, w.features)) AS same_cluster
 FROM w JOIN m USING (grp);
 
--- past the sample the reservoir depends on the order: the same ORDER BY in
--- the aggregate and the window gives the same model (the same f to the
--- last bit), another order another sample
+-- past the sample too (100 of 300 rows a group) the sample does not depend
+-- on the order: the aggregate and the window in either order give the
+-- same model (the same f to the last bit)
 WITH m AS (SELECT grp, svc_train(features, '{"sample": 100, "budget": 40, "seed": 3}' ORDER BY id) AS model
            FROM win_points GROUP BY grp),
      w AS (SELECT id, grp, features,

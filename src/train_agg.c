@@ -653,7 +653,7 @@ svc_train_finalfn(PG_FUNCTION_ARGS)
 	svc_progress_env(&env, "svc_train");
 	if (svc_progress_on)
 		svc_progress_notice("svc_train", "training on %lld of %lld rows",
-							(long long) svc_state_kept(STATE_DATA(state)),
+							(long long) svc_state_train_rows(STATE_DATA(state)),
 							(long long) svc_state_seen(STATE_DATA(state)));
 	st = svc_fit_state(&env, STATE_DATA(state), &model, &err);
 	if (st != SVC_OK)

@@ -212,7 +212,7 @@ partition_model(WindowObject winobj, FunctionCallInfo fcinfo)
 	svc_progress_env(&env, "svc_cluster");
 	if (svc_progress_on)
 		svc_progress_notice("svc_cluster", "training on %lld of %lld rows",
-							(long long) svc_state_kept(state),
+							(long long) svc_state_train_rows(state),
 							(long long) svc_state_seen(state));
 	if (svc_fit_state(&env, state, &fitted, &err) != SVC_OK)
 		svc_report(&err);

@@ -706,7 +706,7 @@ static SvcStatus
 fit_state_warm(const SvcEnv *env, const uint8_t *state, SvcModel *m, SvcError *err)
 {
 	int32_t		dims = svc_state_dims(state);
-	int64_t		kept = svc_state_kept(state);
+	int64_t		kept = svc_state_train_rows(state);
 	SvcModel	init;
 	double	   *rows,
 			   *stats;
@@ -732,16 +732,17 @@ fit_state_warm(const SvcEnv *env, const uint8_t *state, SvcModel *m, SvcError *e
 	else
 	{
 		/*
-		 * Extracted as for a plain fit (sorted when every row is kept, so
-		 * the sample does not depend on the scan order); the statistics
-		 * are not used: the scaling stays the init's.
+		 * Taken as for a plain fit (sorted, so the sample does not depend
+		 * on the scan order); the statistics are not used: the scaling
+		 * stays the init's.
 		 */
-		svc_state_extract(state, rows, stats, stats + dims, stats + 2 * dims,
-						  stats + 3 * dims);
+		st = svc_state_sample(env, state, rows, NULL, stats, stats + dims, stats + 2 * dims,
+							  stats + 3 * dims, err);
 		/* kept rows count arrivals: the rows in the order they came */
-		if (init.keep_n > 0)
+		if (st == SVC_OK && init.keep_n > 0)
 			svc_state_rows_stored(state, rows);
-		st = fit_warm(env, rows, kept, svc_state_seen(state), &m->opt, &init, m, err);
+		if (st == SVC_OK)
+			st = fit_warm(env, rows, kept, svc_state_seen(state), &m->opt, &init, m, err);
 	}
 	svc_free(env, rows);
 	svc_free(env, stats);
@@ -753,8 +754,8 @@ SvcStatus
 svc_fit_state(const SvcEnv *env, const uint8_t *state, SvcModel *m, SvcError *err)
 {
 	int32_t		dims = svc_state_dims(state);
-	int64_t		kept = svc_state_kept(state);
-	int64_t		lab_kept = svc_state_lab_kept(state);
+	int64_t		kept = svc_state_train_rows(state);
+	int64_t		lab_kept = svc_state_train_lab_rows(state);
 	int64_t		n = kept + lab_kept;
 	SvcOptions	opt;
 	double	   *rows,
@@ -795,8 +796,16 @@ svc_fit_state(const SvcEnv *env, const uint8_t *state, SvcModel *m, SvcError *er
 		svc_free(env, label);
 		return SVC_ERR_NOMEM;
 	}
-	svc_state_extract_labelled(state, rows, lab, stats, stats + dims, stats + 2 * dims,
-							   stats + 3 * dims);
+	st = svc_state_sample(env, state, rows, lab, stats, stats + dims, stats + 2 * dims,
+						  stats + 3 * dims, err);
+	if (st != SVC_OK)
+	{
+		svc_free(env, rows);
+		svc_free(env, stats);
+		svc_free(env, lab);
+		svc_free(env, label);
+		return st;
+	}
 	/* kept rows count arrivals: the rows in the order they came */
 	if (opt.keep_rows)
 		svc_state_rows_stored(state, rows);

@@ -276,6 +276,7 @@ const char *svc_gamma_rule_name(const SvcOptions *opt);
  * segment_points (0 for the default), 124-127 are cache_mb.
  */
 #define SVC_OPTIONS_WIRE_SIZE 128
+#define SVC_OPTIONS_WIRE_SEED 52	/* offset of the u64 seed in it */
 #define SVC_OPTIONS_WIRE_SAMPLE 60	/* offset of the u64 sample in it */
 #define SVC_OPTIONS_WIRE_SEGMENT_POINTS 122 /* u16 segment_points, 0 = default */
 #define SVC_OPTIONS_WIRE_CACHE_MB 124	/* u32 cache_mb */

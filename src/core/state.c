@@ -1,16 +1,17 @@
 /*
- * state.c - the training aggregate's bounded reservoir state: its layout
- * and check, the reservoirs and their merge, and the rows taken out
+ * state.c - the training aggregate's bounded state: its layout and check,
+ * the sample and its merge, the rows a fit trains on
  *
- * The running scaling statistics, a block of the state, are
- * state_stats.c's.
+ * The range of the columns is state_stats.c's; the sample of distinct
+ * rows of smallest key, state_sample.c's.
  */
 #include "state.h"
+#include "state_sample.h"
 #include "state_stats.h"
 #include "bytes.h"
 #include "model.h"
 
-#include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 /* Offsets into the header. */
@@ -31,10 +32,10 @@
 #define OFF_STATS		(OFF_LAB + 40)
 
 /*
- * The sample size inside the encoded options: svc_state_add reads it
- * without decoding them.  test_state checks that svc_options_encode puts
- * it there.
+ * Options inside the encoded options, read without decoding them:
+ * test_state checks that svc_options_encode puts them there.
  */
+#define OFF_SEED		(OFF_OPTIONS + SVC_OPTIONS_WIRE_SEED)
 #define OFF_SAMPLE		(OFF_OPTIONS + SVC_OPTIONS_WIRE_SAMPLE)
 /* label_sample in the extended options: 0 there is the default */
 #define OFF_LAB_SAMPLE	(OFF_OPTIONS + SVC_OPTIONS_WIRE_SIZE + 16)
@@ -47,17 +48,55 @@ _Static_assert(SVC_OPTIONS_WIRE_SAMPLE + 8 <= SVC_OPTIONS_WIRE_SIZE,
 			   "the sample lies within the encoded options");
 _Static_assert(OFF_OPTIONS == OFF_RNG + 4 * 8, "the options follow the random state");
 
+/*
+ * The keys' seed: the options' seed, on a stream of its own, so that the
+ * sample and the SGD draws are independent.  A draw among the sample's
+ * rows (svc_state_sample) has a third.
+ */
+#define KEY_STREAM		UINT64_C(0x53414D504C454B59)	/* "SAMPLEKY" */
+#define DRAW_STREAM		UINT64_C(0x53414D504C445257)	/* "SAMPLDRW" */
+#define RESERVOIR_STREAM UINT64_C(0x5245534552564F49)	/* "RESERVOI" */
+
+static uint64_t
+key_seed(const uint8_t *buf)
+{
+	return svc_load_u64(buf + OFF_SEED) ^ KEY_STREAM;
+}
+
+/* A model that keeps its rows: rows as they come, one slot each. */
+static bool
+keeps_rows(const uint8_t *buf)
+{
+	return buf[OFF_KEEP_ROWS] != 0;
+}
+
+/*
+ * The window "oldest" of a model that keeps its rows: the newest sample
+ * rows, row number t (from 0) in slot t % sample, so a call that brings
+ * more rows than the window holds hands on its last ones.
+ */
+static bool
+ring_sample(const uint8_t *buf)
+{
+	return keeps_rows(buf) && buf[OFF_WINDOW] == (uint8_t) SVC_WINDOW_OLDEST;
+}
+
 size_t
 svc_state_size_warm(int32_t dims, int64_t capacity, int64_t lab_capacity, size_t init_len)
 {
-	uint64_t	d = (uint64_t) dims;
+	size_t		area,
+				lab_area;
 	uint64_t	total;
 
 	if (dims < 1 || dims > SVC_MAX_DIMS || capacity < 0 || capacity > SVC_MAX_SAMPLE ||
 		lab_capacity < 0 || lab_capacity > SVC_MAX_SAMPLE || init_len > SVC_STATE_MAX_INIT)
 		return 0;
-	total = SVC_STATE_HEADER_SIZE + 8 * N_STATS * d + 8 * d * (uint64_t) capacity +
-		8 * (d + 1) * (uint64_t) lab_capacity + (uint64_t) init_len;
+	area = svc_sample_area_size(dims, capacity);
+	lab_area = svc_sample_area_size(dims + 1, lab_capacity);
+	if ((area == 0 && capacity > 0) || (lab_area == 0 && lab_capacity > 0))
+		return 0;
+	total = SVC_STATE_HEADER_SIZE + (uint64_t) SVC_STATS_SIZE(dims) + (uint64_t) area +
+		(uint64_t) lab_area + (uint64_t) init_len;
 	if (total > SIZE_MAX)
 		return 0;
 	return (size_t) total;
@@ -114,31 +153,6 @@ svc_state_options_equal(const uint8_t *buf, const uint8_t *wire)
 	return memcmp(buf + OFF_OPTIONS, wire, SVC_OPTIONS_WIRE_FULL) == 0;
 }
 
-static uint8_t *
-row_ptr(uint8_t *buf, int32_t dims, int64_t i)
-{
-	return buf + OFF_STATS + (size_t) 8 * dims * N_STATS + (size_t) 8 * dims * (size_t) i;
-}
-
-static const uint8_t *
-row_cptr(const uint8_t *buf, int32_t dims, int64_t i)
-{
-	return buf + OFF_STATS + (size_t) 8 * dims * N_STATS + (size_t) 8 * dims * (size_t) i;
-}
-
-/* Labelled row i: dims features, then its label (+1 or -1) as a double. */
-static uint8_t *
-lab_ptr(uint8_t *buf, int32_t dims, int64_t i)
-{
-	return row_ptr(buf, dims, svc_state_capacity(buf)) + (size_t) 8 * (dims + 1) * (size_t) i;
-}
-
-static const uint8_t *
-lab_cptr(const uint8_t *buf, int32_t dims, int64_t i)
-{
-	return row_cptr(buf, dims, svc_state_capacity(buf)) + (size_t) 8 * (dims + 1) * (size_t) i;
-}
-
 int64_t
 svc_state_lab_capacity(const uint8_t *buf)
 {
@@ -157,6 +171,25 @@ svc_state_lab_seen(const uint8_t *buf, int label)
 	return (int64_t) svc_load_u64(buf + (label > 0 ? OFF_LAB_NORMAL : OFF_LAB_ANOMALY));
 }
 
+/* The unlabelled rows' sample, and the labelled rows'. */
+static SvcSampleArea
+area_of(const uint8_t *buf)
+{
+	int32_t		dims = svc_state_dims(buf);
+
+	return svc_sample_area((uint8_t *) buf + OFF_STATS + SVC_STATS_SIZE(dims), dims,
+						   svc_state_capacity(buf));
+}
+
+static SvcSampleArea
+lab_area_of(const uint8_t *buf)
+{
+	SvcSampleArea a = area_of(buf);
+
+	return svc_sample_area(a.base + svc_sample_area_size(a.width, a.capacity), a.width + 1,
+						   svc_state_lab_capacity(buf));
+}
+
 size_t
 svc_state_init_len(const uint8_t *buf)
 {
@@ -167,20 +200,16 @@ svc_state_init_len(const uint8_t *buf)
 const uint8_t *
 svc_state_init_model(const uint8_t *buf)
 {
-	return lab_cptr(buf, svc_state_dims(buf), svc_state_lab_capacity(buf));
-}
+	SvcSampleArea lab = lab_area_of(buf);
 
-static uint8_t *
-init_ptr(uint8_t *buf)
-{
-	return lab_ptr(buf, svc_state_dims(buf), svc_state_lab_capacity(buf));
+	return lab.base + svc_sample_area_size(lab.width, lab.capacity);
 }
 
 void
 svc_state_set_init(uint8_t *buf, const uint8_t *init, size_t len)
 {
 	svc_store_u64(buf + OFF_INIT_LEN, (uint64_t) len);
-	memcpy(init_ptr(buf), init, len);
+	memcpy((uint8_t *) svc_state_init_model(buf), init, len);
 }
 
 bool
@@ -200,6 +229,12 @@ int64_t
 svc_state_rows_seen(const uint8_t *buf)
 {
 	return svc_state_seen(buf) + lab_seen_total(buf);
+}
+
+static int64_t
+sample_size(const uint8_t *buf)
+{
+	return (int64_t) svc_load_u64(buf + OFF_SAMPLE);
 }
 
 static int64_t
@@ -227,17 +262,20 @@ store_rng(uint8_t *buf, const SvcRng *rng)
 void
 svc_state_init(uint8_t *buf, int32_t dims, int64_t capacity, const SvcOptions *opt)
 {
-	SvcRng		rng;
-
-	memset(buf, 0, SVC_STATE_HEADER_SIZE);
+	memset(buf, 0, svc_state_size(dims, capacity));
 	memcpy(buf + OFF_MAGIC, SVC_STATE_MAGIC, 4);
 	buf[OFF_VERSION] = SVC_STATE_VERSION;
 	svc_store_u32(buf + OFF_DIMS, (uint32_t) dims);
 	svc_store_u64(buf + OFF_CAPACITY, (uint64_t) capacity);
-	/* a stream of its own, so the sample and the SGD draws are independent */
-	svc_rng_seed(&rng, opt->seed ^ UINT64_C(0x5245534552564F49));
-	store_rng(buf, &rng);
 	svc_options_encode_full(opt, buf + OFF_OPTIONS);
+	if (opt->keep_rows)
+	{
+		SvcRng		rng;
+
+		/* a stream of its own, so the reservoir and the SGD draws are independent */
+		svc_rng_seed(&rng, opt->seed ^ RESERVOIR_STREAM);
+		store_rng(buf, &rng);
+	}
 	svc_stats_init(buf + OFF_STATS, dims);
 }
 
@@ -245,10 +283,10 @@ void
 svc_state_set_stream(uint8_t *buf, uint64_t stream)
 {
 	SvcRng		rng;
-	SvcOptions	opt;
 
-	svc_state_options(buf, &opt);
-	svc_rng_seed(&rng, opt.seed ^ UINT64_C(0x5245534552564F49) ^
+	if (!keeps_rows(buf))
+		return;
+	svc_rng_seed(&rng, svc_load_u64(buf + OFF_SEED) ^ RESERVOIR_STREAM ^
 				 (stream * UINT64_C(0x9E3779B97F4A7C15)));
 	store_rng(buf, &rng);
 }
@@ -257,6 +295,49 @@ static SvcStatus
 bad_state(SvcError *err, const char *detail)
 {
 	return svc_corrupt(err, "svclust training state", detail);
+}
+
+/* A model's kept rows: finite rows in kept slots, every other byte zero. */
+static const char *
+check_kept_rows(const SvcSampleArea *a, int64_t kept)
+{
+	size_t		rows_len = (size_t) kept * 8 * (size_t) a->width;
+	size_t		len = svc_sample_area_size(a->width, a->capacity);
+
+	for (size_t i = 0; i < rows_len; i += 8)
+	{
+		uint64_t	b = svc_load_u64(a->base + i);
+		double		v;
+
+		memcpy(&v, &b, 8);
+		if (!isfinite(v))
+			return "A kept row is not finite.";
+	}
+	for (size_t i = rows_len; i < len; i++)
+		if (a->base[i] != 0)
+			return "An unused byte of the kept rows is not zero.";
+	return NULL;
+}
+
+/* Every row of an area lies within the columns' ranges (dims features). */
+static bool
+within_range(const uint8_t *st, int32_t dims, const SvcSampleArea *a, int64_t kept)
+{
+	for (int32_t j = 0; j < dims; j++)
+	{
+		double		lo,
+					hi;
+
+		svc_stats_range(st, dims, j, &lo, &hi);
+		for (int64_t i = 0; i < kept; i++)
+		{
+			double		v = svc_load_f64(svc_sample_row(a, i) + 8 * (size_t) j);
+
+			if (!(v >= lo && v <= hi))
+				return false;
+		}
+	}
+	return true;
 }
 
 SvcStatus
@@ -270,12 +351,15 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 				lab_kept,
 				lab_normal,
 				lab_anomaly,
-				kept_normal = 0,
 				total;
-	uint64_t	init_len;
+	uint64_t	init_len,
+				stood = 0,
+				lab_stood = 0;
 	SvcOptions	opt;
 	SvcError	opt_err;
-	const char *stats_err;
+	SvcSampleArea area,
+				lab;
+	const char *bad;
 
 	/* an older state's layout is not this one's: refuse it, never misread */
 	if (len >= 6 && memcmp(buf, SVC_STATE_MAGIC, 4) == 0 &&
@@ -301,15 +385,20 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 		return bad_state(err, "The dimension is out of range.");
 	if (svc_options_decode_full(buf + OFF_OPTIONS, &opt, &opt_err) != SVC_OK)
 		return bad_state(err, "The stored options are invalid.");
+	/* the header's unused bytes are zero, and the draws' state but with keep_rows */
+	if (svc_load_u16(buf + 6) != 0 || svc_load_u32(buf + 12) != 0)
+		return bad_state(err, "A reserved byte of the header is not zero.");
+	if (!opt.keep_rows)
+		for (int i = 0; i < 32; i++)
+			if (buf[OFF_RNG + i] != 0)
+				return bad_state(err, "A reserved byte of the header is not zero.");
 	if (capacity < 0 || capacity > opt.sample || kept < 0 || kept > capacity ||
-		seen < kept || (seen > kept && kept != opt.sample) || seen < 0 ||
-		seen > SVC_MAX_SEEN)
+		seen < kept || seen < 0 || seen > SVC_MAX_SEEN)
 		return bad_state(err, "The row counts are inconsistent.");
 	if (lab_capacity < 0 || lab_capacity > opt.label_sample || lab_kept < 0 ||
 		lab_kept > lab_capacity || lab_normal < 0 || lab_anomaly < 0 ||
 		lab_normal > SVC_MAX_SEEN || lab_anomaly > SVC_MAX_SEEN - lab_normal ||
 		lab_normal + lab_anomaly < lab_kept ||
-		(lab_normal + lab_anomaly > lab_kept && lab_kept != opt.label_sample) ||
 		seen > SVC_MAX_SEEN - (lab_normal + lab_anomaly))
 		return bad_state(err, "The labelled row counts are inconsistent.");
 	total = seen + lab_normal + lab_anomaly;
@@ -323,84 +412,92 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 	if (init_len > 0 && lab_normal + lab_anomaly > 0)
 		return bad_state(err, "A warm-started state has labelled rows.");
 
-	/* the statistics, of every row counted */
-	stats_err = svc_stats_check(buf + OFF_STATS, dims, total);
-	if (stats_err != NULL)
-		return bad_state(err, stats_err);
-	for (int64_t i = 0; i < lab_kept; i++)
+	bad = svc_stats_check(buf + OFF_STATS, dims, total);
+	if (bad != NULL)
+		return bad_state(err, bad);
+	area = area_of(buf);
+	lab = lab_area_of(buf);
+	if (opt.keep_rows)
 	{
-		double		label = svc_load_f64(lab_cptr(buf, dims, i) + 8 * (size_t) dims);
-
-		if (label != 1.0 && label != -1.0)
-			return bad_state(err, "A labelled row's label is neither 1 nor -1.");
-		kept_normal += label > 0;
+		/* rows as they came: a full reservoir once rows went past it */
+		bad = check_kept_rows(&area, kept);
+		if (bad != NULL)
+			return bad_state(err, bad);
+		if (seen > kept && kept != opt.sample)
+			return bad_state(err, "The row counts are inconsistent.");
 	}
-	for (int32_t j = 0; j < dims; j++)
+	else
 	{
-		/* every row seen lies within its column's minimum and maximum */
-		double		lo,
-					hi;
+		bad = svc_sample_check(&area, kept, key_seed(buf), &stood);
+		if (bad != NULL)
+			return bad_state(err, bad);
+		/* rows dropped only from a full sample, which stays full */
+		if (stood > (uint64_t) seen || (stood < (uint64_t) seen && kept != opt.sample))
+			return bad_state(err, "The row counts are inconsistent.");
+	}
+	bad = svc_sample_check(&lab, lab_kept, key_seed(buf), &lab_stood);
+	if (bad != NULL)
+		return bad_state(err, bad);
+	if (lab_stood > (uint64_t) (lab_normal + lab_anomaly) ||
+		(lab_stood < (uint64_t) (lab_normal + lab_anomaly) && lab_kept != opt.label_sample))
+		return bad_state(err, "The labelled row counts are inconsistent.");
+	{
+		uint64_t	normal = 0,
+					anomaly = 0;
 
-		svc_stats_range(buf + OFF_STATS, dims, j, &lo, &hi);
-		for (int64_t i = 0; i < kept; i++)
-		{
-			double		v = svc_load_f64(row_cptr(buf, dims, i) + 8 * j);
-
-			if (!(v >= lo && v <= hi))
-				return bad_state(err, "A sampled row is not finite or lies outside the minimum and maximum.");
-		}
 		for (int64_t i = 0; i < lab_kept; i++)
 		{
-			double		v = svc_load_f64(lab_cptr(buf, dims, i) + 8 * j);
+			double		label = svc_load_f64(svc_sample_row(&lab, i) + 8 * (size_t) dims);
 
-			if (!(v >= lo && v <= hi))
-				return bad_state(err, "A labelled row is not finite or lies outside the minimum and maximum.");
+			if (label == 1.0)
+				normal += svc_sample_count_at(&lab, i);
+			else if (label == -1.0)
+				anomaly += svc_sample_count_at(&lab, i);
+			else
+				return bad_state(err, "A labelled row's label is neither 1 nor -1.");
 		}
+		if (normal > (uint64_t) lab_normal || anomaly > (uint64_t) lab_anomaly)
+			return bad_state(err, "The labelled row counts are inconsistent.");
 	}
-	if (kept_normal > lab_normal || lab_kept - kept_normal > lab_anomaly)
-		return bad_state(err, "The labelled row counts are inconsistent.");
+	/* every row seen lies within its column's minimum and maximum */
+	if (!within_range(buf + OFF_STATS, dims, &area, kept))
+		return bad_state(err, "A sampled row is not finite or lies outside the minimum and maximum.");
+	if (!within_range(buf + OFF_STATS, dims, &lab, lab_kept))
+		return bad_state(err, "A labelled row is not finite or lies outside the minimum and maximum.");
 	return SVC_OK;
 }
 
+/* A model's kept row i: its values as stored. */
 static void
-store_row(uint8_t *dst, const double *row, int32_t dims)
+store_kept_row(const SvcSampleArea *a, int64_t i, const double *row)
 {
-	for (size_t j = 0; j < (size_t) dims; j++)
+	uint8_t    *dst = svc_sample_row(a, i);
+
+	for (size_t j = 0; j < (size_t) a->width; j++)
 		svc_store_f64(dst + 8 * j, row[j]);
 }
 
-/*
- * A model that keeps its rows with the window "oldest" keeps the newest
- * sample rows: row number t (from 0) in slot t % sample, so a call that
- * brings more rows than the window holds hands on its last ones.
- */
+/* svc_state_add for a model that keeps its rows: rows as they come. */
 static bool
-ring_sample(const uint8_t *buf)
+add_kept(uint8_t *buf, const double *row)
 {
-	return buf[OFF_KEEP_ROWS] != 0 && buf[OFF_WINDOW] == (uint8_t) SVC_WINDOW_OLDEST;
-}
-
-bool
-svc_state_add(uint8_t *buf, const double *row)
-{
-	int32_t		dims = svc_state_dims(buf);
-	int64_t		capacity = svc_state_capacity(buf);
+	SvcSampleArea a = area_of(buf);
 	int64_t		kept = svc_state_kept(buf);
 	int64_t		seen = svc_state_seen(buf);
-	int64_t		sample = (int64_t) svc_load_u64(buf + OFF_SAMPLE);
+	int64_t		sample = sample_size(buf);
 
 	if (kept < sample)
 	{
 		/* filling up: keep every row */
-		if (kept >= capacity)
+		if (kept >= a.capacity)
 			return false;
-		store_row(row_ptr(buf, dims, kept), row, dims);
+		store_kept_row(&a, kept, row);
 		svc_store_u64(buf + OFF_KEPT, (uint64_t) (kept + 1));
 	}
 	else if (ring_sample(buf))
 	{
 		/* a sliding window: the new row replaces the oldest */
-		store_row(row_ptr(buf, dims, seen % sample), row, dims);
+		store_kept_row(&a, seen % sample, row);
 	}
 	else
 	{
@@ -412,10 +509,46 @@ svc_state_add(uint8_t *buf, const double *row)
 		j = svc_rng_below(&rng, (uint64_t) seen + 1);
 		store_rng(buf, &rng);
 		if (j < (uint64_t) sample)
-			store_row(row_ptr(buf, dims, (int64_t) j), row, dims);
+			store_kept_row(&a, (int64_t) j, row);
+	}
+	return true;
+}
+
+bool
+svc_state_add(uint8_t *buf, const double *row)
+{
+	int32_t		dims = svc_state_dims(buf);
+	int64_t		seen = svc_state_seen(buf);
+
+	if (keeps_rows(buf))
+	{
+		if (!add_kept(buf, row))
+			return false;
+	}
+	else
+	{
+		int64_t		kept = svc_state_kept(buf);
+		int64_t		sample = sample_size(buf);
+		uint64_t	key = svc_sample_key(row, dims, key_seed(buf));
+
+		/*
+		 * Most rows, once the sample is full: a key above every kept one,
+		 * found at the heap's top (svc_sample_top_key's place, without
+		 * making the area's pointers).
+		 */
+		if (kept < sample ||
+			key <= svc_load_u64(buf + OFF_STATS + SVC_STATS_SIZE(dims) +
+								(size_t) svc_state_capacity(buf) * (8 * (size_t) dims + 16)))
+		{
+			SvcSampleArea a = area_of(buf);
+
+			if (svc_sample_offer(&a, &kept, sample, row, key, 1) == SVC_SAMPLE_FULL)
+				return false;
+			svc_store_u64(buf + OFF_KEPT, (uint64_t) kept);
+		}
 	}
 	svc_store_u64(buf + OFF_SEEN, (uint64_t) (seen + 1));
-	svc_stats_add(buf + OFF_STATS, dims, seen + 1 + lab_seen_total(buf), row);
+	svc_stats_add(buf + OFF_STATS, dims, row);
 	return true;
 }
 
@@ -423,51 +556,30 @@ bool
 svc_state_add_labelled(uint8_t *buf, const double *row, int label)
 {
 	int32_t		dims = svc_state_dims(buf);
-	int64_t		capacity = svc_state_lab_capacity(buf);
+	SvcSampleArea lab = lab_area_of(buf);
 	int64_t		kept = svc_state_lab_kept(buf);
-	int64_t		seen = lab_seen_total(buf);
-	int64_t		sample = lab_sample(buf);
-	uint8_t    *dst = NULL;
+	double		value = label > 0 ? 1.0 : -1.0;
+	uint64_t	key = svc_sample_key_of(row, NULL, dims + 1, true, value, key_seed(buf));
 
-	if (kept < sample)
-	{
-		if (kept >= capacity)
-			return false;
-		dst = lab_ptr(buf, dims, kept);
-		svc_store_u64(buf + OFF_LAB_KEPT, (uint64_t) (kept + 1));
-	}
-	else
-	{
-		/* Algorithm R, as for the unlabelled rows */
-		SvcRng		rng;
-		uint64_t	j;
-
-		load_rng(buf, &rng);
-		j = svc_rng_below(&rng, (uint64_t) seen + 1);
-		store_rng(buf, &rng);
-		if (j < (uint64_t) sample)
-			dst = lab_ptr(buf, dims, (int64_t) j);
-	}
-	if (dst != NULL)
-	{
-		store_row(dst, row, dims);
-		svc_store_f64(dst + 8 * (size_t) dims, label > 0 ? 1.0 : -1.0);
-	}
+	/* the features and the label, one value more, as one row of the sample */
+	if (svc_sample_offer_labelled(&lab, &kept, lab_sample(buf), row, value, key, 1) ==
+		SVC_SAMPLE_FULL)
+		return false;
+	svc_store_u64(buf + OFF_LAB_KEPT, (uint64_t) kept);
 	svc_store_u64(buf + (label > 0 ? OFF_LAB_NORMAL : OFF_LAB_ANOMALY),
 				  (uint64_t) (svc_state_lab_seen(buf, label) + 1));
-	svc_stats_add(buf + OFF_STATS, dims, svc_state_seen(buf) + seen + 1, row);
+	svc_stats_add(buf + OFF_STATS, dims, row);
 	return true;
 }
 
 int64_t
 svc_state_next_capacity(const uint8_t *buf)
 {
-	SvcOptions	opt;
 	int64_t		cap = svc_state_capacity(buf);
 	int64_t		next = cap < 16 ? 16 : cap * 2;
+	int64_t		sample = sample_size(buf);
 
-	svc_state_options(buf, &opt);
-	return next > opt.sample ? opt.sample : next;
+	return next > sample ? sample : next;
 }
 
 int64_t
@@ -486,20 +598,30 @@ svc_state_copy_labelled(const uint8_t *src, uint8_t *dst, int64_t new_capacity,
 {
 	int32_t		dims = svc_state_dims(src);
 	int64_t		kept = svc_state_kept(src);
-	int64_t		lab_kept = svc_state_lab_kept(src);
+	SvcSampleArea from,
+				to,
+				lab_from,
+				lab_to;
 
-	/*
-	 * The header, the statistics and the kept rows; then the labelled
-	 * rows; then the init model, at the tail of the new layout.
-	 */
-	memcpy(dst, src, svc_state_size(dims, kept));
+	/* the header and the range, then each area in the new layout, then the init */
+	memcpy(dst, src, OFF_STATS + SVC_STATS_SIZE(dims));
 	svc_store_u64(dst + OFF_CAPACITY, (uint64_t) new_capacity);
 	svc_store_u64(dst + OFF_LAB_CAPACITY, (uint64_t) new_lab_capacity);
-	if (lab_kept > 0)
-		memcpy(lab_ptr(dst, dims, 0), lab_cptr(src, dims, 0),
-			   (size_t) 8 * (dims + 1) * (size_t) lab_kept);
+	from = area_of(src);
+	to = area_of(dst);
+	lab_from = lab_area_of(src);
+	lab_to = lab_area_of(dst);
+	if (keeps_rows(src))
+	{
+		memset(to.base, 0, svc_sample_area_size(to.width, to.capacity));
+		memcpy(to.base, from.base, (size_t) kept * 8 * (size_t) dims);
+	}
+	else
+		svc_sample_copy(&from, &to, kept);
+	svc_sample_copy(&lab_from, &lab_to, svc_state_lab_kept(src));
 	if (svc_state_init_len(src) > 0)
-		memcpy(init_ptr(dst), svc_state_init_model(src), svc_state_init_len(src));
+		memcpy((uint8_t *) svc_state_init_model(dst), svc_state_init_model(src),
+			   svc_state_init_len(src));
 }
 
 void
@@ -511,11 +633,10 @@ svc_state_copy(const uint8_t *src, uint8_t *dst, int64_t new_capacity)
 int64_t
 svc_state_merged_kept(const uint8_t *a, const uint8_t *b)
 {
-	SvcOptions	opt;
 	int64_t		total = svc_state_kept(a) + svc_state_kept(b);
+	int64_t		sample = sample_size(a);
 
-	svc_state_options(a, &opt);
-	return total < opt.sample ? total : opt.sample;
+	return total < sample ? total : sample;
 }
 
 int64_t
@@ -528,10 +649,11 @@ svc_state_merged_lab_kept(const uint8_t *a, const uint8_t *b)
 }
 
 /*
- * Merge reservoir b (kept_b rows of rowsz bytes, a uniform sample of seen_b
- * rows) into reservoir a (likewise), which has room for the result: all
+ * Merge the kept rows of b (kept_b of rowsz bytes, a uniform sample of
+ * seen_b rows) into a's (likewise), which has room for the result: all
  * rows while the two sides have seen at most sample, else a uniform sample
- * of sample rows of the union.  Returns the rows a then holds.
+ * of sample rows of the union.  Returns the rows a then holds.  For the
+ * models that keep their rows only.
  */
 static int64_t
 merge_reservoir(uint8_t *a, int64_t kept_a, int64_t seen_a, const uint8_t *b,
@@ -607,7 +729,21 @@ merge_reservoir(uint8_t *a, int64_t kept_a, int64_t seen_a, const uint8_t *b,
 			}
 		}
 	}
+	/* the rows past the result are unused: zero, as a fresh state's */
+	if (take_a + take_b < kept_a)
+		memset(a + rowsz * (size_t) (take_a + take_b), 0,
+			   rowsz * (size_t) (kept_a - take_a - take_b));
 	return take_a + take_b;
+}
+
+/* Offer every slot of src to dst (kept_dst slots used, at most limit). */
+static int64_t
+merge_sample(const SvcSampleArea *dst, int64_t kept_dst, const SvcSampleArea *src,
+			 int64_t kept_src, int64_t limit)
+{
+	for (int64_t i = 0; i < kept_src; i++)
+		(void) svc_sample_offer_slot(dst, &kept_dst, limit, src, i);
+	return kept_dst;
 }
 
 SvcStatus
@@ -625,9 +761,10 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 	int64_t		target = svc_state_merged_kept(a, b);
 	int64_t		kept,
 				lab_kept;
-	SvcRng		rng;
-	int64_t		stat_n_a = svc_state_rows_seen(a),
-				stat_n_b = svc_state_rows_seen(b);
+	SvcSampleArea area_a,
+				area_b,
+				lab_a,
+				lab_b;
 
 	if (svc_state_dims(b) != dims)
 	{
@@ -655,22 +792,29 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 	if (target > svc_state_capacity(a) ||
 		svc_state_merged_lab_kept(a, b) > svc_state_lab_capacity(a))
 		return svc_fail(err, SVC_ERR_INTERNAL, "merge target has no room");
-	if (stat_n_a > SVC_MAX_SEEN - stat_n_b)
+	if (svc_state_rows_seen(a) > SVC_MAX_SEEN - svc_state_rows_seen(b))
 		return svc_fail(err, SVC_ERR_LIMIT, "cannot merge svclust states of more than %lld rows",
 						(long long) SVC_MAX_SEEN);
 
-	/* a's staged rows into its statistics; b's are added below, unchanged */
-	svc_stats_flush(a + OFF_STATS, dims, stat_n_a);
-	load_rng(a, &rng);
-	kept = merge_reservoir(row_ptr(a, dims, 0), kept_a, seen_a, row_cptr(b, dims, 0), kept_b,
-						   seen_b, (size_t) 8 * dims, opt_a.sample, &rng);
-	/* the labelled rows likewise, in their own reservoir */
-	lab_kept = merge_reservoir(lab_ptr(a, dims, 0), svc_state_lab_kept(a), lab_seen_total(a),
-							   lab_cptr(b, dims, 0), svc_state_lab_kept(b), lab_seen_total(b),
-							   (size_t) 8 * (dims + 1), opt_a.label_sample, &rng);
-	store_rng(a, &rng);
+	area_a = area_of(a);
+	area_b = area_of(b);
+	lab_a = lab_area_of(a);
+	lab_b = lab_area_of(b);
+	if (opt_a.keep_rows)
+	{
+		SvcRng		rng;
 
-	svc_stats_merge(a + OFF_STATS, b + OFF_STATS, dims, stat_n_a, stat_n_b);
+		load_rng(a, &rng);
+		kept = merge_reservoir(area_a.base, kept_a, seen_a, area_b.base, kept_b, seen_b,
+							   (size_t) 8 * dims, opt_a.sample, &rng);
+		store_rng(a, &rng);
+	}
+	else
+		kept = merge_sample(&area_a, kept_a, &area_b, kept_b, opt_a.sample);
+	lab_kept = merge_sample(&lab_a, svc_state_lab_kept(a), &lab_b, svc_state_lab_kept(b),
+							opt_a.label_sample);
+
+	svc_stats_merge(a + OFF_STATS, b + OFF_STATS, dims);
 	svc_store_u64(a + OFF_KEPT, (uint64_t) kept);
 	svc_store_u64(a + OFF_SEEN, (uint64_t) (seen_a + seen_b));
 	svc_store_u64(a + OFF_LAB_KEPT, (uint64_t) lab_kept);
@@ -679,6 +823,38 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 	svc_store_u64(a + OFF_LAB_ANOMALY,
 				  (uint64_t) (svc_state_lab_seen(a, -1) + svc_state_lab_seen(b, -1)));
 	return SVC_OK;
+}
+
+/* The rows an area's sample stands for (the sum of its counts). */
+static uint64_t
+stood_for(const SvcSampleArea *a, int64_t kept)
+{
+	uint64_t	n = 0;
+
+	for (int64_t i = 0; i < kept; i++)
+		n += svc_sample_count_at(a, i);
+	return n;
+}
+
+int64_t
+svc_state_train_rows(const uint8_t *buf)
+{
+	SvcSampleArea a = area_of(buf);
+	uint64_t	n;
+
+	if (keeps_rows(buf))
+		return svc_state_kept(buf);
+	n = stood_for(&a, svc_state_kept(buf));
+	return n < (uint64_t) sample_size(buf) ? (int64_t) n : sample_size(buf);
+}
+
+int64_t
+svc_state_train_lab_rows(const uint8_t *buf)
+{
+	SvcSampleArea a = lab_area_of(buf);
+	uint64_t	n = stood_for(&a, svc_state_lab_kept(buf));
+
+	return n < (uint64_t) lab_sample(buf) ? (int64_t) n : lab_sample(buf);
 }
 
 /* Lexicographic order of two rows of d values. */
@@ -737,47 +913,232 @@ sort_rows(double *rows, int64_t n, int32_t d, double *tmp)
 		memcpy(rows, src, rowsz * (size_t) n);
 }
 
-void
-svc_state_extract_labelled(const uint8_t *buf, double *rows, double *lab, double *mean,
-						   double *stddev, double *min, double *max)
+/* Slot i's row into out (width values). */
+static void
+load_row(const SvcSampleArea *a, int64_t i, double *out)
+{
+	const uint8_t *p = svc_sample_row(a, i);
+
+	for (int32_t j = 0; j < a->width; j++)
+		out[j] = svc_load_f64(p + 8 * (size_t) j);
+}
+
+/*
+ * An area's rows to train on: every row it stands for when they are at
+ * most limit, else limit of them drawn uniformly (without replacement)
+ * from the rows it stands for, listed in the slots' canonical order.
+ * Written to out (room for the rows), unsorted; *n the rows written.
+ * Also each slot's row and count in canonical order (distinct, counts:
+ * kept each), for the statistics.
+ */
+static SvcStatus
+area_rows(const SvcEnv *env, const SvcSampleArea *a, int64_t kept, int64_t limit,
+		  uint64_t seed, double *out, int64_t *n, double *distinct, uint64_t *counts,
+		  SvcError *err)
+{
+	uint32_t   *order = svc_alloc(env, sizeof(uint32_t) * (size_t) (kept > 0 ? kept : 1), err);
+	uint64_t   *upto = NULL;
+	uint64_t   *set = NULL;
+	uint64_t	total = 0;
+	size_t		w = (size_t) a->width;
+
+	if (order == NULL)
+		return SVC_ERR_NOMEM;
+	svc_sample_order(a, kept, order);
+	for (int64_t i = 0; i < kept; i++)
+	{
+		load_row(a, order[i], distinct + (size_t) i * w);
+		counts[i] = svc_sample_count_at(a, order[i]);
+		total += counts[i];
+	}
+	svc_free(env, order);
+	*n = 0;
+	if (total <= (uint64_t) limit)
+	{
+		for (int64_t i = 0; i < kept; i++)
+			for (uint64_t c = 0; c < counts[i]; c++)
+				memcpy(out + (size_t) (*n)++ * w, distinct + (size_t) i * w, sizeof(double) * w);
+		return SVC_OK;
+	}
+
+	/*
+	 * limit of the total rows, uniformly: Floyd's draw of a limit-subset of
+	 * [0, total) (integer draws only, the same on every platform), then
+	 * each index to the slot whose copies it falls among.
+	 */
+	{
+		uint64_t	tsize = 1;
+		SvcRng		rng;
+
+		while (tsize < 2 * (uint64_t) limit)
+			tsize *= 2;
+		upto = svc_alloc(env, sizeof(uint64_t) * (size_t) kept, err);
+		set = svc_alloc(env, sizeof(uint64_t) * (size_t) tsize, err);
+		if (upto == NULL || set == NULL)
+		{
+			svc_free(env, upto);
+			svc_free(env, set);
+			return SVC_ERR_NOMEM;
+		}
+		/* the set holds index + 1; 0 is empty */
+		memset(set, 0, sizeof(uint64_t) * (size_t) tsize);
+		svc_rng_seed(&rng, seed ^ DRAW_STREAM);
+		for (uint64_t j = total - (uint64_t) limit; j < total; j++)
+		{
+			uint64_t	t = svc_rng_below(&rng, j + 1);
+			uint64_t	pick = t;
+
+			for (int pass = 0; pass < 2; pass++)
+			{
+				uint64_t	b = (pick * UINT64_C(0x9E3779B97F4A7C15) >> 20) & (tsize - 1);
+				bool		found = false;
+
+				while (set[b] != 0)
+				{
+					if (set[b] == pick + 1)
+					{
+						found = true;
+						break;
+					}
+					b = (b + 1) & (tsize - 1);
+				}
+				if (!found)
+				{
+					set[b] = pick + 1;
+					break;
+				}
+				/* t was drawn before: take j, which cannot have been */
+				pick = j;
+			}
+		}
+		upto[0] = counts[0];
+		for (int64_t i = 1; i < kept; i++)
+			upto[i] = upto[i - 1] + counts[i];
+		for (uint64_t b = 0; b < tsize; b++)
+		{
+			uint64_t	idx;
+			int64_t		lo = 0,
+						hi = kept - 1;
+
+			if (set[b] == 0)
+				continue;
+			idx = set[b] - 1;
+			/* the first slot whose copies reach past idx */
+			while (lo < hi)
+			{
+				int64_t		mid = lo + (hi - lo) / 2;
+
+				if (upto[mid] > idx)
+					hi = mid;
+				else
+					lo = mid + 1;
+			}
+			memcpy(out + (size_t) (*n)++ * w, distinct + (size_t) lo * w, sizeof(double) * w);
+		}
+		svc_free(env, upto);
+		svc_free(env, set);
+	}
+	return SVC_OK;
+}
+
+SvcStatus
+svc_state_sample(const SvcEnv *env, const uint8_t *buf, double *rows, double *lab,
+				 double *mean, double *stddev, double *min, double *max, SvcError *err)
 {
 	int32_t		dims = svc_state_dims(buf);
 	int64_t		kept = svc_state_kept(buf);
+	int64_t		lab_kept = lab != NULL ? svc_state_lab_kept(buf) : 0;
 	int64_t		seen = svc_state_seen(buf);
-	int64_t		lab_kept = svc_state_lab_kept(buf);
 	int64_t		lab_seen = lab_seen_total(buf);
-	int64_t		total = seen + lab_seen;
 	size_t		lab_width = (size_t) dims + 1;
+	const uint8_t *st = buf + OFF_STATS;
+	SvcSampleArea area = area_of(buf),
+				lab_area = lab_area_of(buf);
+	double	   *distinct = NULL,
+			   *lab_distinct = NULL;
+	uint64_t   *counts = NULL,
+			   *lab_counts = NULL;
+	int64_t		n = 0,
+				n_lab = 0;
+	uint64_t	stood,
+				lab_stood;
+	SvcStatus	st_ok = SVC_OK;
 
-	for (int64_t i = 0; i < kept; i++)
-		for (int32_t j = 0; j < dims; j++)
-			rows[(size_t) i * dims + j] = svc_load_f64(row_cptr(buf, dims, i) + 8 * j);
+	distinct = svc_alloc(env, sizeof(double) * (size_t) (kept > 0 ? kept : 1) * (size_t) dims, err);
+	counts = svc_alloc(env, sizeof(uint64_t) * (size_t) (kept > 0 ? kept : 1), err);
 	if (lab != NULL)
-		for (int64_t i = 0; i < lab_kept; i++)
-			for (size_t j = 0; j < lab_width; j++)
-				lab[i * lab_width + j] = svc_load_f64(lab_cptr(buf, dims, i) + 8 * j);
+	{
+		lab_distinct = svc_alloc(env, sizeof(double) * (size_t) (lab_kept > 0 ? lab_kept : 1) *
+								 lab_width, err);
+		lab_counts = svc_alloc(env, sizeof(uint64_t) * (size_t) (lab_kept > 0 ? lab_kept : 1), err);
+	}
+	if (distinct == NULL || counts == NULL ||
+		(lab != NULL && (lab_distinct == NULL || lab_counts == NULL)))
+		st_ok = SVC_ERR_NOMEM;
+	if (st_ok == SVC_OK && keeps_rows(buf))
+	{
+		/* a model's kept rows, as they came, each its own */
+		for (int64_t i = 0; i < kept; i++)
+		{
+			load_row(&area, i, rows + (size_t) i * dims);
+			memcpy(distinct + (size_t) i * dims, rows + (size_t) i * dims,
+				   sizeof(double) * (size_t) dims);
+			counts[i] = 1;
+		}
+		n = kept;
+	}
+	else if (st_ok == SVC_OK)
+		st_ok = area_rows(env, &area, kept, sample_size(buf), key_seed(buf), rows, &n, distinct,
+						  counts, err);
+	if (st_ok == SVC_OK && lab != NULL)
+		st_ok = area_rows(env, &lab_area, lab_kept, lab_sample(buf), key_seed(buf) ^ 1, lab,
+						  &n_lab, lab_distinct, lab_counts, err);
+	if (st_ok != SVC_OK)
+	{
+		svc_free(env, distinct);
+		svc_free(env, counts);
+		svc_free(env, lab_distinct);
+		svc_free(env, lab_counts);
+		return st_ok;
+	}
 
-	if (seen == kept && lab_seen == lab_kept && total > 0 && (lab != NULL || lab_kept == 0))
+	/* one order whatever the order rows came in */
+	sort_rows(rows, n, dims, rows + (size_t) n * dims);
+	if (n_lab > 0)
+		sort_rows(lab, n_lab, (int32_t) lab_width, lab + (size_t) n_lab * lab_width);
+
+	stood = 0;
+	for (int64_t i = 0; i < kept; i++)
+		stood += counts[i];
+	lab_stood = 0;
+	for (int64_t i = 0; i < lab_kept; i++)
+		lab_stood += lab_counts[i];
+	if (stood == (uint64_t) seen && (lab == NULL ? lab_seen == 0 : lab_stood == (uint64_t) lab_seen) &&
+		n == seen && n_lab == lab_seen)
 	{
 		/*
-		 * Every row is here: sort them and recompute the statistics with a
-		 * fixed summation order (the rows, then the labelled rows), so
-		 * serial and parallel plans agree to the last bit.  The second
-		 * halves of the buffers are scratch space supplied by the caller.
+		 * Every row is here, once each: the statistics of the sorted rows,
+		 * as this state's format has always computed them.
 		 */
-		sort_rows(rows, kept, dims, rows + (size_t) kept * dims);
-		if (lab_kept > 0)
-			sort_rows(lab, lab_kept, (int32_t) lab_width, lab + (size_t) lab_kept * lab_width);
-		svc_stats_of_rows(buf + OFF_STATS, dims, total, rows, kept, lab, lab_width,
-						  mean, stddev, min, max);
-		return;
+		svc_stats_of_rows(st, dims, rows, n, lab, n_lab, lab_width, mean, stddev, min, max);
 	}
-	svc_stats_running(buf + OFF_STATS, dims, total, mean, stddev, min, max);
+	else
+	{
+		/* of the rows the sample stands for, each slot weighed by its count */
+		svc_stats_of_counted(st, dims, distinct, counts, kept, lab_distinct, lab_counts,
+							 lab != NULL ? lab_kept : 0, lab_width, mean, stddev, min, max);
+	}
+	svc_free(env, distinct);
+	svc_free(env, counts);
+	svc_free(env, lab_distinct);
+	svc_free(env, lab_counts);
+	return SVC_OK;
 }
 
 void
 svc_state_rows_stored(const uint8_t *buf, double *rows)
 {
+	SvcSampleArea a = area_of(buf);
 	int32_t		dims = svc_state_dims(buf);
 	int64_t		kept = svc_state_kept(buf);
 	int64_t		seen = svc_state_seen(buf);
@@ -785,17 +1146,5 @@ svc_state_rows_stored(const uint8_t *buf, double *rows)
 	int64_t		first = ring_sample(buf) && kept > 0 && seen > kept ? seen % kept : 0;
 
 	for (int64_t i = 0; i < kept; i++)
-	{
-		int64_t		slot = (first + i) % kept;
-
-		for (int32_t j = 0; j < dims; j++)
-			rows[(size_t) i * dims + j] = svc_load_f64(row_cptr(buf, dims, slot) + 8 * j);
-	}
-}
-
-void
-svc_state_extract(const uint8_t *buf, double *rows, double *mean,
-				  double *stddev, double *min, double *max)
-{
-	svc_state_extract_labelled(buf, rows, NULL, mean, stddev, min, max);
+		load_row(&a, (first + i) % kept, rows + (size_t) i * dims);
 }

@@ -1,34 +1,50 @@
 /*
- * state.h - the training aggregate's state: a bounded uniform sample
+ * state.h - the training aggregate's state: a bounded sample that does not
+ * depend on the rows' order
  *
  * The state is one flat little-endian byte buffer (the payload of a
  * varlena), so that PostgreSQL can update it in place row by row, ship it
  * between parallel workers and Citus nodes as an ordinary value, and read
- * it back from text.  It holds the options, the exact running scaling
- * statistics of every row seen, and a reservoir of at most opt.sample
- * rows; its size is bounded by the options, never by the row count.
- * The running mean and m2 of a column are of its values times 2^-exp,
- * exp = svc_scale_exponent(largest magnitude seen, svc_core.h), so that any finite
- * value trains; for ordinary data exp is 0 and nothing is scaled.
+ * it back from text.  It holds the options, the range of every column
+ * over every row seen, and the sample: the opt.sample distinct rows of
+ * smallest key, a hash of the row's values and the seed, each with the
+ * number of rows equal to it (state_sample.h).  Its size is bounded by
+ * the options, never by the row count.
+ *
+ * The sample is a function of the multiset of rows, the options and the
+ * seed: any order, any split into partial states merged in any order, give
+ * the same sample, and so the same model.  The rows a fit trains on are
+ * every row the sample stands for when they are at most opt.sample (every
+ * table that fits in the sample, the same rows as before this format),
+ * else a uniform draw of opt.sample of them (svc_state_sample).  Uniform
+ * over the rows while the table's distinct rows fit in the sample; past
+ * it, a uniform sample of the distinct rows, each with its copies, thinned
+ * to opt.sample rows: a row repeated a large share of the table is in it
+ * with all its copies or not at all (README, "Parallel query").
+ *
+ * Models that keep their rows (option keep_rows) number rows as they come,
+ * by design: their state keeps opt.sample rows as they came (a ring for
+ * the window "oldest", Algorithm R for "reservoir"), one slot a row.
  *
  * Rows given a label (the three-argument aggregate) are kept apart, in a
- * reservoir of their own of at most opt.label_sample rows, so that a few
- * labelled rows among millions are not sampled away.  They count in the
- * scaling statistics like every row; "seen" and "kept" are of the
- * unlabelled rows.
+ * sample of their own of at most opt.label_sample distinct rows (features
+ * and label), so that a few labelled rows among millions are not sampled
+ * away.  They count in the range like every row; "seen" and "kept" are of
+ * the unlabelled rows.
  *
  * Layout:
  *   "SVCS" u16 version u16 0 u32 dims u32 0
  *   u64 capacity u64 kept u64 seen
- *   u64 rng[4]
+ *   u64 rng[4]    (keep_rows only: the reservoir's draws)
  *   options (SVC_OPTIONS_WIRE_FULL bytes: the base and the extended block)
  *   u64 lab_capacity u64 lab_kept u64 normal_seen u64 anomaly_seen
  *   u64 init_len
- *   f64 mean[dims] m2[dims] min[dims] max[dims] i64 exp[dims]   (the
- *     statistics block, with its staged rows: state_stats.h)
- *   f64 rows[capacity * dims]
- *   f64 labelled[lab_capacity * (dims + 1)]   (features, then 1 or -1)
+ *   f64 min[dims] max[dims]    (state_stats.h)
+ *   the sample: capacity slots of dims values (state_sample.h's area)
+ *   the labelled sample: lab_capacity slots of dims + 1 values (the
+ *     features, then 1 or -1)
  *   u8 init[init_len]    (the init model's bytes: svc_train(f, o, init))
+ * capacity and kept count slots: distinct rows, or rows with keep_rows.
  *
  * A warm start (svc_train(features, options, init)) carries its init
  * model whole in the tail, so that a state shipped to another process
@@ -43,10 +59,11 @@
 #include "options.h"
 
 #define SVC_STATE_MAGIC "SVCS"
-#define SVC_STATE_VERSION 6	/* 3: per-column scale exponents; 4: the
+#define SVC_STATE_VERSION 7	/* 3: per-column scale exponents; 4: the
 								 * extended options and labelled rows; 5:
 								 * the init model of a warm start; 6: rows
-								 * staged for the statistics */
+								 * staged for the statistics; 7: the sample
+								 * of smallest keys, the range only */
 #define SVC_STATE_HEADER_SIZE (4 + 2 + 2 + 4 + 4 + 3 * 8 + 4 * 8 + SVC_OPTIONS_WIRE_FULL + 5 * 8)
 /* Most bytes of an init model a state carries. */
 #define SVC_STATE_MAX_INIT ((size_t) 512 * 1024 * 1024)
@@ -66,8 +83,9 @@ void		svc_state_init(uint8_t *buf, int32_t dims, int64_t capacity,
 
 /*
  * Give a state its own random stream (stream > 0), for states built side
- * by side from disjoint rows (parallel workers): with one seed their
- * replacement draws would be the same sequence.
+ * by side from disjoint rows (parallel workers).  Only the reservoir of a
+ * model that keeps its rows draws from it; the sample of every other state
+ * draws nothing.
  */
 void		svc_state_set_stream(uint8_t *buf, uint64_t stream);
 
@@ -85,8 +103,10 @@ bool		svc_state_init_equal(const uint8_t *buf, const uint8_t *init, size_t len);
 SvcStatus	svc_state_check(const uint8_t *buf, size_t len, SvcError *err);
 
 int32_t		svc_state_dims(const uint8_t *buf);
+/* Slots: distinct rows (rows, for a model that keeps its rows). */
 int64_t		svc_state_capacity(const uint8_t *buf);
 int64_t		svc_state_kept(const uint8_t *buf);
+/* Unlabelled rows counted. */
 int64_t		svc_state_seen(const uint8_t *buf);
 void		svc_state_options(const uint8_t *buf, SvcOptions *opt);
 /* Whether the state was made with these options (encoded, see options.h). */
@@ -121,51 +141,54 @@ int64_t		svc_state_rows_seen(const uint8_t *buf);
 int64_t		svc_state_next_lab_capacity(const uint8_t *buf);
 void		svc_state_copy_labelled(const uint8_t *src, uint8_t *dst, int64_t new_capacity,
 									int64_t new_lab_capacity);
-/* The labelled rows a merge of b into a keeps (a needs room for them). */
+/* The labelled slots a merge of b into a keeps (a needs room for them). */
 int64_t		svc_state_merged_lab_kept(const uint8_t *a, const uint8_t *b);
 
 /*
  * Merge state b into state a (same dims, options and init model, else an
- * error).
- * The merged reservoir is a uniform sample of the union: the number drawn
- * from a is hypergeometric given the rows each side has seen.  a must
- * have room for min(sample, kept_a + kept_b) rows (see svc_state_merged_kept).
+ * error): a's sample becomes the sample of the union, the one a single
+ * state of every row would hold, whatever the order of merges.  a must
+ * have room for min(sample, kept_a + kept_b) slots (see
+ * svc_state_merged_kept).  The reservoir of a model that keeps its rows
+ * merges as before: a uniform sample of the union, hypergeometric counts.
  */
 int64_t		svc_state_merged_kept(const uint8_t *a, const uint8_t *b);
 SvcStatus	svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err);
 
 /*
- * Copy out the kept rows (row-major, kept * dims doubles) and the scaling
- * statistics (mean, standard deviation, min, max; dims each).  When every
- * row seen is kept, the rows are sorted and the statistics recomputed
- * from them, so the result does not depend on scan order or on how
- * parallel workers split the rows.  rows must have room for 2 * kept
- * rows: the second half is scratch space for the sort.
+ * The rows a fit of the state trains on: every row the sample stands for
+ * when they are at most opt.sample, else opt.sample of them; likewise the
+ * labelled rows with opt.label_sample.  For a model that keeps its rows,
+ * its kept rows.
  */
-void		svc_state_extract(const uint8_t *buf, double *rows, double *mean,
-							  double *stddev, double *min, double *max);
+int64_t		svc_state_train_rows(const uint8_t *buf);
+int64_t		svc_state_train_lab_rows(const uint8_t *buf);
 
 /*
- * The kept rows as stored, unsorted (kept * dims doubles), in the order
- * they came: the state of a model that keeps its rows with the window
- * "oldest" keeps the newest sample rows (a ring, read from its oldest);
- * any other keeps a uniform reservoir, in the order they came while no
- * row was replaced (seen <= sample), else in the sample's slot order.
- * The arrival order of a model that keeps its rows (keep.h).  After a
- * merge (a parallel scan) the order is the merge's.
+ * The rows to train on (svc_state_train_rows of dims values, sorted) and
+ * the scaling statistics (mean, standard deviation, min, max; dims each).
+ * rows must have room for twice the rows (the second half is scratch
+ * space for the sort); lab, for twice svc_state_train_lab_rows rows of
+ * dims + 1 values (features, then the label), or NULL when there are
+ * none, or to leave them out of the statistics.  The rows come in one
+ * order whatever the order they came in (sorted), a draw among them is
+ * seeded by the options' seed, and the statistics sum in that order:
+ * exact when the sample stands for every row counted, else of the rows
+ * the sample stands for (their range is of every row).  Scratch comes
+ * from env.
+ */
+SvcStatus	svc_state_sample(const SvcEnv *env, const uint8_t *buf, double *rows,
+							 double *lab, double *mean, double *stddev, double *min,
+							 double *max, SvcError *err);
+
+/*
+ * The kept rows of a model that keeps its rows, as stored (kept * dims
+ * doubles), in the order they came: with the window "oldest", the newest
+ * sample rows (a ring, read from its oldest); with "reservoir", in the
+ * order they came while no row was replaced (seen <= sample), else in the
+ * sample's slot order.  After a merge (a parallel scan) the order is the
+ * merge's.  Any other state: its distinct rows in slot order.
  */
 void		svc_state_rows_stored(const uint8_t *buf, double *rows);
-
-/*
- * The same with the labelled rows: lab receives lab_kept rows of dims + 1
- * values (features, then the label) and has room for twice that (scratch
- * for the sort).  With every row kept, both sets come sorted and the
- * statistics are recomputed over both.  svc_state_extract alone (lab
- * NULL) recomputes only when there are no labelled rows, and otherwise
- * returns the running statistics, which count them too.
- */
-void		svc_state_extract_labelled(const uint8_t *buf, double *rows, double *lab,
-									   double *mean, double *stddev, double *min,
-									   double *max);
 
 #endif							/* SVC_STATE_H */

@@ -1,18 +1,16 @@
 /*
- * state_stats.h - the training state's running scaling statistics
- * (state_stats.c), for state.c
+ * state_stats.h - the training state's range of every column, and the
+ * scaling statistics a fit takes from a state (state_stats.c, for state.c)
  *
- * The statistics are one block of the state (state.h's layout): per
- * column Welford's running mean and m2 of its values times 2^-exp, its
- * minimum and maximum, and exp (an i64 per column: exp =
- * svc_scale_exponent(the largest magnitude), so no square overflows; 0
- * for ordinary data), then the count of staged rows (a u64, the first
- * word of its row of dims words) and STAGE_ROWS staged rows: the last
- * rows counted, not yet in the mean and m2.  A row is staged, and the
- * staged rows are added to the statistics column by column once
- * STAGE_ROWS of them wait, which gives the bytes of adding them one at a
- * time.  Every function takes the block (st) and the number of columns;
- * total is the count of every row counted, the staged ones the last.
+ * The block of the state (state.h's layout) holds each column's minimum
+ * (dims f64) then maximum (dims f64) over every row counted, labelled or
+ * not: order-free, so any plan gives its bytes.  The mean and the
+ * standard deviation are computed when the state is fitted, from the
+ * rows it sampled (state_sample.h), in a fixed order: exact when the
+ * sample holds every row, an estimate from the sample otherwise.  The
+ * sums are of the values times 2^-exp, exp = svc_scale_exponent(the
+ * column's largest magnitude), so that no square overflows; 0 for
+ * ordinary data.
  */
 #ifndef SVC_STATE_STATS_H
 #define SVC_STATE_STATS_H
@@ -20,47 +18,34 @@
 #include "svc_core.h"
 #include "bytes.h"
 
-#define STAT_MEAN	0
-#define STAT_M2		1
-#define STAT_MIN	2
-#define STAT_MAX	3
-#define STAT_EXP	4			/* i64 per column: statistics are of x * 2^-exp */
-#define STAT_PENDING 5			/* u64 (the first of the row): rows staged */
-#define STAT_STAGE	6			/* STAGE_ROWS rows not yet in the statistics */
-#define STAGE_ROWS	16
-#define STAGE_COLUMNS 32		/* columns flushed together */
-#define N_STATS		(STAT_STAGE + STAGE_ROWS)	/* rows of dims words in the block */
+/* Bytes of the block for dims columns. */
+#define SVC_STATS_SIZE(dims) ((size_t) 16 * (size_t) (dims))
 
-/* The empty statistics: every word 0, the minima +inf and the maxima -inf. */
+/* The empty block: the minima +inf and the maxima -inf. */
 void		svc_stats_init(uint8_t *st, int32_t dims);
 
-/* Add the staged rows to the statistics (rows before them: total - staged). */
-void		svc_stats_flush(uint8_t *st, int32_t dims, int64_t total);
-
-/*
- * A new row for the statistics, the total-th counted: staged, and the
- * statistics brought up to date once STAGE_ROWS rows wait.  Inline: the
- * aggregate's transition adds every row.
- */
+/* A row counted: its values widen the range.  Inline: every row comes here. */
 static inline void
-svc_stats_add(uint8_t *st, int32_t dims, int64_t total, const double *row)
+svc_stats_add(uint8_t *st, int32_t dims, const double *row)
 {
-	int64_t		pending = (int64_t) svc_load_u64(st + (size_t) 8 * dims * STAT_PENDING);
-	uint8_t    *dst = st + (size_t) 8 * dims * (STAT_STAGE + (int) pending);
+	uint8_t    *pmin = st,
+			   *pmax = st + 8 * (size_t) dims;
 
+	/* unsigned indices, so that the loop vectorises under -fwrapv */
 	for (size_t j = 0; j < (size_t) dims; j++)
-		svc_store_f64(dst + 8 * j, row[j]);
-	svc_store_u64(st + (size_t) 8 * dims * STAT_PENDING, (uint64_t) (pending + 1));
-	if (pending + 1 == STAGE_ROWS)
-		svc_stats_flush(st, dims, total);
+	{
+		/* + 0.0 makes -0.0 0.0: the range is the same in any order */
+		double		lo = svc_load_f64(pmin + 8 * j),
+					hi = svc_load_f64(pmax + 8 * j),
+					x = row[j] + 0.0;
+
+		svc_store_f64(pmin + 8 * j, x < lo ? x : lo);
+		svc_store_f64(pmax + 8 * j, x > hi ? x : hi);
+	}
 }
 
-/*
- * Chan et al.'s exact merge of b's statistics (of n_b rows, staged ones
- * included) into a's (of n_a rows, none staged: flushed first).
- */
-void		svc_stats_merge(uint8_t *a, const uint8_t *b, int32_t dims, int64_t n_a,
-							int64_t n_b);
+/* b's range into a's. */
+void		svc_stats_merge(uint8_t *a, const uint8_t *b, int32_t dims);
 
 /*
  * The checks of a state received from outside (svc_state_check): NULL when
@@ -68,22 +53,24 @@ void		svc_stats_merge(uint8_t *a, const uint8_t *b, int32_t dims, int64_t n_a,
  */
 const char *svc_stats_check(const uint8_t *st, int32_t dims, int64_t total);
 
-/* Column j's minimum and maximum over every row counted, staged ones too. */
+/* Column j's minimum and maximum over every row counted. */
 void		svc_stats_range(const uint8_t *st, int32_t dims, int32_t j, double *lo,
 							double *hi);
 
 /*
- * The scaling statistics (mean, standard deviation, min, max; dims each)
- * of the total rows counted: from the running statistics, or, with
- * svc_stats_of_rows, recomputed from every row (rows: kept rows of dims
- * values, then lab: total - kept rows of lab_width values whose first
- * dims are the features) with a fixed summation order.
+ * The scaling statistics (mean, standard deviation, min, max; dims each).
+ * svc_stats_of_rows: of n rows (dims values each), then n_lab rows of
+ * lab_width values whose first dims are the features, summed in that
+ * order.  svc_stats_of_counted: the same where row i stands for count[i]
+ * rows (lab_count[i] for the labelled ones).  The range is the block's,
+ * of every row counted.
  */
-void		svc_stats_running(const uint8_t *st, int32_t dims, int64_t total,
+void		svc_stats_of_rows(const uint8_t *st, int32_t dims, const double *rows, int64_t n,
+							  const double *lab, int64_t n_lab, size_t lab_width,
 							  double *mean, double *stddev, double *min, double *max);
-void		svc_stats_of_rows(const uint8_t *st, int32_t dims, int64_t total,
-							  const double *rows, int64_t kept, const double *lab,
-							  size_t lab_width, double *mean, double *stddev,
-							  double *min, double *max);
+void		svc_stats_of_counted(const uint8_t *st, int32_t dims, const double *rows,
+								 const uint64_t *count, int64_t n, const double *lab,
+								 const uint64_t *lab_count, int64_t n_lab, size_t lab_width,
+								 double *mean, double *stddev, double *min, double *max);
 
 #endif							/* SVC_STATE_STATS_H */

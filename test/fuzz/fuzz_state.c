@@ -6,13 +6,15 @@
  * check must either fail with SVC_ERR_CORRUPT and a message, or pass a
  * state on which everything the aggregate does afterwards is safe and
  * keeps the state valid:
- *   - svc_state_extract_labelled (the rows, the labelled rows and the
+ *   - svc_state_sample (the rows to train on, the labelled rows and the
  *     scaling statistics);
  *   - svc_state_add of a row, and svc_state_add_labelled of a normal and
  *     of an anomalous one, growing the buffer the way the transition
  *     function does when the state is full; the result passes the check;
  *   - svc_state_merge of the state with itself, into a buffer of the
- *     capacity the combine function gives it; the result passes the check;
+ *     capacity the combine function gives it; the result passes the check
+ *     and holds the same rows, each counted twice (the rows of a model
+ *     that keeps its rows: the reservoir's merge);
  *   - for small states, svc_fit_state (with budget and max_iter capped so
  *     that one input stays cheap): it fails with a reported error, or
  *     gives a model whose bytes decode again.
@@ -45,19 +47,24 @@ copy_bytes(const uint8_t *data, size_t size)
 }
 
 static void
-check_extract(const uint8_t *s, int32_t dims, int64_t kept)
+check_extract(const uint8_t *s, int32_t dims)
 {
 	size_t		d = (size_t) dims;
-	size_t		lab_kept = (size_t) svc_state_lab_kept(s);
-	double	   *rows = malloc(sizeof(double) * (2 * (size_t) kept * d + 1));
-	double	   *lab = malloc(sizeof(double) * (2 * lab_kept * (d + 1) + 1));
+	size_t		n = (size_t) svc_state_train_rows(s);
+	size_t		lab_n = (size_t) svc_state_train_lab_rows(s);
+	double	   *rows = malloc(sizeof(double) * (2 * n * d + 1));
+	double	   *lab = malloc(sizeof(double) * (2 * lab_n * (d + 1) + 1));
 	double	   *stats = malloc(sizeof(double) * 4 * d);
+	SvcError	err;
+	SvcStatus	st;
 
 	FUZZ_CHECK(rows && lab && stats);
-	svc_state_extract_labelled(s, rows, lab, stats, stats + d, stats + 2 * d, stats + 3 * d);
-	for (size_t i = 0; i < (size_t) kept * d; i++)
+	st = svc_state_sample(env, s, rows, lab, stats, stats + d, stats + 2 * d, stats + 3 * d,
+						  &err);
+	FUZZ_CHECK(st == SVC_OK);
+	for (size_t i = 0; i < n * d; i++)
 		FUZZ_CHECK(isfinite(rows[i]));
-	for (size_t i = 0; i < lab_kept; i++)
+	for (size_t i = 0; i < lab_n; i++)
 	{
 		for (size_t j = 0; j < d; j++)
 			FUZZ_CHECK(isfinite(lab[i * (d + 1) + j]));
@@ -153,7 +160,12 @@ check_merge(const uint8_t *data, size_t size, int32_t dims)
 		FUZZ_CHECK_ERROR(st, err);
 	else
 	{
-		FUZZ_CHECK(svc_state_kept(a) == need);
+		SvcOptions	opt;
+
+		svc_state_options(data, &opt);
+		/* the same rows, twice each: the same slots, or the reservoir's merge */
+		FUZZ_CHECK(svc_state_kept(a) == (opt.keep_rows ? need : svc_state_kept(data)));
+		FUZZ_CHECK(svc_state_seen(a) == 2 * svc_state_seen(data));
 		FUZZ_CHECK(svc_state_check(a, len, &err) == SVC_OK);
 	}
 	free(a);
@@ -169,7 +181,7 @@ check_fit(const uint8_t *data, size_t size, int32_t dims, int64_t kept)
 	SvcError	err;
 	SvcStatus	st;
 
-	kept += svc_state_lab_kept(data);
+	kept += svc_state_train_lab_rows(data);
 	if (kept < 1 || kept > FIT_MAX_KEPT || kept * dims > FIT_MAX_VALUES)
 		return;
 	s = copy_bytes(data, size);
@@ -241,9 +253,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(kept >= 0 && kept <= svc_state_capacity(data) &&
 			   svc_state_seen(data) >= kept);
 
-	check_extract(data, dims, kept);
+	check_extract(data, dims);
 	check_add(data, size, dims);
 	check_merge(data, size, dims);
-	check_fit(data, size, dims, kept);
+	check_fit(data, size, dims, svc_state_train_rows(data));
 	return 0;
 }

@@ -129,7 +129,10 @@ fnv1a(const uint8_t *p, size_t n)
 	return h;
 }
 
-/* A state of the given rows, as the transition function builds it. */
+/*
+ * A state of the given rows, as the transition function builds it; stream
+ * 3 adds them in reverse order.
+ */
 static uint8_t *
 state_of(const Dataset *ds, int64_t from, int64_t to, const SvcOptions *opt,
 		 uint64_t stream)
@@ -141,17 +144,18 @@ state_of(const Dataset *ds, int64_t from, int64_t to, const SvcOptions *opt,
 	if (stream > 0)
 		svc_state_set_stream(st, stream);
 	for (int64_t i = from; i < to; i++)
-		if (!svc_state_add(st, ds->rows + i * ds->dims))
+		if (!svc_state_add(st, ds->rows + (stream == 3 ? from + to - 1 - i : i) * ds->dims))
 			return NULL;		/* cannot happen: room for every row */
 	return st;
 }
 
 /*
- * Train through the state (split into two merged states when split) and
- * hash the model's bytes; 0 when training fails.
+ * Train through the state (split into two merged states when split, the
+ * rows in reverse order when reversed) and hash the model's bytes; 0 when
+ * training fails.
  */
 static uint64_t
-model_hash(const Dataset *ds, const char *json, bool split)
+model_hash(const Dataset *ds, const char *json, bool split, bool reversed)
 {
 	SvcOptions	opt;
 	SvcError	err;
@@ -187,7 +191,7 @@ model_hash(const Dataset *ds, const char *json, bool split)
 		free(b);
 	}
 	else
-		st = state_of(ds, 0, ds->n, &opt, 0);
+		st = state_of(ds, 0, ds->n, &opt, reversed ? 3 : 0);
 
 	memset(&m, 0, sizeof(m));
 	if (svc_fit_state(&svc_env_malloc, st, &m, &err) == SVC_OK)
@@ -261,8 +265,9 @@ main(void)
 		for (size_t c = 0; c < N_CONFIGS; c += few ? 4 : 1)
 		{
 			bool		with_merged = !few || c == 0;
-			uint64_t	serial = model_hash(&ds[d], configs[c], false),
-						merged = with_merged ? model_hash(&ds[d], configs[c], true) : 0;
+			uint64_t	serial = model_hash(&ds[d], configs[c], false, false),
+						merged = with_merged ? model_hash(&ds[d], configs[c], true, false) : 0,
+						reversed = with_merged ? model_hash(&ds[d], configs[c], false, true) : 0;
 
 			if (print)
 				printf("\t\t{UINT64_C(0x%016llx), UINT64_C(0x%016llx)},\t/* %s */\n",
@@ -272,9 +277,15 @@ main(void)
 				  "%s %s: model bytes changed (hash %016llx)", ds[d].name, configs[c],
 				  (unsigned long long) serial);
 			if (with_merged)
+			{
 				CHECK(merged != 0 && merged == expected[d][c][1],
 					  "%s %s, merged states: model bytes changed (hash %016llx)",
 					  ds[d].name, configs[c], (unsigned long long) merged);
+				/* the model does not depend on how the rows were split, or their order */
+				CHECK(merged == serial && reversed == serial,
+					  "%s %s: merged states and the rows reversed give the serial model",
+					  ds[d].name, configs[c]);
+			}
 		}
 		if (print)
 			printf("\t},\n");
