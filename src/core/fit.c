@@ -212,8 +212,13 @@ set_offset_quantile(const SvcEnv *env, SvcModel *m, const double *rows, int64_t 
 			hi[i] = HUGE_VAL;
 			continue;
 		}
-		lo[i] = mid - 2.0 * bound;
-		hi[i] = mid + 2.0 * bound;
+		/*
+		 * The bound is relative to the terms; below the normal range
+		 * their rounding is absolute, half the least subnormal each (a
+		 * C so small that the alphas are subnormal): allow one per term.
+		 */
+		lo[i] = mid - 2.0 * bound - (double) (m->n_sv + 1) * 0x1p-1074;
+		hi[i] = mid + 2.0 * bound + (double) (m->n_sv + 1) * 0x1p-1074;
 	}
 
 	idx = (int64_t) floor(m->opt.nu * (double) n);
