@@ -88,8 +88,9 @@ svc_state_size_warm(int32_t dims, int64_t capacity, int64_t lab_capacity, size_t
 				lab_area;
 	uint64_t	total;
 
-	if (dims < 1 || dims > SVC_MAX_DIMS || capacity < 0 || capacity > SVC_MAX_SAMPLE ||
-		lab_capacity < 0 || lab_capacity > SVC_MAX_SAMPLE || init_len > SVC_STATE_MAX_INIT)
+	if (dims < 1 || dims > SVC_MAX_DIMS || capacity < 0 ||
+		capacity > svc_sample_max_capacity(SVC_MAX_SAMPLE) || lab_capacity < 0 ||
+		lab_capacity > svc_sample_max_capacity(SVC_MAX_SAMPLE) || init_len > SVC_STATE_MAX_INIT)
 		return 0;
 	area = svc_sample_area_size(dims, capacity);
 	lab_area = svc_sample_area_size(dims + 1, lab_capacity);
@@ -268,6 +269,13 @@ svc_state_init(uint8_t *buf, int32_t dims, int64_t capacity, const SvcOptions *o
 	svc_store_u32(buf + OFF_DIMS, (uint32_t) dims);
 	svc_store_u64(buf + OFF_CAPACITY, (uint64_t) capacity);
 	svc_options_encode_full(opt, buf + OFF_OPTIONS);
+	{
+		SvcSampleArea a = area_of(buf),
+					lab = lab_area_of(buf);
+
+		svc_sample_init(&a);
+		svc_sample_init(&lab);
+	}
 	if (opt->keep_rows)
 	{
 		SvcRng		rng;
@@ -297,16 +305,21 @@ bad_state(SvcError *err, const char *detail)
 	return svc_corrupt(err, "svclust training state", detail);
 }
 
-/* A model's kept rows: finite rows in kept slots, every other byte zero. */
+/*
+ * A model's kept rows: finite rows in kept slots, every other byte zero
+ * but the header's bound, which stays none.
+ */
 static const char *
 check_kept_rows(const SvcSampleArea *a, int64_t kept)
 {
 	size_t		rows_len = (size_t) kept * 8 * (size_t) a->width;
-	size_t		len = svc_sample_area_size(a->width, a->capacity);
+	size_t		len = svc_sample_area_size(a->width, a->capacity) - (size_t) (a->rows - a->base);
 
+	if (svc_sample_tau(a->base) != UINT64_MAX || svc_load_u64(a->base + 8) != 0)
+		return "An unused byte of the kept rows is not zero.";
 	for (size_t i = 0; i < rows_len; i += 8)
 	{
-		uint64_t	b = svc_load_u64(a->base + i);
+		uint64_t	b = svc_load_u64(a->rows + i);
 		double		v;
 
 		memcpy(&v, &b, 8);
@@ -314,7 +327,7 @@ check_kept_rows(const SvcSampleArea *a, int64_t kept)
 			return "A kept row is not finite.";
 	}
 	for (size_t i = rows_len; i < len; i++)
-		if (a->base[i] != 0)
+		if (a->rows[i] != 0)
 			return "An unused byte of the kept rows is not zero.";
 	return NULL;
 }
@@ -392,10 +405,12 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 		for (int i = 0; i < 32; i++)
 			if (buf[OFF_RNG + i] != 0)
 				return bad_state(err, "A reserved byte of the header is not zero.");
-	if (capacity < 0 || capacity > opt.sample || kept < 0 || kept > capacity ||
-		seen < kept || seen < 0 || seen > SVC_MAX_SEEN)
+	if (capacity < 0 ||
+		capacity > (opt.keep_rows ? opt.sample : svc_sample_max_capacity(opt.sample)) ||
+		kept < 0 || kept > capacity || seen < kept || seen < 0 || seen > SVC_MAX_SEEN)
 		return bad_state(err, "The row counts are inconsistent.");
-	if (lab_capacity < 0 || lab_capacity > opt.label_sample || lab_kept < 0 ||
+	if (lab_capacity < 0 || lab_capacity > svc_sample_max_capacity(opt.label_sample) ||
+		lab_kept < 0 ||
 		lab_kept > lab_capacity || lab_normal < 0 || lab_anomaly < 0 ||
 		lab_normal > SVC_MAX_SEEN || lab_anomaly > SVC_MAX_SEEN - lab_normal ||
 		lab_normal + lab_anomaly < lab_kept ||
@@ -432,14 +447,14 @@ svc_state_check(const uint8_t *buf, size_t len, SvcError *err)
 		if (bad != NULL)
 			return bad_state(err, bad);
 		/* rows dropped only from a full sample, which stays full */
-		if (stood > (uint64_t) seen || (stood < (uint64_t) seen && kept != opt.sample))
+		if (stood > (uint64_t) seen || (stood < (uint64_t) seen && kept < opt.sample))
 			return bad_state(err, "The row counts are inconsistent.");
 	}
 	bad = svc_sample_check(&lab, lab_kept, key_seed(buf), &lab_stood);
 	if (bad != NULL)
 		return bad_state(err, bad);
 	if (lab_stood > (uint64_t) (lab_normal + lab_anomaly) ||
-		(lab_stood < (uint64_t) (lab_normal + lab_anomaly) && lab_kept != opt.label_sample))
+		(lab_stood < (uint64_t) (lab_normal + lab_anomaly) && lab_kept < opt.label_sample))
 		return bad_state(err, "The labelled row counts are inconsistent.");
 	{
 		uint64_t	normal = 0,
@@ -531,14 +546,8 @@ svc_state_add(uint8_t *buf, const double *row)
 		int64_t		sample = sample_size(buf);
 		uint64_t	key = svc_sample_key(row, dims, key_seed(buf));
 
-		/*
-		 * Most rows, once the sample is full: a key above every kept one,
-		 * found at the heap's top (svc_sample_top_key's place, without
-		 * making the area's pointers).
-		 */
-		if (kept < sample ||
-			key <= svc_load_u64(buf + OFF_STATS + SVC_STATS_SIZE(dims) +
-								(size_t) svc_state_capacity(buf) * (8 * (size_t) dims + 16)))
+		/* most rows, once the sample is full: a key above the area's bound */
+		if (key <= svc_sample_tau(buf + OFF_STATS + SVC_STATS_SIZE(dims)))
 		{
 			SvcSampleArea a = area_of(buf);
 
@@ -572,14 +581,21 @@ svc_state_add_labelled(uint8_t *buf, const double *row, int label)
 	return true;
 }
 
+/* The most slots of the unlabelled rows: the sample and room for compactions. */
+static int64_t
+max_capacity(const uint8_t *buf)
+{
+	return keeps_rows(buf) ? sample_size(buf) : svc_sample_max_capacity(sample_size(buf));
+}
+
 int64_t
 svc_state_next_capacity(const uint8_t *buf)
 {
 	int64_t		cap = svc_state_capacity(buf);
 	int64_t		next = cap < 16 ? 16 : cap * 2;
-	int64_t		sample = sample_size(buf);
+	int64_t		most = max_capacity(buf);
 
-	return next > sample ? sample : next;
+	return next > most ? most : next;
 }
 
 int64_t
@@ -587,9 +603,9 @@ svc_state_next_lab_capacity(const uint8_t *buf)
 {
 	int64_t		cap = svc_state_lab_capacity(buf);
 	int64_t		next = cap < 16 ? 16 : cap * 2;
-	int64_t		sample = lab_sample(buf);
+	int64_t		most = svc_sample_max_capacity(lab_sample(buf));
 
-	return next > sample ? sample : next;
+	return next > most ? most : next;
 }
 
 void
@@ -613,8 +629,8 @@ svc_state_copy_labelled(const uint8_t *src, uint8_t *dst, int64_t new_capacity,
 	lab_to = lab_area_of(dst);
 	if (keeps_rows(src))
 	{
-		memset(to.base, 0, svc_sample_area_size(to.width, to.capacity));
-		memcpy(to.base, from.base, (size_t) kept * 8 * (size_t) dims);
+		svc_sample_init(&to);
+		memcpy(to.rows, from.rows, (size_t) kept * 8 * (size_t) dims);
 	}
 	else
 		svc_sample_copy(&from, &to, kept);
@@ -634,18 +650,18 @@ int64_t
 svc_state_merged_kept(const uint8_t *a, const uint8_t *b)
 {
 	int64_t		total = svc_state_kept(a) + svc_state_kept(b);
-	int64_t		sample = sample_size(a);
+	int64_t		most = max_capacity(a);
 
-	return total < sample ? total : sample;
+	return total < most ? total : most;
 }
 
 int64_t
 svc_state_merged_lab_kept(const uint8_t *a, const uint8_t *b)
 {
 	int64_t		total = svc_state_lab_kept(a) + svc_state_lab_kept(b);
-	int64_t		sample = lab_sample(a);
+	int64_t		most = svc_sample_max_capacity(lab_sample(a));
 
-	return total < sample ? total : sample;
+	return total < most ? total : most;
 }
 
 /*
@@ -805,7 +821,7 @@ svc_state_merge(uint8_t *a, const uint8_t *b, SvcError *err)
 		SvcRng		rng;
 
 		load_rng(a, &rng);
-		kept = merge_reservoir(area_a.base, kept_a, seen_a, area_b.base, kept_b, seen_b,
+		kept = merge_reservoir(area_a.rows, kept_a, seen_a, area_b.rows, kept_b, seen_b,
 							   (size_t) 8 * dims, opt_a.sample, &rng);
 		store_rng(a, &rng);
 	}
@@ -836,25 +852,37 @@ stood_for(const SvcSampleArea *a, int64_t kept)
 	return n;
 }
 
+/*
+ * The rows an area's limit smallest stand for, at most limit: more slots
+ * than limit stand for limit rows at least (a count is at least 1).
+ */
+static int64_t
+train_rows(const SvcSampleArea *a, int64_t kept, int64_t limit)
+{
+	uint64_t	n;
+
+	if (kept >= limit)
+		return limit;
+	n = stood_for(a, kept);
+	return n < (uint64_t) limit ? (int64_t) n : limit;
+}
+
 int64_t
 svc_state_train_rows(const uint8_t *buf)
 {
 	SvcSampleArea a = area_of(buf);
-	uint64_t	n;
 
 	if (keeps_rows(buf))
 		return svc_state_kept(buf);
-	n = stood_for(&a, svc_state_kept(buf));
-	return n < (uint64_t) sample_size(buf) ? (int64_t) n : sample_size(buf);
+	return train_rows(&a, svc_state_kept(buf), sample_size(buf));
 }
 
 int64_t
 svc_state_train_lab_rows(const uint8_t *buf)
 {
 	SvcSampleArea a = lab_area_of(buf);
-	uint64_t	n = stood_for(&a, svc_state_lab_kept(buf));
 
-	return n < (uint64_t) lab_sample(buf) ? (int64_t) n : lab_sample(buf);
+	return train_rows(&a, svc_state_lab_kept(buf), lab_sample(buf));
 }
 
 /* Lexicographic order of two rows of d values. */
@@ -928,13 +956,14 @@ load_row(const SvcSampleArea *a, int64_t i, double *out)
  * most limit, else limit of them drawn uniformly (without replacement)
  * from the rows it stands for, listed in the slots' canonical order.
  * Written to out (room for the rows), unsorted; *n the rows written.
- * Also each slot's row and count in canonical order (distinct, counts:
- * kept each), for the statistics.
+ * Also the limit smallest slots' rows and counts in canonical order
+ * (distinct, counts: room for kept each; *n_distinct of them), for the
+ * statistics.
  */
 static SvcStatus
 area_rows(const SvcEnv *env, const SvcSampleArea *a, int64_t kept, int64_t limit,
 		  uint64_t seed, double *out, int64_t *n, double *distinct, uint64_t *counts,
-		  SvcError *err)
+		  int64_t *n_distinct, SvcError *err)
 {
 	uint32_t   *order = svc_alloc(env, sizeof(uint32_t) * (size_t) (kept > 0 ? kept : 1), err);
 	uint64_t   *upto = NULL;
@@ -945,12 +974,16 @@ area_rows(const SvcEnv *env, const SvcSampleArea *a, int64_t kept, int64_t limit
 	if (order == NULL)
 		return SVC_ERR_NOMEM;
 	svc_sample_order(a, kept, order);
+	/* the limit smallest: what the sample stands for */
+	if (kept > limit)
+		kept = limit;
 	for (int64_t i = 0; i < kept; i++)
 	{
 		load_row(a, order[i], distinct + (size_t) i * w);
 		counts[i] = svc_sample_count_at(a, order[i]);
 		total += counts[i];
 	}
+	*n_distinct = kept;
 	svc_free(env, order);
 	*n = 0;
 	if (total <= (uint64_t) limit)
@@ -1059,7 +1092,9 @@ svc_state_sample(const SvcEnv *env, const uint8_t *buf, double *rows, double *la
 	uint64_t   *counts = NULL,
 			   *lab_counts = NULL;
 	int64_t		n = 0,
-				n_lab = 0;
+				n_lab = 0,
+				n_distinct = 0,
+				n_lab_distinct = 0;
 	uint64_t	stood,
 				lab_stood;
 	SvcStatus	st_ok = SVC_OK;
@@ -1085,14 +1120,14 @@ svc_state_sample(const SvcEnv *env, const uint8_t *buf, double *rows, double *la
 				   sizeof(double) * (size_t) dims);
 			counts[i] = 1;
 		}
-		n = kept;
+		n = n_distinct = kept;
 	}
 	else if (st_ok == SVC_OK)
 		st_ok = area_rows(env, &area, kept, sample_size(buf), key_seed(buf), rows, &n, distinct,
-						  counts, err);
+						  counts, &n_distinct, err);
 	if (st_ok == SVC_OK && lab != NULL)
 		st_ok = area_rows(env, &lab_area, lab_kept, lab_sample(buf), key_seed(buf) ^ 1, lab,
-						  &n_lab, lab_distinct, lab_counts, err);
+						  &n_lab, lab_distinct, lab_counts, &n_lab_distinct, err);
 	if (st_ok != SVC_OK)
 	{
 		svc_free(env, distinct);
@@ -1108,10 +1143,10 @@ svc_state_sample(const SvcEnv *env, const uint8_t *buf, double *rows, double *la
 		sort_rows(lab, n_lab, (int32_t) lab_width, lab + (size_t) n_lab * lab_width);
 
 	stood = 0;
-	for (int64_t i = 0; i < kept; i++)
+	for (int64_t i = 0; i < n_distinct; i++)
 		stood += counts[i];
 	lab_stood = 0;
-	for (int64_t i = 0; i < lab_kept; i++)
+	for (int64_t i = 0; i < n_lab_distinct; i++)
 		lab_stood += lab_counts[i];
 	if (stood == (uint64_t) seen && (lab == NULL ? lab_seen == 0 : lab_stood == (uint64_t) lab_seen) &&
 		n == seen && n_lab == lab_seen)
@@ -1125,8 +1160,8 @@ svc_state_sample(const SvcEnv *env, const uint8_t *buf, double *rows, double *la
 	else
 	{
 		/* of the rows the sample stands for, each slot weighed by its count */
-		svc_stats_of_counted(st, dims, distinct, counts, kept, lab_distinct, lab_counts,
-							 lab != NULL ? lab_kept : 0, lab_width, mean, stddev, min, max);
+		svc_stats_of_counted(st, dims, distinct, counts, n_distinct, lab_distinct, lab_counts,
+							 n_lab_distinct, lab_width, mean, stddev, min, max);
 	}
 	svc_free(env, distinct);
 	svc_free(env, counts);

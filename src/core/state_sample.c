@@ -10,8 +10,25 @@
 #include <math.h>
 #include <string.h>
 
-/* A heap entry: the slot's key, then its number (u32), then 4 zero bytes. */
-#define HEAP_ENTRY 16
+/* The area's header: tau, then tau's slot + 1 (0: none). */
+#define AREA_HEADER 16
+#define NO_TAU UINT64_MAX
+
+SvcSampleArea
+svc_sample_area(uint8_t *base, int32_t width, int64_t capacity)
+{
+	SvcSampleArea a;
+
+	a.base = base;
+	a.width = width;
+	a.capacity = capacity;
+	a.rows = base + AREA_HEADER;
+	a.keys = a.rows + (size_t) capacity * 8 * (size_t) width;
+	a.counts = a.keys + (size_t) capacity * 8;
+	a.table = a.counts + (size_t) capacity * 8;
+	a.tmask = capacity > 0 ? svc_sample_table_size(capacity) - 1 : 0;
+	return a;
+}
 
 uint64_t
 svc_sample_table_size(int64_t capacity)
@@ -29,9 +46,9 @@ svc_sample_area_size(int32_t width, int64_t capacity)
 {
 	uint64_t	total;
 
-	if (width < 1 || capacity < 0 || capacity > SVC_MAX_SAMPLE)
+	if (width < 1 || capacity < 0 || capacity > 2 * (int64_t) SVC_MAX_SAMPLE)
 		return 0;
-	total = (uint64_t) capacity * (8 * (uint64_t) width + 16 + HEAP_ENTRY + 4) +
+	total = AREA_HEADER + (uint64_t) capacity * (8 * (uint64_t) width + 16) +
 		4 * svc_sample_table_size(capacity);
 	/* whole words, so that what follows stays aligned */
 	total = (total + 7) & ~(uint64_t) 7;
@@ -40,27 +57,23 @@ svc_sample_area_size(int32_t width, int64_t capacity)
 	return (size_t) total;
 }
 
-SvcSampleArea
-svc_sample_area(uint8_t *base, int32_t width, int64_t capacity)
+int64_t
+svc_sample_max_capacity(int64_t limit)
 {
-	SvcSampleArea a;
+	return limit + (limit / 4 > 0 ? limit / 4 : 1);
+}
 
-	a.base = base;
-	a.width = width;
-	a.capacity = capacity;
-	a.keys = base + (size_t) capacity * 8 * (size_t) width;
-	a.counts = a.keys + (size_t) capacity * 8;
-	a.heap = a.counts + (size_t) capacity * 8;
-	a.pos = a.heap + (size_t) capacity * HEAP_ENTRY;
-	a.table = a.pos + (size_t) capacity * 4;
-	a.tmask = capacity > 0 ? svc_sample_table_size(capacity) - 1 : 0;
-	return a;
+void
+svc_sample_init(const SvcSampleArea *a)
+{
+	memset(a->base, 0, svc_sample_area_size(a->width, a->capacity));
+	svc_store_u64(a->base, NO_TAU);
 }
 
 uint8_t *
 svc_sample_row(const SvcSampleArea *a, int64_t i)
 {
-	return a->base + (size_t) i * 8 * (size_t) a->width;
+	return a->rows + (size_t) i * 8 * (size_t) a->width;
 }
 
 uint64_t
@@ -87,32 +100,25 @@ set_count(const SvcSampleArea *a, int64_t i, uint64_t count)
 	svc_store_u64(a->counts + 8 * (size_t) i, count);
 }
 
-/* The slot at heap place h, and its key. */
-static uint32_t
-heap_at(const SvcSampleArea *a, int64_t h)
+/*
+ * tau's slot, or -1 (before the first compaction); -2 for a stored value
+ * no slot could have (a damaged area, which the check refuses).
+ */
+static int64_t
+tau_slot(const SvcSampleArea *a)
 {
-	return svc_load_u32(a->heap + HEAP_ENTRY * (size_t) h + 8);
+	uint64_t	v = svc_load_u64(a->base + 8);
+
+	if (v == 0)
+		return -1;
+	return v - 1 > (uint64_t) INT32_MAX ? -2 : (int64_t) (v - 1);
 }
 
-static uint64_t
-heap_key(const SvcSampleArea *a, int64_t h)
-{
-	return svc_load_u64(a->heap + HEAP_ENTRY * (size_t) h);
-}
-
-static uint32_t
-pos_at(const SvcSampleArea *a, int64_t slot)
-{
-	return svc_load_u32(a->pos + 4 * (size_t) slot);
-}
-
-/* Put slot (of key) at heap place h, and record the place. */
 static void
-set_heap(const SvcSampleArea *a, int64_t h, uint32_t slot, uint64_t key)
+set_tau(const SvcSampleArea *a, uint64_t tau, int64_t slot)
 {
-	svc_store_u64(a->heap + HEAP_ENTRY * (size_t) h, key);
-	svc_store_u32(a->heap + HEAP_ENTRY * (size_t) h + 8, slot);
-	svc_store_u32(a->pos + 4 * (size_t) slot, (uint32_t) h);
+	svc_store_u64(a->base, tau);
+	svc_store_u64(a->base + 8, (uint64_t) (slot + 1));
 }
 
 static uint32_t
@@ -173,15 +179,12 @@ slot_cmp(const SvcSampleArea *a, int64_t i, int64_t k)
 	return memcmp(svc_sample_row(a, i), svc_sample_row(a, k), 8 * (size_t) a->width);
 }
 
-/* (key, bytes) of a row not stored yet against slot k. */
+/* The bytes of a row not stored yet against slot k's (equal keys). */
 static int
-row_cmp(const SvcSampleArea *a, uint64_t key, const Src *r, int64_t k)
+bytes_cmp(const SvcSampleArea *a, const Src *r, int64_t k)
 {
-	uint64_t	kk = svc_sample_key_at(a, k);
 	const uint8_t *p = svc_sample_row(a, k);
 
-	if (key != kk)
-		return key < kk ? -1 : 1;
 	if (r->bytes)
 		return memcmp(r->bytes, p, 8 * (size_t) a->width);
 	/* word by word as the stored bytes would compare */
@@ -198,79 +201,18 @@ row_cmp(const SvcSampleArea *a, uint64_t key, const Src *r, int64_t k)
 	return 0;
 }
 
-/*
- * (key, bytes) of heap place h against heap place g: the keys in the heap,
- * the bytes only for equal keys.
- */
-static int
-heap_cmp(const SvcSampleArea *a, int64_t h, int64_t g)
-{
-	uint64_t	kh = heap_key(a, h),
-				kg = heap_key(a, g);
-
-	if (kh != kg)
-		return kh < kg ? -1 : 1;
-	return memcmp(svc_sample_row(a, heap_at(a, h)), svc_sample_row(a, heap_at(a, g)),
-				  8 * (size_t) a->width);
-}
-
-static void
-swap_heap(const SvcSampleArea *a, int64_t h, int64_t g)
-{
-	uint32_t	sh = heap_at(a, h),
-				sg = heap_at(a, g);
-	uint64_t	kh = heap_key(a, h),
-				kg = heap_key(a, g);
-
-	set_heap(a, h, sg, kg);
-	set_heap(a, g, sh, kh);
-}
-
-static void
-sift_up(const SvcSampleArea *a, int64_t h)
-{
-	while (h > 0)
-	{
-		int64_t		p = (h - 1) / 2;
-
-		if (heap_cmp(a, p, h) >= 0)
-			break;
-		swap_heap(a, p, h);
-		h = p;
-	}
-}
-
-static void
-sift_down(const SvcSampleArea *a, int64_t n, int64_t h)
-{
-	for (;;)
-	{
-		int64_t		c = 2 * h + 1;
-
-		if (c >= n)
-			break;
-		if (c + 1 < n && heap_cmp(a, c + 1, c) > 0)
-			c++;
-		if (heap_cmp(a, c, h) <= 0)
-			break;
-		swap_heap(a, c, h);
-		h = c;
-	}
-}
-
-/* The bucket of slot i's key, or of the row: the table finds it there or after. */
+/* The bucket a key's probe starts at. */
 static uint64_t
-home(uint64_t key, uint64_t tsize)
+home(uint64_t key, uint64_t mask)
 {
-	/* the key's high bits: its low ones order the heap's near ties */
-	return (key >> 20 ^ key) & (tsize - 1);
+	return (key >> 20 ^ key) & mask;
 }
 
 /* The slot holding the row (of key), or -1. */
 static int64_t
 find(const SvcSampleArea *a, uint64_t key, const Src *row)
 {
-	uint64_t	b = home(key, a->tmask + 1);
+	uint64_t	b = home(key, a->tmask);
 
 	for (;;)
 	{
@@ -287,46 +229,21 @@ find(const SvcSampleArea *a, uint64_t key, const Src *row)
 static void
 table_insert(const SvcSampleArea *a, int64_t slot)
 {
-	uint64_t	b = home(svc_sample_key_at(a, slot), a->tmask + 1);
+	uint64_t	b = home(svc_sample_key_at(a, slot), a->tmask);
 
 	while (table_at(a, b) != 0)
 		b = (b + 1) & a->tmask;
 	set_table(a, b, (uint32_t) slot + 1);
 }
 
-/*
- * Remove slot from the table, moving back each entry after it whose home
- * bucket is not between the hole and the entry (backward-shift deletion,
- * so that no tombstone is left and every probe still finds its entry).
- */
 static void
-table_remove(const SvcSampleArea *a, int64_t slot)
+table_rebuild(const SvcSampleArea *a, int64_t kept)
 {
-	uint64_t	tsize = a->tmask + 1;
-	uint64_t	mask = a->tmask;
-	uint64_t	hole = home(svc_sample_key_at(a, slot), tsize);
-	uint64_t	j;
-
-	while (table_at(a, hole) != (uint32_t) slot + 1)
-		hole = (hole + 1) & mask;
-	j = hole;
-	for (;;)
-	{
-		uint32_t	v;
-		uint64_t	h;
-
-		j = (j + 1) & mask;
-		v = table_at(a, j);
-		if (v == 0)
-			break;
-		h = home(svc_sample_key_at(a, v - 1), tsize);
-		/* its home lies in (hole, j]: it stays */
-		if (((j - h) & mask) < ((j - hole) & mask))
-			continue;
-		set_table(a, hole, v);
-		hole = j;
-	}
-	set_table(a, hole, 0);
+	if (a->capacity == 0)
+		return;
+	memset(a->table, 0, 4 * (size_t) (a->tmask + 1));
+	for (int64_t i = 0; i < kept; i++)
+		table_insert(a, i);
 }
 
 static void
@@ -341,46 +258,191 @@ store_row(const SvcSampleArea *a, int64_t i, const Src *r)
 			svc_store_u64(p + 8 * (size_t) j, src_word(r, a->width, j));
 }
 
+/* Slot from's row, key and count into slot to. */
+static void
+move_slot(const SvcSampleArea *a, int64_t from, int64_t to)
+{
+	memcpy(svc_sample_row(a, to), svc_sample_row(a, from), 8 * (size_t) a->width);
+	set_key(a, to, svc_sample_key_at(a, from));
+	set_count(a, to, svc_sample_count_at(a, from));
+}
+
+static void
+clear_slot(const SvcSampleArea *a, int64_t i)
+{
+	memset(svc_sample_row(a, i), 0, 8 * (size_t) a->width);
+	set_key(a, i, 0);
+	set_count(a, i, 0);
+}
+
+/* Word i of the keys' copy (little-endian words, as the rest of the area). */
+static inline uint64_t
+sk(const uint8_t *v, int64_t i)
+{
+	return svc_load_u64(v + 8 * (size_t) i);
+}
+
+static inline void
+set_sk(uint8_t *v, int64_t i, uint64_t x)
+{
+	svc_store_u64(v + 8 * (size_t) i, x);
+}
+
+/*
+ * The k-th smallest (from 0) of n keys, reordering them: an iterative
+ * selection, median of three pivots, falling back to an insertion sort of
+ * what is left should a run of bad pivots take long.
+ */
+static uint64_t
+select_key(uint8_t *v, int64_t n, int64_t k)
+{
+	int64_t		lo = 0,
+				hi = n - 1;
+	int			rounds = 0;
+
+	while (lo < hi)
+	{
+		uint64_t	x = sk(v, lo),
+					y = sk(v, lo + (hi - lo) / 2),
+					z = sk(v, hi);
+		uint64_t	pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+		int64_t		i = lo,
+					j = hi;
+
+		if (++rounds > 64)
+		{
+			for (int64_t p = lo + 1; p <= hi; p++)
+			{
+				uint64_t	t = sk(v, p);
+				int64_t		q = p;
+
+				while (q > lo && sk(v, q - 1) > t)
+				{
+					set_sk(v, q, sk(v, q - 1));
+					q--;
+				}
+				set_sk(v, q, t);
+			}
+			return sk(v, k);
+		}
+		while (i <= j)
+		{
+			while (sk(v, i) < pivot)
+				i++;
+			while (sk(v, j) > pivot)
+				j--;
+			if (i <= j)
+			{
+				uint64_t	t = sk(v, i);
+
+				set_sk(v, i, sk(v, j));
+				set_sk(v, j, t);
+				i++;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			return sk(v, k);
+	}
+	return sk(v, k);
+}
+
+/*
+ * Keep the limit smallest (key, bytes) of the n slots used (n > limit):
+ * the others leave (their slots end up zero), tau falls to the largest
+ * kept, and the table is built again.  The table's buckets hold a copy of
+ * the keys for the selection meanwhile (they have room for twice the
+ * slots' keys' words).
+ */
+static void
+compact(const SvcSampleArea *a, int64_t *kept, int64_t limit)
+{
+	int64_t		n = *kept;
+	uint8_t    *scratch = a->table;
+	uint64_t	kl;
+	int64_t		less = 0,
+				equal = 0,
+				top = -1;
+
+	memcpy(scratch, a->keys, 8 * (size_t) n);
+	kl = select_key(scratch, n, limit - 1);
+	for (int64_t i = 0; i < n; i++)
+	{
+		uint64_t	k = svc_sample_key_at(a, i);
+
+		less += k < kl;
+		equal += k == kl;
+	}
+	/* the rows above the limit's key leave, the last slot taking each place */
+	for (int64_t i = 0; i < n;)
+	{
+		if (svc_sample_key_at(a, i) > kl)
+		{
+			if (i != n - 1)
+				move_slot(a, n - 1, i);
+			clear_slot(a, n - 1);
+			n--;
+		}
+		else
+			i++;
+	}
+	/* of rows of the limit's key (a collision of keys), the largest bytes leave */
+	while (equal > limit - less)
+	{
+		int64_t		worst = -1;
+
+		for (int64_t i = 0; i < n; i++)
+			if (svc_sample_key_at(a, i) == kl && (worst < 0 || slot_cmp(a, i, worst) > 0))
+				worst = i;
+		if (worst != n - 1)
+			move_slot(a, n - 1, worst);
+		clear_slot(a, n - 1);
+		n--;
+		equal--;
+	}
+	for (int64_t i = 0; i < n; i++)
+		if (svc_sample_key_at(a, i) == kl && (top < 0 || slot_cmp(a, i, top) > 0))
+			top = i;
+	set_tau(a, kl, top);
+	*kept = n;
+	table_rebuild(a, n);
+}
+
 static SvcSampleOffer
 offer(const SvcSampleArea *a, int64_t *kept, int64_t limit, const Src *row, uint64_t key,
 	  uint64_t count)
 {
 	int64_t		n = *kept;
 	int64_t		slot;
+	uint64_t	tau = svc_sample_tau(a->base);
 
-	if (n >= limit && n > 0 && key > heap_key(a, 0))
-		return SVC_SAMPLE_DROPPED;	/* full: only a row below the largest may enter */
+	/* above tau (only a tie of keys needs the bytes): dropped */
+	if (key > tau || (key == tau && tau_slot(a) >= 0 && bytes_cmp(a, row, tau_slot(a)) > 0))
+		return SVC_SAMPLE_DROPPED;
 	slot = n > 0 ? find(a, key, row) : -1;
 	if (slot >= 0)
 	{
 		set_count(a, slot, svc_sample_count_at(a, slot) + count);
 		return SVC_SAMPLE_COUNTED;
 	}
-	if (n >= limit)
-	{
-		int64_t		top = heap_at(a, 0);
-
-		/* above the largest kept (only a tie of keys needs the bytes) */
-		if (n == 0 || row_cmp(a, key, row, top) > 0)
-			return SVC_SAMPLE_DROPPED;
-		/* the largest leaves; the row takes its slot */
-		table_remove(a, top);
-		store_row(a, top, row);
-		set_key(a, top, key);
-		set_count(a, top, count);
-		table_insert(a, top);
-		set_heap(a, 0, (uint32_t) top, key);
-		sift_down(a, n, 0);
-		return SVC_SAMPLE_ADDED;
-	}
 	if (n >= a->capacity)
-		return SVC_SAMPLE_FULL;
+	{
+		if (a->capacity < svc_sample_max_capacity(limit))
+			return SVC_SAMPLE_FULL;
+		compact(a, &n, limit);
+		*kept = n;
+		tau = svc_sample_tau(a->base);
+		if (key > tau || (key == tau && bytes_cmp(a, row, tau_slot(a)) > 0))
+			return SVC_SAMPLE_DROPPED;
+	}
 	store_row(a, n, row);
 	set_key(a, n, key);
 	set_count(a, n, count);
 	table_insert(a, n);
-	set_heap(a, n, (uint32_t) n, key);
-	sift_up(a, n);
 	*kept = n + 1;
 	return SVC_SAMPLE_ADDED;
 }
@@ -414,21 +476,13 @@ svc_sample_offer_slot(const SvcSampleArea *a, int64_t *kept, int64_t limit,
 }
 
 void
-svc_sample_clear(const SvcSampleArea *a)
-{
-	memset(a->base, 0, svc_sample_area_size(a->width, a->capacity));
-}
-
-void
 svc_sample_copy(const SvcSampleArea *src, const SvcSampleArea *dst, int64_t kept)
 {
-	svc_sample_clear(dst);
-	memcpy(dst->base, src->base, (size_t) kept * 8 * (size_t) src->width);
+	memset(dst->base, 0, svc_sample_area_size(dst->width, dst->capacity));
+	memcpy(dst->base, src->base, AREA_HEADER);
+	memcpy(dst->rows, src->rows, (size_t) kept * 8 * (size_t) src->width);
 	memcpy(dst->keys, src->keys, (size_t) kept * 8);
 	memcpy(dst->counts, src->counts, (size_t) kept * 8);
-	/* the heap's order is kept (its slots are the same); the table is sized anew */
-	memcpy(dst->heap, src->heap, (size_t) kept * HEAP_ENTRY);
-	memcpy(dst->pos, src->pos, (size_t) kept * 4);
 	for (int64_t i = 0; i < kept; i++)
 		table_insert(dst, i);
 }
@@ -439,14 +493,21 @@ svc_sample_check(const SvcSampleArea *a, int64_t kept, uint64_t seed, uint64_t *
 	uint64_t	tsize = a->capacity > 0 ? a->tmask + 1 : 0;
 	uint64_t	sum = 0,
 				entries = 0;
+	uint64_t	tau = svc_sample_tau(a->base);
+	int64_t		ts = tau_slot(a);
 
 	*total = 0;
 	if (kept < 0 || kept > a->capacity)
 		return "The sample's row count is out of range.";
+	/* no bound yet, or one that is a kept row's key */
+	if (ts < -1 || ts >= kept || (ts == -1 && tau != NO_TAU) ||
+		(ts >= 0 && svc_sample_key_at(a, ts) != tau))
+		return "The sample's bound is not one of its rows.";
 	for (int64_t i = 0; i < kept; i++)
 	{
 		const uint8_t *p = svc_sample_row(a, i);
 		uint64_t	c = svc_sample_count_at(a, i);
+		uint64_t	key = svc_sample_key_at(a, i);
 
 		if (c == 0 || c > (uint64_t) SVC_MAX_SEEN || sum > (uint64_t) SVC_MAX_SEEN - c)
 			return "A sampled row's count is out of range.";
@@ -460,22 +521,10 @@ svc_sample_check(const SvcSampleArea *a, int64_t kept, uint64_t seed, uint64_t *
 			if (!isfinite(v) || b == UINT64_C(0x8000000000000000))
 				return "A sampled row is not finite or holds -0.";
 		}
-		if (svc_sample_key_of(NULL, p, a->width, false, 0.0, seed) != svc_sample_key_at(a, i))
+		if (svc_sample_key_of(NULL, p, a->width, false, 0.0, seed) != key)
 			return "A sampled row's key is not its own.";
-	}
-	/* the heap: each slot once (its recorded place says so) with its key, in order */
-	for (int64_t h = 0; h < kept; h++)
-	{
-		uint32_t	s = heap_at(a, h);
-
-		if (s >= (uint64_t) kept || pos_at(a, s) != (uint64_t) h ||
-			svc_load_u32(a->heap + HEAP_ENTRY * (size_t) h + 12) != 0)
-			return "The sample's heap does not hold each row once.";
-		if (heap_key(a, h) != svc_sample_key_at(a, s))
-			return "The sample's heap does not hold each row's key.";
-		/* strictly: the rows are distinct (checked below) */
-		if (h > 0 && heap_cmp(a, (h - 1) / 2, h) <= 0)
-			return "The sample's heap is out of order.";
+		if (key > tau || (key == tau && ts >= 0 && slot_cmp(a, i, ts) > 0))
+			return "A sampled row lies above the sample's bound.";
 	}
 	/* the table: kept entries, each a used slot found from its key */
 	for (uint64_t b = 0; b < tsize; b++)
@@ -492,7 +541,7 @@ svc_sample_check(const SvcSampleArea *a, int64_t kept, uint64_t seed, uint64_t *
 		return "The sample's table does not hold each row once.";
 	for (int64_t i = 0; i < kept; i++)
 	{
-		uint64_t	b = home(svc_sample_key_at(a, i), tsize);
+		uint64_t	b = home(svc_sample_key_at(a, i), a->tmask);
 
 		for (;;)
 		{
@@ -505,7 +554,7 @@ svc_sample_check(const SvcSampleArea *a, int64_t kept, uint64_t seed, uint64_t *
 			/* an equal row met first would be the one found: not distinct */
 			if (slot_cmp(a, v - 1, i) == 0)
 				return "The sample holds a row twice.";
-			b = (b + 1) & (tsize - 1);
+			b = (b + 1) & a->tmask;
 		}
 	}
 	/* unused slots are zero, so that equal samples have equal bytes */
@@ -516,8 +565,7 @@ svc_sample_check(const SvcSampleArea *a, int64_t kept, uint64_t seed, uint64_t *
 		for (size_t j = 0; j < 8 * (size_t) a->width; j++)
 			if (p[j] != 0)
 				return "An unused slot of the sample is not zero.";
-		if (svc_sample_key_at(a, i) != 0 || svc_sample_count_at(a, i) != 0 ||
-			heap_at(a, i) != 0 || heap_key(a, i) != 0 || pos_at(a, i) != 0)
+		if (svc_sample_key_at(a, i) != 0 || svc_sample_count_at(a, i) != 0)
 			return "An unused slot of the sample is not zero.";
 	}
 	*total = sum;

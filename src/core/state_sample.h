@@ -3,23 +3,32 @@
  * smallest key, each with its count (state_sample.c, for state.c)
  *
  * A row's key is a 64-bit hash of its values' bits and the seed
- * (svc_sample_key).  The sample keeps the `limit` distinct rows of
- * smallest (key, bytes) and, for each, the number of rows equal to it.
- * Keys never change and the largest key kept only falls, so a row kept
- * at the end was kept from its first copy on: its count is exact.  The
- * sample is therefore a function of the multiset of rows, not of their
- * order, and two samples merge into the sample of the union, in any
- * order, by adding counts (a row one side dropped is out of the union's
- * sample too: that side's `limit` rows are all below it).
+ * (svc_sample_key).  The sample stands for the `limit` distinct rows of
+ * smallest (key, bytes), each with the number of rows equal to it.  It
+ * holds a few more between compactions: every row at or below a bound
+ * tau, which only falls.  When the area is full, a compaction keeps the
+ * limit smallest and lowers tau to the largest of them; a row above tau
+ * is dropped at once (most rows, once the sample is full), without being
+ * looked at further.
  *
- * An area of the state holds `capacity` slots (capacity <= limit, grown
- * by the caller up to limit): each a row of `width` doubles, its key and
- * count (u64 each), a max-heap of the slots used (u64 key and u32 slot
- * number an entry, the largest (key, bytes) first) with each slot's place
- * in it (u32), and an open-addressing table from keys to
- * slots (u32 slot + 1, 0 for empty, linear probing, a power of two of at
- * least twice the capacity).  Everything little-endian, as the rest of
- * the state; a slot's row is stored with -0.0 as 0.0.
+ * A row among the limit smallest of all rows is below every tau there
+ * ever was, so it was kept from its first copy on: its count is exact, and
+ * the limit smallest of what the sample holds are those of every row.
+ * They are therefore a function of the multiset of rows, not of their
+ * order, and two samples merge into one of the union, in any order, by
+ * offering one's rows to the other with their counts.  (A row one side
+ * dropped is not among the limit smallest of the union: that side holds
+ * limit rows below it.  It may stay in the merge, with a count short of
+ * its copies, but always above the limit smallest.)
+ *
+ * An area of the state holds a header (u64 tau, UINT64_MAX before the
+ * first compaction; u64 the slot of tau's row + 1, or 0) and `capacity`
+ * slots (grown by the caller up to svc_sample_max_capacity(limit)): each a
+ * row of `width` doubles, its key and its count (u64 each); then an
+ * open-addressing table from keys to slots (u32 slot + 1, 0 for empty,
+ * linear probing, a power of two of at least twice the capacity).  Every
+ * value little-endian, as the rest of the state; rows are stored with
+ * -0.0 as 0.0; unused slots are zero.
  */
 #ifndef SVC_STATE_SAMPLE_H
 #define SVC_STATE_SAMPLE_H
@@ -29,14 +38,13 @@
 
 typedef struct SvcSampleArea
 {
-	uint8_t    *base;			/* the area's first byte: the rows */
+	uint8_t    *base;			/* the area's first byte: its header */
 	int32_t		width;			/* doubles per row */
 	int64_t		capacity;		/* slots */
 	/* its parts (svc_sample_area sets them) */
+	uint8_t    *rows;
 	uint8_t    *keys;
 	uint8_t    *counts;
-	uint8_t    *heap;
-	uint8_t    *pos;
 	uint8_t    *table;
 	uint64_t	tmask;			/* buckets - 1 */
 } SvcSampleArea;
@@ -50,15 +58,31 @@ uint64_t	svc_sample_table_size(int64_t capacity);
 /* Bytes of an area of capacity slots of width doubles; 0 on overflow. */
 size_t		svc_sample_area_size(int32_t width, int64_t capacity);
 
-/* Pointers into an area (i a slot number). */
+/* The most slots an area of this limit grows to: a quarter more, for compactions. */
+int64_t		svc_sample_max_capacity(int64_t limit);
+
+/* Initialise an empty area (its bytes zero but tau). */
+void		svc_sample_init(const SvcSampleArea *a);
+
+/* A slot's row, key and count. */
 uint8_t    *svc_sample_row(const SvcSampleArea *a, int64_t i);
 uint64_t	svc_sample_key_at(const SvcSampleArea *a, int64_t i);
 uint64_t	svc_sample_count_at(const SvcSampleArea *a, int64_t i);
 
 /*
- * The key of a row: its values' IEEE bits (-0.0 as 0.0), a word at a time
+ * The bound tau: a row of a larger key is dropped.  At the area's first
+ * byte, so that the transition reads it without the area's pointers.
+ */
+static inline uint64_t
+svc_sample_tau(const uint8_t *area)
+{
+	return svc_load_u64(area);
+}
+
+/*
+ * The key of a row: its values' IEEE bits (-0.0 as 0.0), a pair at a time
  * through 64 x 64 -> 128-bit multiplications with constants of their own,
- * folded and finished with the seed: integer arithmetic only, the same on
+ * summed and finished with the seed: integer arithmetic only, the same on
  * every platform.  Inline: the transition keys every row.
  */
 static inline uint64_t
@@ -137,16 +161,17 @@ svc_sample_key(const double *row, int32_t width, uint64_t seed)
 typedef enum SvcSampleOffer
 {
 	SVC_SAMPLE_COUNTED,			/* equal to a kept row: its count grew */
-	SVC_SAMPLE_ADDED,			/* kept in a free slot, or in the place of
-								 * the largest kept row, which left */
-	SVC_SAMPLE_DROPPED,			/* its (key, bytes) is above the limit's */
+	SVC_SAMPLE_ADDED,			/* kept in a free slot (after a compaction,
+								 * perhaps) */
+	SVC_SAMPLE_DROPPED,			/* its (key, bytes) is above tau's */
 	SVC_SAMPLE_FULL				/* to be kept, but every slot is used and
-								 * capacity < limit: grow and offer again */
+								 * capacity < svc_sample_max_capacity(limit):
+								 * grow and offer again */
 } SvcSampleOffer;
 
 /*
  * Offer count rows equal to row (width values, -0.0 allowed), of key key,
- * to an area with *kept slots used and at most limit rows kept.
+ * to an area with *kept slots used and limit rows to stand for.
  */
 SvcSampleOffer svc_sample_offer(const SvcSampleArea *a, int64_t *kept, int64_t limit,
 								const double *row, uint64_t key, uint64_t count);
@@ -161,41 +186,25 @@ SvcSampleOffer svc_sample_offer_slot(const SvcSampleArea *a, int64_t *kept, int6
 									 const SvcSampleArea *src, int64_t slot);
 
 /*
- * The largest key kept (the heap's top), for the transition's quick
- * refusal: a row of a larger key is dropped once the area holds limit
- * rows.  kept must be > 0.  The heap's first entry starts with it, at
- * capacity * (8 * width + 16) bytes into the area (svc_state_add reads it
- * there).
- */
-static inline uint64_t
-svc_sample_top_key(const SvcSampleArea *a, int64_t kept)
-{
-	(void) kept;
-	return svc_load_u64(a->heap);
-}
-
-/*
- * Copy kept slots from src into dst (capacity >= kept, same width) and
- * build dst's heap and table.
+ * Copy the header and kept slots from src into dst (capacity >= kept,
+ * same width) and build dst's table.
  */
 void		svc_sample_copy(const SvcSampleArea *src, const SvcSampleArea *dst, int64_t kept);
 
-/* Empty an area: every byte 0. */
-void		svc_sample_clear(const SvcSampleArea *a);
-
 /*
- * Checks of an area received from outside: every key is its row's,
- * counts are positive and sum to *total, rows are finite, distinct and
- * stored without -0.0, the table finds each slot and only those, the
- * heap holds each slot once in heap order, and unused slots are zero.
- * NULL when consistent, else the error's detail.
+ * Checks of an area received from outside: a consistent tau, every key
+ * its row's and at most tau, counts positive and summing to *total, rows
+ * finite, distinct and stored without -0.0, the table finding each slot
+ * and only those, unused slots zero.  NULL when consistent, else the
+ * error's detail.
  */
 const char *svc_sample_check(const SvcSampleArea *a, int64_t kept, uint64_t seed,
 							 uint64_t *total);
 
 /*
  * The slots in their canonical order, (key, bytes) ascending: order
- * receives kept slot numbers.
+ * receives kept slot numbers, of which the first min(kept, limit) are the
+ * rows the sample stands for.
  */
 void		svc_sample_order(const SvcSampleArea *a, int64_t kept, uint32_t *order);
 

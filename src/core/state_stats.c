@@ -67,6 +67,9 @@ column_exp(const uint8_t *st, int32_t dims, int32_t j)
 				hi;
 
 	svc_stats_range(st, dims, j, &lo, &hi);
+	/* no row yet: the empty range, and nothing to scale */
+	if (!(lo <= hi))
+		return 0;
 	return svc_scale_exponent(fmax(fabs(lo), fabs(hi)));
 }
 
@@ -94,7 +97,8 @@ svc_stats_of_counted(const uint8_t *st, int32_t dims, const double *rows,
 			s += c == 1.0 ? v : c * v;
 			total += c;
 		}
-		m = s / total;
+		/* no row: 0 for both, as an empty state's statistics have always been */
+		m = total > 0 ? s / total : 0.0;
 		for (int64_t i = 0; i < n + n_lab; i++)
 		{
 			double		c = (double) (i < n ? (count ? count[i] : 1) :
@@ -105,7 +109,7 @@ svc_stats_of_counted(const uint8_t *st, int32_t dims, const double *rows,
 			ss += c == 1.0 ? t * t : c * (t * t);
 		}
 		mean[j] = ldexp(m, e);
-		stddev[j] = ldexp(sqrt(ss / total), e);
+		stddev[j] = total > 0 ? ldexp(sqrt(ss / total), e) : 0.0;
 		svc_stats_range(st, dims, j, &min[j], &max[j]);
 	}
 }
