@@ -101,9 +101,14 @@ check_state(const bytea *s)
 		svc_report(&err);
 }
 
-/* The bytes of a state of those capacities; an error past what a value holds. */
+/*
+ * The bytes of a state of those capacities; an error past what a value
+ * holds, which names the sample sizes of the options (sample, lab_sample)
+ * the capacities make room for.
+ */
 static size_t
-checked_state_size(int32 dims, int64 capacity, int64 lab_capacity, size_t init_len)
+checked_state_size(int32 dims, int64 capacity, int64 lab_capacity, size_t init_len,
+				   int64 sample, int64 lab_sample)
 {
 	size_t		len = svc_state_size_warm(dims, capacity, lab_capacity, init_len);
 
@@ -112,7 +117,7 @@ checked_state_size(int32 dims, int64 capacity, int64 lab_capacity, size_t init_l
 				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				errmsg("svc_train sample would need more than 1 GB"),
 				errdetail("%lld rows of %d features and an init model of %zu bytes do not fit in one aggregate state.",
-						  (long long) capacity, dims, init_len),
+						  (long long) sample, dims, init_len),
 				errhint("Lower the \"sample\" option of the init model, or its \"budget\"."));
 
 	if ((len == 0 || len > MaxAllocSize - VARHDRSZ) && lab_capacity == 0)
@@ -120,14 +125,14 @@ checked_state_size(int32 dims, int64 capacity, int64 lab_capacity, size_t init_l
 				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				errmsg("svc_train sample would need more than 1 GB"),
 				errdetail("%lld rows of %d features do not fit in one aggregate state.",
-						  (long long) capacity, dims),
+						  (long long) sample, dims),
 				errhint("Lower the \"sample\" option."));
 	if (len == 0 || len > MaxAllocSize - VARHDRSZ)
 		ereport(ERROR,
 				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				errmsg("svc_train sample would need more than 1 GB"),
 				errdetail("%lld rows and %lld labelled rows of %d features do not fit in one aggregate state.",
-						  (long long) capacity, (long long) lab_capacity, dims),
+						  (long long) sample, (long long) lab_sample, dims),
 				errhint("Lower the \"sample\" or \"label_sample\" option."));
 	return len;
 }
@@ -139,7 +144,8 @@ checked_state_size(int32 dims, int64 capacity, int64 lab_capacity, size_t init_l
 static bytea *
 new_state(int32 dims, int64 capacity, int64 lab_capacity, size_t init_len)
 {
-	size_t		len = checked_state_size(dims, capacity, lab_capacity, init_len);
+	size_t		len = checked_state_size(dims, capacity, lab_capacity, init_len, capacity,
+										 lab_capacity);
 	bytea	   *s;
 
 	/* zeroed: the rows past the kept ones are part of the value's bytes */
@@ -312,8 +318,10 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 		 * new state value into the aggregate context itself.  The labelled
 		 * area is made when the first labelled row comes.
 		 */
-		(void) checked_state_size(dims, opts->opt.sample,
-								  labelled ? opts->opt.label_sample : 0, init_len);
+		(void) checked_state_size(dims, svc_state_max_capacity(&opts->opt),
+								  labelled ? svc_state_max_lab_capacity(&opts->opt) : 0,
+								  init_len, opts->opt.sample,
+								  labelled ? opts->opt.label_sample : 0);
 		state = new_state(dims, first, 0, init_len);
 		svc_state_init(STATE_DATA(state), dims, first, &opts->opt);
 		if (init_len > 0)

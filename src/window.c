@@ -138,7 +138,7 @@ partition_state(WindowObject winobj, FunctionCallInfo fcinfo, MemoryContext rowc
 		if (state == NULL)
 		{
 			int64		cap = Min(16, opt.sample);
-			size_t		full = svc_state_size(n, opt.sample);
+			size_t		full = svc_state_size(n, svc_state_max_capacity(&opt));
 
 			/* refused up front, as svc_train does, if the sample cannot fit */
 			if (full == 0 || full > MaxAllocSize)

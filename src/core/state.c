@@ -589,6 +589,18 @@ max_capacity(const uint8_t *buf)
 }
 
 int64_t
+svc_state_max_capacity(const SvcOptions *opt)
+{
+	return opt->keep_rows ? opt->sample : svc_sample_max_capacity(opt->sample);
+}
+
+int64_t
+svc_state_max_lab_capacity(const SvcOptions *opt)
+{
+	return svc_sample_max_capacity(opt->label_sample);
+}
+
+int64_t
 svc_state_next_capacity(const uint8_t *buf)
 {
 	int64_t		cap = svc_state_capacity(buf);

@@ -77,6 +77,14 @@ size_t		svc_state_size_labelled(int32_t dims, int64_t capacity, int64_t lab_capa
 size_t		svc_state_size_warm(int32_t dims, int64_t capacity, int64_t lab_capacity,
 								size_t init_len);
 
+/*
+ * The most slots a state of these options grows to: its sample and room
+ * for compactions (a quarter more; the sample exactly for a model that
+ * keeps its rows), and likewise for the labelled rows.
+ */
+int64_t		svc_state_max_capacity(const SvcOptions *opt);
+int64_t		svc_state_max_lab_capacity(const SvcOptions *opt);
+
 /* Initialise an empty state in buf (of svc_state_size bytes). */
 void		svc_state_init(uint8_t *buf, int32_t dims, int64_t capacity,
 						   const SvcOptions *opt);
