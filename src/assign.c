@@ -75,7 +75,8 @@ row_features(Datum fdatum, const SvcModel *model, SvcRowContext *rc, double *out
 	int			n = svc_array_length(arr);
 	int			dims;
 
-	if (n > 0 && n != model->dims)
+	/* too many elements stays the error it is (svc_check_features_any) */
+	if (n > 0 && n <= SVC_MAX_DIMS && n != model->dims)
 	{
 		rc->active = false;
 		svc_check_dims_detail(model->dims, n,

@@ -81,7 +81,7 @@ scaled_row(FunctionCallInfo fcinfo, ScoreWork **work, const char *fname)
 	const double *x;
 	int			n = svc_array_length(arr);
 
-	if (n > 0)
+	if (n > 0 && n <= SVC_MAX_DIMS)	/* else: too many elements, below */
 		svc_check_dims_detail(cache->model.dims, n,
 							  "Argument 2 of %s (features) has %d element%s; the model (argument 1) has %d dimensions.",
 							  fname, n, n == 1 ? "" : "s", cache->model.dims);
