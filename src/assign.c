@@ -151,7 +151,7 @@ paper_finish(PaperRows *pr, const SvcModel *model, SvcLabelWork *work,
 			nulls[1] = nulls[2] = nulls[3] = true;
 		else
 		{
-			values[1] = Int32GetDatum(pr->cluster[i]);
+			values[1] = Int32GetDatum(svc_cluster_id(model, pr->cluster[i]));
 			values[2] = Float8GetDatum(pr->decision[i]);
 			values[3] = BoolGetDatum(pr->decision[i] < 0);
 		}
@@ -281,7 +281,7 @@ svc_assign(PG_FUNCTION_ARGS)
 				MemoryContextSwitchTo(old);
 				cluster = svc_scorer_predict(&scorer, scaled, &decision);
 				MemoryContextSwitchTo(batchctx);
-				values[1] = Int32GetDatum(cluster);
+				values[1] = Int32GetDatum(svc_cluster_id(&model, cluster));
 				values[2] = Float8GetDatum(decision);
 				values[3] = BoolGetDatum(decision < 0);
 			}

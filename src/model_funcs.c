@@ -9,6 +9,7 @@
 #include "svclust.h"
 
 #include "label.h"
+#include "label_cut.h"
 #include "model_report.h"
 #include "score.h"
 
@@ -117,13 +118,13 @@ svc_predict(PG_FUNCTION_ARGS)
 	old = MemoryContextSwitchTo(cache->mcxt);
 	cluster = svc_scorer_predict(&w->scorer, w->scaled, NULL);
 	MemoryContextSwitchTo(old);
-	PG_RETURN_INT32(cluster);
+	PG_RETURN_INT32(svc_cluster_id(&cache->model, cluster));
 }
 
 /* The last cut of a cached model: its options as given, and the result. */
 typedef struct RecutMemo
 {
-	SvcOptions	stored;			/* the model's own options, as decoded */
+	SvcCutSaved stored;			/* the model's own cut, as decoded */
 	Jsonb	   *options;		/* NULL until a cut succeeded */
 	bytea	   *result;
 } RecutMemo;
@@ -146,23 +147,37 @@ svc_recut(PG_FUNCTION_ARGS)
 
 	if (memo == NULL)
 	{
-		memo = MemoryContextAllocZero(cache->mcxt, sizeof(RecutMemo));
-		memo->stored = cache->model.opt;
+		SvcError	err;
+
+		old = MemoryContextSwitchTo(cache->mcxt);
+		memo = palloc0(sizeof(RecutMemo));
+		if (svc_cut_save(&svc_pg_env, &cache->model, &memo->stored, &err) != SVC_OK)
+			svc_report(&err);
 		cache->extra = memo;
+		MemoryContextSwitchTo(old);
 	}
 	if (memo->options == NULL || VARSIZE(memo->options) != VARSIZE(options) ||
 		memcmp(memo->options, options, VARSIZE(options)) != 0)
 	{
-		/* the options apply to the model's own, not to the last cut's */
+		/* the cut's new arrays belong to the cached model */
+		old = MemoryContextSwitchTo(cache->mcxt);
+
+		/*
+		 * The options apply to the model as stored, not to the last cut:
+		 * its own cut back first, so that the new cut's ids come from the
+		 * stored clusters
+		 */
 		if (memo->options != NULL)
 		{
+			SvcError	err;
+
 			pfree(memo->options);
 			pfree(memo->result);
 			memo->options = NULL;
+			if (svc_cut_restore(&svc_pg_env, &cache->model, &memo->stored, &err) != SVC_OK)
+				svc_report(&err);
 		}
-		/* the cut's new arrays belong to the cached model */
-		old = MemoryContextSwitchTo(cache->mcxt);
-		svc_cut_model(&cache->model, &memo->stored, options);
+		svc_cut_model(&cache->model, &memo->stored.opt, options);
 		memo->result = svc_model_to_bytea(&cache->model);
 		memo->options = (Jsonb *) palloc(VARSIZE(options));
 		memcpy(memo->options, options, VARSIZE(options));

@@ -18,6 +18,7 @@
 
 #include "svc_core.h"
 #include "model.h"
+#include "label_lineage.h"
 
 /* An SvcEnv whose allocations come from CurrentMemoryContext at call
  * time and whose interrupt hook runs CHECK_FOR_INTERRUPTS(). */

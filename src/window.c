@@ -258,7 +258,7 @@ score_current(FunctionCallInfo fcinfo, int32 *cluster, double *decision)
 	svc_model_scale_row(&pm->model, x, pm->scaled);
 	/* the certificates computed on the way belong to the partition */
 	old = MemoryContextSwitchTo(GetMemoryChunkContext(pm));
-	*cluster = svc_scorer_predict(&pm->scorer, pm->scaled, decision);
+	*cluster = svc_cluster_id(&pm->model, svc_scorer_predict(&pm->scorer, pm->scaled, decision));
 	MemoryContextSwitchTo(old);
 	if (svc_progress_on)
 		svc_progress_tick("svc_cluster", "rows clustered", WinGetCurrentPosition(winobj) + 1);

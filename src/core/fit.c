@@ -4,6 +4,7 @@
 #include "fit.h"
 #include "label_complete_graph.h"
 #include "label.h"
+#include "label_lineage.h"
 #include "state.h"
 #include "solver.h"
 #include "supervision.h"
@@ -399,13 +400,38 @@ count_wrong_side(SvcModel *m, const double *rows, const int8_t *label, int64_t n
 }
 
 /*
+ * Label the model on n scaled rows; after a warm start (init not NULL)
+ * match its clusters to init's on the same rows (label_lineage.h).
+ */
+static SvcStatus
+label_rows(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
+		   const SvcModel *init, SvcError *err)
+{
+	int32_t    *labels = NULL;
+	SvcStatus	st;
+
+	if (init != NULL)
+	{
+		labels = svc_alloc(env, sizeof(int32_t) * (size_t) n, err);
+		if (labels == NULL)
+			return SVC_ERR_NOMEM;
+	}
+	st = svc_label_train(env, m, xs, n, labels, err);
+	if (st == SVC_OK && init != NULL)
+		st = svc_lineage_from_rows(env, m, init, xs, labels, n, err);
+	svc_free(env, labels);
+	return st;
+}
+
+/*
  * After the solver: the widths, the threshold and the labelling, on the n
  * scaled rows (label: the labelled rows to count on the wrong side, or
- * NULL).
+ * NULL; init: the model a warm start continued, or NULL).
  */
 static SvcStatus
 fit_finish(const SvcEnv *env, const SvcSolverOps *solver, const double *rows,
-		   const int8_t *label, int64_t n, SvcModel *m, SvcError *err)
+		   const int8_t *label, int64_t n, SvcModel *m, const SvcModel *init,
+		   SvcError *err)
 {
 	SvcStatus	st;
 
@@ -437,7 +463,7 @@ fit_finish(const SvcEnv *env, const SvcSolverOps *solver, const double *rows,
 		env->progress(env->ctx, SVC_PROGRESS_LABEL, 0,
 					  n < SVC_LABEL_ROWS ? n : SVC_LABEL_ROWS);
 	if (n <= SVC_LABEL_ROWS)
-		return svc_label_train(env, m, rows, n, NULL, err);
+		return label_rows(env, m, rows, n, init, err);
 	else
 	{
 		/*
@@ -464,7 +490,7 @@ fit_finish(const SvcEnv *env, const SvcSolverOps *solver, const double *rows,
 		for (int64_t i = 0; i < SVC_LABEL_ROWS; i++)
 			memcpy(sub + (size_t) i * m->dims, rows + (size_t) pick[i] * m->dims,
 				   sizeof(double) * (size_t) m->dims);
-		st = svc_label_train(env, m, sub, SVC_LABEL_ROWS, NULL, err);
+		st = label_rows(env, m, sub, SVC_LABEL_ROWS, init, err);
 		svc_free(env, pick);
 		svc_free(env, sub);
 		return st;
@@ -543,7 +569,7 @@ fit_scaled(const SvcEnv *env, double *rows, const int8_t *label, int64_t n, SvcM
 		if (st != SVC_OK)
 			return st;
 	}
-	return fit_finish(env, solver, rows, supervised ? label : NULL, n, m, err);
+	return fit_finish(env, solver, rows, supervised ? label : NULL, n, m, NULL, err);
 }
 
 SvcStatus
@@ -674,7 +700,7 @@ fit_warm(const SvcEnv *env, double *rows, int64_t n, int64_t seen, const SvcOpti
 	{
 		/* the threshold is the solver's; the labelling on the window */
 		m->rows_used = m->keep_n;
-		return fit_finish(env, solver, m->keep_x, NULL, m->keep_n, m, err);
+		return fit_finish(env, solver, m->keep_x, NULL, m->keep_n, m, init, err);
 	}
 
 	/*
@@ -687,7 +713,7 @@ fit_warm(const SvcEnv *env, double *rows, int64_t n, int64_t seen, const SvcOpti
 	memcpy(all, rows, sizeof(double) * (size_t) n * (size_t) d);
 	if (init->n_sv > 0)
 		memcpy(all + (size_t) n * d, init->sv, sizeof(double) * (size_t) init->n_sv * (size_t) d);
-	st = fit_finish(env, solver, all, NULL, n_all, m, err);
+	st = fit_finish(env, solver, all, NULL, n_all, m, init, err);
 	svc_free(env, all);
 	return st;
 }

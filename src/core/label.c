@@ -72,6 +72,10 @@ finish_model(const SvcEnv *env, SvcModel *m, const SvcEqList *eqs,
 	next.eq_rows = svc_alloc0(env, sizeof(int64_t) * (size_t) M, err);
 	next.eq_cluster = NULL;
 	next.cluster_size = NULL;
+	/* a new labelling has no ids yet (a warm start matches them after) */
+	next.cluster_id = NULL;
+	next.links = NULL;
+	next.next_id = next.n_links = 0;
 	next.edge_a = svc_alloc(env, sizeof(int32_t) * (size_t) n_edges, err);
 	next.edge_b = svc_alloc(env, sizeof(int32_t) * (size_t) n_edges, err);
 	next.edge_f = svc_alloc(env, sizeof(double) * (size_t) n_edges, err);

@@ -9,6 +9,7 @@
  * its own labelling back bit for bit.
  */
 #include "label_cut.h"
+#include "label_lineage.h"
 #include "unionfind.h"
 
 #include <math.h>
@@ -488,6 +489,7 @@ svc_model_recut(const SvcEnv *env, SvcModel *m, const SvcOptions *wanted,
 	uint8_t		current_wire[SVC_OPTIONS_WIRE_FULL];
 	uint8_t		wanted_wire[SVC_OPTIONS_WIRE_FULL];
 	SvcOptions	before = m->opt;
+	SvcModel	cut;
 	SvcStatus	st;
 
 	/* compared as the model stores them, so equal means the same cut */
@@ -495,11 +497,47 @@ svc_model_recut(const SvcEnv *env, SvcModel *m, const SvcOptions *wanted,
 	svc_options_encode_full(wanted, wanted_wire);
 	if (memcmp(current_wire, wanted_wire, SVC_OPTIONS_WIRE_FULL) == 0)
 		return SVC_OK;
-	m->opt = *wanted;
-	st = svc_cut_apply(env, m, err);
+	if (m->opt.labeling != SVC_LABELING_TREE)
+		return svc_cut_apply(env, m, err);	/* refused: no tree to cut */
+
+	/*
+	 * The new cut beside the old one, so that its clusters are matched to
+	 * the model's before either is replaced (label_lineage.h): a cluster
+	 * the cut keeps keeps its id.
+	 */
+	cut = *m;
+	cut.opt = *wanted;
+	cut.eq_cluster = svc_alloc(env, sizeof(int32_t) * (size_t) m->n_eq, err);
+	cut.cluster_size = NULL;
+	cut.cluster_id = NULL;
+	cut.links = NULL;
+	cut.next_id = cut.n_links = 0;
+	if (cut.eq_cluster == NULL)
+		return SVC_ERR_NOMEM;
+	st = compute_cut(env, &cut, cut.eq_cluster, &cut.n_clusters, &cut.cluster_size, err);
+	if (st == SVC_OK)
+		st = svc_lineage_from_recut(env, &cut, m->eq_cluster, m->cluster_id, m->n_clusters,
+									svc_lineage_next_id(m), err);
 	if (st != SVC_OK)
+	{
+		svc_free(env, cut.eq_cluster);
+		svc_free(env, cut.cluster_size);
+		svc_lineage_free(env, &cut);
 		m->opt = before;
-	return st;
+		return st;
+	}
+	svc_free(env, m->eq_cluster);
+	svc_free(env, m->cluster_size);
+	svc_lineage_free(env, m);
+	m->opt = *wanted;
+	m->eq_cluster = cut.eq_cluster;
+	m->cluster_size = cut.cluster_size;
+	m->n_clusters = cut.n_clusters;
+	m->cluster_id = cut.cluster_id;
+	m->next_id = cut.next_id;
+	m->links = cut.links;
+	m->n_links = cut.n_links;
+	return SVC_OK;
 }
 
 SvcStatus
@@ -599,4 +637,89 @@ svc_cut_summary(const SvcModel *m, double *level, double *stability, double *pea
 		if (stability[k] < 0.0)
 			stability[k] = 1.0;
 	return any;
+}
+
+/* Copies of the cut's arrays (n elements of size each; NULL stays NULL). */
+static void *
+dup_array(const SvcEnv *env, const void *src, size_t n, size_t size, bool *failed,
+		  SvcError *err)
+{
+	void	   *out;
+
+	if (src == NULL || n == 0)
+		return NULL;
+	out = svc_alloc(env, n * size, err);
+	if (out == NULL)
+		*failed = true;
+	else
+		memcpy(out, src, n * size);
+	return out;
+}
+
+static SvcStatus
+copy_cut(const SvcEnv *env, const SvcCutSaved *from, SvcCutSaved *to, SvcError *err)
+{
+	bool		failed = false;
+
+	*to = *from;
+	to->eq_cluster = dup_array(env, from->eq_cluster, (size_t) from->n_eq, sizeof(int32_t),
+							   &failed, err);
+	to->cluster_size = dup_array(env, from->cluster_size, (size_t) from->n_clusters,
+								 sizeof(int64_t), &failed, err);
+	to->cluster_id = from->cluster_id == NULL ? NULL :
+		dup_array(env, from->cluster_id, (size_t) from->n_clusters, sizeof(int32_t), &failed, err);
+	to->links = from->links == NULL ? NULL :
+		dup_array(env, from->links, (size_t) from->n_links, sizeof(SvcClusterLink), &failed, err);
+	if (failed)
+	{
+		svc_free(env, to->eq_cluster);
+		svc_free(env, to->cluster_size);
+		svc_free(env, to->cluster_id);
+		svc_free(env, to->links);
+		return SVC_ERR_NOMEM;
+	}
+	return SVC_OK;
+}
+
+SvcStatus
+svc_cut_save(const SvcEnv *env, const SvcModel *m, SvcCutSaved *s, SvcError *err)
+{
+	SvcCutSaved now;
+
+	now.opt = m->opt;
+	now.n_eq = m->n_eq;
+	now.n_clusters = m->n_clusters;
+	now.eq_cluster = m->eq_cluster;
+	now.cluster_size = m->cluster_size;
+	now.cluster_id = m->cluster_id;
+	now.next_id = m->next_id;
+	now.n_links = m->n_links;
+	now.links = m->links;
+	return copy_cut(env, &now, s, err);
+}
+
+SvcStatus
+svc_cut_restore(const SvcEnv *env, SvcModel *m, const SvcCutSaved *s, SvcError *err)
+{
+	SvcCutSaved copy;
+	SvcStatus	st;
+
+	if (s->n_eq != m->n_eq)
+		return svc_fail(err, SVC_ERR_INTERNAL, "a saved cut of %d equilibria for %d",
+						s->n_eq, m->n_eq);
+	st = copy_cut(env, s, &copy, err);
+	if (st != SVC_OK)
+		return st;
+	svc_free(env, m->eq_cluster);
+	svc_free(env, m->cluster_size);
+	svc_lineage_free(env, m);
+	m->opt = copy.opt;
+	m->n_clusters = copy.n_clusters;
+	m->eq_cluster = copy.eq_cluster;
+	m->cluster_size = copy.cluster_size;
+	m->cluster_id = copy.cluster_id;
+	m->next_id = copy.next_id;
+	m->n_links = copy.n_links;
+	m->links = copy.links;
+	return SVC_OK;
 }

@@ -45,8 +45,10 @@ const char *svc_cut_by_name(SvcCutBy by);
 
 /*
  * Label the equilibria from the tree and m->opt: replaces eq_cluster,
- * n_clusters and cluster_size (ids 1..K by decreasing rows; ties by the
- * lowest equilibrium).  On failure the model is unchanged.
+ * n_clusters and cluster_size (1..K by decreasing rows; ties by the
+ * lowest equilibrium), and leaves the ids users see (label_lineage.h)
+ * alone: for a fresh labelling, which has none.  On failure the model is
+ * unchanged.
  */
 SvcStatus	svc_cut_apply(const SvcEnv *env, SvcModel *m, SvcError *err);
 
@@ -54,11 +56,38 @@ SvcStatus	svc_cut_apply(const SvcEnv *env, SvcModel *m, SvcError *err);
  * A recut: the model's clusters under the options wanted (its own with
  * the cut options changed).  Options that give the cut the model has
  * leave it alone, whatever its labelling (only a real change needs a tree
- * to cut); otherwise they become the model's and the tree is cut again.
- * On failure the model is unchanged, options included.
+ * to cut); otherwise they become the model's, the tree is cut again, and
+ * the new clusters get ids from the model's (label_lineage.h: a cluster
+ * the cut keeps keeps its id).  On failure the model is unchanged,
+ * options included.
  */
 SvcStatus	svc_model_recut(const SvcEnv *env, SvcModel *m, const SvcOptions *wanted,
 							SvcError *err);
+
+/*
+ * A model's cut as it stands (options, clusters, ids and links): a caller
+ * that cuts one model at one setting after another (svc_recut per row)
+ * restores the stored cut before each, so that every cut is the stored
+ * model's and its ids come from the stored clusters, not from the last cut.
+ */
+typedef struct SvcCutSaved
+{
+	SvcOptions	opt;
+	int32_t		n_eq;
+	int32_t		n_clusters;
+	int32_t    *eq_cluster;
+	int64_t    *cluster_size;
+	int32_t    *cluster_id;
+	int32_t		next_id;
+	int32_t		n_links;
+	SvcClusterLink *links;
+} SvcCutSaved;
+
+/* Copy m's cut into s (arrays from env). */
+SvcStatus	svc_cut_save(const SvcEnv *env, const SvcModel *m, SvcCutSaved *s, SvcError *err);
+
+/* Give m (the model s was saved from) the saved cut again; on failure m is unchanged. */
+SvcStatus	svc_cut_restore(const SvcEnv *env, SvcModel *m, const SvcCutSaved *s, SvcError *err);
 
 /*
  * Check a decoded model's tree: endpoints in range, a spanning tree,

@@ -46,6 +46,11 @@ svc_model_free_labelling(const SvcEnv *env, SvcModel *m)
 	m->eq = m->eq_f = m->edge_f = NULL;
 	m->eq_cluster = m->edge_a = m->edge_b = NULL;
 	m->eq_rows = m->cluster_size = NULL;
+	svc_free(env, m->cluster_id);
+	svc_free(env, m->links);
+	m->cluster_id = NULL;
+	m->links = NULL;
+	m->next_id = m->n_links = 0;
 }
 
 void

@@ -43,6 +43,25 @@ typedef enum SvcBoundary
 	SVC_BOUNDARY_SPHERE = 2
 } SvcBoundary;
 
+/*
+ * How one of the model's clusters relates to a cluster of the model it
+ * was made from (label_lineage.h).
+ */
+typedef enum SvcLinkKind
+{
+	SVC_LINK_PARENT = 1,		/* the old cluster it shares most with */
+	SVC_LINK_MERGED = 2,		/* an old cluster that merged into it */
+	SVC_LINK_ENDED = 3			/* an old cluster that shares nothing */
+} SvcLinkKind;
+
+typedef struct SvcClusterLink
+{
+	int32_t		cluster;		/* 1..n_clusters; 0 for SVC_LINK_ENDED */
+	int32_t		old_id;			/* the old cluster's id */
+	int32_t		kind;			/* SvcLinkKind */
+	int64_t		shared;			/* what they share (label_lineage.h) */
+} SvcClusterLink;
+
 typedef struct SvcModel
 {
 	int32_t		dims;
@@ -70,6 +89,18 @@ typedef struct SvcModel
 
 	int32_t		n_clusters;
 	int64_t    *cluster_size;	/* [n_clusters]: training rows per cluster */
+
+	/*
+	 * The ids users see, for a model made from another (a warm start or a
+	 * recut, label_lineage.h): cluster k is cluster_id[k - 1]; next_id is
+	 * one past the highest id ever used; the links say where each cluster
+	 * came from.  NULL, 0, 0, NULL for a model trained from scratch, whose
+	 * ids are 1..n_clusters.  Stored in section 7 of format 5.
+	 */
+	int32_t    *cluster_id;
+	int32_t		next_id;
+	int32_t		n_links;
+	SvcClusterLink *links;
 
 	/*
 	 * The saddle tree (tree labelling; none with the paper's): n_eq - 1

@@ -26,6 +26,7 @@
 #include "model_codec.h"
 #include "bytes.h"
 #include "label_cut.h"
+#include "label_lineage.h"
 
 #include <math.h>
 #include <string.h>
@@ -415,9 +416,94 @@ keep_decode(const SvcEnv *env, SvcReader *r, size_t len, SvcModel *m, SvcError *
 }
 
 /*
+ * Tag 7: the clusters' ids and links (label_lineage.h), in a model made
+ * from another (a warm start or a recut):
+ *   u32 next_id, u32 n_links, u32 id[n_clusters],
+ *   n_links x (u32 cluster (0: ended), u32 old id, u32 kind, u32 0, u64 shared)
+ * svc_lineage_check checks them whole.
+ */
+#define IDS_SECTION_FIXED 8
+#define IDS_LINK_SIZE 24
+
+static bool
+ids_present(const SvcModel *m)
+{
+	return m->cluster_id != NULL;
+}
+
+static size_t
+ids_size(const SvcModel *m)
+{
+	return IDS_SECTION_FIXED + 4 * (size_t) m->n_clusters + IDS_LINK_SIZE * (size_t) m->n_links;
+}
+
+static void
+ids_encode(const SvcModel *m, SvcWriter *w)
+{
+	svc_put_u32(w, (uint32_t) m->next_id);
+	svc_put_u32(w, (uint32_t) m->n_links);
+	for (int32_t k = 0; k < m->n_clusters; k++)
+		svc_put_u32(w, (uint32_t) m->cluster_id[k]);
+	for (int32_t l = 0; l < m->n_links; l++)
+	{
+		svc_put_u32(w, (uint32_t) m->links[l].cluster);
+		svc_put_u32(w, (uint32_t) m->links[l].old_id);
+		svc_put_u32(w, (uint32_t) m->links[l].kind);
+		svc_put_u32(w, 0);
+		svc_put_u64(w, (uint64_t) m->links[l].shared);
+	}
+}
+
+static SvcStatus
+ids_decode(const SvcEnv *env, SvcReader *r, size_t len, SvcModel *m, SvcError *err)
+{
+	uint32_t	next,
+				n;
+	size_t		K = (size_t) m->n_clusters;
+
+	if (len < IDS_SECTION_FIXED + 4 * K)
+		return svc_model_corrupt(err, "The cluster ids have the wrong length.");
+	next = svc_get_u32(r);
+	n = svc_get_u32(r);
+	if (r->failed || next < 2 || next > INT32_MAX || n < 1 ||
+		n > (len - IDS_SECTION_FIXED - 4 * K) / IDS_LINK_SIZE ||
+		len != IDS_SECTION_FIXED + 4 * K + IDS_LINK_SIZE * (size_t) n)
+		return svc_model_corrupt(err, "The cluster ids have the wrong length or count.");
+	m->cluster_id = svc_alloc(env, sizeof(int32_t) * K, err);
+	m->links = svc_alloc(env, sizeof(SvcClusterLink) * (size_t) n, err);
+	if (!m->cluster_id || !m->links)
+		return SVC_ERR_NOMEM;
+	m->next_id = (int32_t) next;
+	m->n_links = (int32_t) n;
+	for (size_t k = 0; k < K; k++)
+	{
+		uint32_t	v = svc_get_u32(r);
+
+		m->cluster_id[k] = v < next ? (int32_t) v : 0;	/* 0: out of range */
+	}
+	for (uint32_t l = 0; l < n; l++)
+	{
+		uint32_t	c = svc_get_u32(r),
+					o = svc_get_u32(r),
+					kind = svc_get_u32(r),
+					zero = svc_get_u32(r);
+		uint64_t	shared = svc_get_u64(r);
+
+		if (r->failed || c > K || o >= next || kind > SVC_LINK_ENDED || zero != 0 ||
+			shared > (uint64_t) m->rows_used)
+			return svc_model_corrupt(err, "A cluster link is out of range.");
+		m->links[l].cluster = (int32_t) c;
+		m->links[l].old_id = (int32_t) o;
+		m->links[l].kind = (int32_t) kind;
+		m->links[l].shared = (int64_t) shared;
+	}
+	return svc_lineage_check(env, m, err);
+}
+
+/*
  * Tags, in increasing order: 1 extended options, 2 aid's report, 3 the
  * labelled rows' report, 4 the scoring certificates, 5 the warm start,
- * 6 the kept rows.
+ * 6 the kept rows, 7 the clusters' ids.
  */
 static const ModelSection model_sections[] = {
 	{1, ext_options_present, ext_options_size, ext_options_encode, ext_options_decode},
@@ -425,6 +511,7 @@ static const ModelSection model_sections[] = {
 	{3, labels_present, labels_size, labels_encode, labels_decode},
 	{5, warm_present, warm_size, warm_encode, warm_decode},
 	{6, keep_present, keep_size, keep_encode, keep_decode},
+	{7, ids_present, ids_size, ids_encode, ids_decode},
 };
 
 #define N_SECTIONS (sizeof(model_sections) / sizeof(model_sections[0]))

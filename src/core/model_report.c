@@ -2,6 +2,7 @@
 #include "model_report.h"
 #include "fit.h"
 #include "label_cut.h"
+#include "label_lineage.h"
 #include "model_codec.h"
 #include "solver.h"
 
@@ -68,6 +69,60 @@ cut_rule_name(const SvcModel *m)
 	if (m->opt.labeling != SVC_LABELING_TREE)
 		return svc_labeling_name(m->opt.labeling);
 	return svc_cut_by_name(svc_cut_by(&m->opt));
+}
+
+/*
+ * The ids' lineage (label_lineage.h): per cluster, in the model's order,
+ * its id, status and the old clusters it came from (its parent first,
+ * then those merged into it, by old id) with what each shares;
+ * then the old clusters that ended, and the next id.
+ */
+static void
+lineage_report(TextBuf *t, const SvcModel *m)
+{
+	SvcLineageStatus *status;
+	bool		first = true;
+
+	status = svc_alloc(t->env, sizeof(SvcLineageStatus) * (size_t) m->n_clusters, t->err);
+	if (status == NULL)
+	{
+		t->status = SVC_ERR_NOMEM;
+		return;
+	}
+	if (t->status == SVC_OK)
+		t->status = svc_lineage_statuses(t->env, m, status, t->err);
+	emit(t, ", \"lineage\": {\"clusters\": [");
+	for (int32_t k = 1; k <= m->n_clusters && t->status == SVC_OK; k++)
+	{
+		bool		any = false;
+
+		emit(t, "%s{\"id\": %d, \"status\": \"%s\", \"from\": [", k > 1 ? ", " : "",
+			 svc_cluster_id(m, k), svc_lineage_status_name(status[k - 1]));
+		/* the links are by cluster, then kind: the parent comes first */
+		for (int pass = 0; pass < 2; pass++)
+		{
+			for (int32_t l = 0; l < m->n_links; l++)
+				if (m->links[l].cluster == k)
+				{
+					if (pass == 0)
+						emit(t, "%s%d", any ? ", " : "", m->links[l].old_id);
+					else
+						emit(t, "%s%lld", any ? ", " : "", (long long) m->links[l].shared);
+					any = true;
+				}
+			emit(t, pass == 0 ? "], \"shared\": [" : "]}");
+			any = false;
+		}
+	}
+	emit(t, "], \"ended\": [");
+	for (int32_t l = 0; l < m->n_links; l++)
+		if (m->links[l].kind == SVC_LINK_ENDED)
+		{
+			emit(t, "%s%d", first ? "" : ", ", m->links[l].old_id);
+			first = false;
+		}
+	emit(t, "], \"next_id\": %d}", m->next_id);
+	svc_free(t->env, status);
 }
 
 char *
@@ -145,7 +200,10 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 		emit(&t, "\"cut_level\": %s, ", num(&t, cut_level));
 	else
 		emit(&t, "\"cut_level\": null, ");
-	emit(&t, "\"cluster_sizes\": [");
+	emit(&t, "\"cluster_ids\": [");
+	for (int32_t i = 0; i < m->n_clusters; i++)
+		emit(&t, "%s%d", i ? ", " : "", svc_cluster_id(m, i + 1));
+	emit(&t, "], \"cluster_sizes\": [");
 	for (int32_t i = 0; i < m->n_clusters; i++)
 		emit(&t, "%s%lld", i ? ", " : "", (long long) m->cluster_size[i]);
 	emit(&t, "], \"stability\": ");
@@ -218,6 +276,8 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 		emit(&t, "\"added\": %lld, \"removed\": %lld}",
 			 (long long) m->keep_added, (long long) m->keep_removed);
 	}
+	if (m->cluster_id != NULL)
+		lineage_report(&t, m);
 	emit(&t, "}");
 	svc_free(env, stability);
 	if (t.status != SVC_OK)

@@ -2,6 +2,7 @@
  * plot.c - an SVG picture of a model over two of its dimensions
  */
 #include "plot.h"
+#include "label_lineage.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -609,7 +610,7 @@ beyond(const Frame *fr, const SvcPlotRow *r)
  * way to it, pointing out, in its cluster's colour (hollow if an outlier).
  */
 static void
-draw_edge_row(Buf *b, const Frame *fr, const SvcPlotRow *r)
+draw_edge_row(Buf *b, const SvcModel *m, const Frame *fr, const SvcPlotRow *r)
 {
 	int			sx = side(r->x, fr->xmin, fr->xmax);
 	int			sy = side(r->y, fr->ymin, fr->ymax);
@@ -618,14 +619,15 @@ draw_edge_row(Buf *b, const Frame *fr, const SvcPlotRow *r)
 	double		norm = sqrt(ux * ux + uy * uy);
 	double		cx = px_x(fr, fmin(fmax(r->x, fr->xmin), fr->xmax));
 	double		cy = px_y(fr, fmin(fmax(r->y, fr->ymin), fr->ymax));
-	const char *colour = svc_plot_colour(r->cluster);
+	int32_t		id = svc_cluster_id(m, r->cluster);
+	const char *colour = svc_plot_colour(id);
 
 	ux /= norm;
 	uy /= norm;
 	/* the tip on the edge, the base 10 pixels inside */
 	buf_printf(b, "<path class=\"c%d edge%s\" d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fz\" "
 			   "fill=\"%s\" stroke=\"%s\" stroke-width=\"1.5\"/>\n",
-			   r->cluster, r->outlier ? " o" : "",
+			   id, r->outlier ? " o" : "",
 			   cx, cy,
 			   cx - 10 * ux - 5 * uy, cy - 10 * uy + 5 * ux,
 			   cx - 10 * ux + 5 * uy, cy - 10 * uy - 5 * ux,
@@ -645,8 +647,8 @@ draw_legend(Buf *b, const SvcModel *m, const SvcPlotOptions *po, const Frame *fr
 	for (int32_t k = 1; k <= shown; k++, y += 17)
 		buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\"/>"
 				   "<text x=\"%.1f\" y=\"%.1f\">cluster %d: %lld rows</text>\n",
-				   x + 5, y, svc_plot_colour(k), x + 16, y + 4, k,
-				   (long long) cluster_rows[k - 1]);
+				   x + 5, y, svc_plot_colour(svc_cluster_id(m, k)), x + 16, y + 4,
+				   svc_cluster_id(m, k), (long long) cluster_rows[k - 1]);
 	if (m->n_clusters > shown)
 	{
 		buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\">and %d more (colours repeat)</text>\n",
@@ -816,7 +818,8 @@ draw_lines(const SvcEnv *env, Buf *b, const SvcModel *m, const SvcPlotOptions *p
 			char		shade[8];
 
 			buf_printf(b, "<path class=\"boundary\" data-cluster=\"%d\" fill=\"none\" "
-					   "stroke=\"%s\" stroke-width=\"2\" d=\"", k, dark_colour(k, shade));
+					   "stroke=\"%s\" stroke-width=\"2\" d=\"", svc_cluster_id(m, k),
+					   dark_colour(svc_cluster_id(m, k), shade));
 		}
 		else
 			buf_printf(b, "<path class=\"boundary\" fill=\"none\" stroke=\"#000\" stroke-width=\"2\" d=\"");
@@ -908,7 +911,8 @@ svc_plot_svg(const SvcEnv *env, const SvcModel *m, const SvcPlotOptions *po,
 			break;
 		if (!r->outlier && !beyond(&fr, r))
 			buf_printf(&b, "<circle class=\"c%d\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n",
-					   r->cluster, px_x(&fr, r->x), px_y(&fr, r->y), svc_plot_colour(r->cluster));
+					   svc_cluster_id(m, r->cluster), px_x(&fr, r->x), px_y(&fr, r->y),
+					   svc_plot_colour(svc_cluster_id(m, r->cluster)));
 	}
 	buf_printf(&b, "</g>\n");
 	if (st == SVC_OK && po->support_vectors)
@@ -935,9 +939,10 @@ svc_plot_svg(const SvcEnv *env, const SvcModel *m, const SvcPlotOptions *po,
 			if (r->outlier && !beyond(&fr, r))
 				buf_printf(&b, "<circle class=\"c%d o\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#fff\" "
 						   "stroke=\"%s\" stroke-width=\"1.75\"/>\n",
-						   r->cluster, px_x(&fr, r->x), px_y(&fr, r->y), svc_plot_colour(r->cluster));
+						   svc_cluster_id(m, r->cluster), px_x(&fr, r->x), px_y(&fr, r->y),
+						   svc_plot_colour(svc_cluster_id(m, r->cluster)));
 			else if (beyond(&fr, r))
-				draw_edge_row(&b, &fr, r);
+				draw_edge_row(&b, m, &fr, r);
 		}
 		buf_printf(&b, "</g>\n");
 	}
@@ -951,7 +956,7 @@ svc_plot_svg(const SvcEnv *env, const SvcModel *m, const SvcPlotOptions *po,
 			buf_printf(&b, "<path d=\"M%.1f %.1fl4.5 8h-9z\" fill=\"%s\"/>\n",
 					   px_x(&fr, unscale(m, m->eq + (size_t) i * m->dims, po->dim_x)),
 					   px_y(&fr, unscale(m, m->eq + (size_t) i * m->dims, po->dim_y)) - 5,
-					   svc_plot_colour(m->eq_cluster[i]));
+					   svc_plot_colour(svc_cluster_id(m, m->eq_cluster[i])));
 		buf_printf(&b, "</g>\n");
 	}
 	buf_printf(&b, "</g>\n");

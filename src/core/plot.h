@@ -95,7 +95,8 @@ SvcStatus	svc_plot_svg(const SvcEnv *env, const SvcModel *m, const SvcPlotOption
 						 int64_t n_total, const int64_t *cluster_rows,
 						 int64_t n_outliers, char **svg, size_t *len, SvcError *err);
 
-/* The colour of cluster k (1-based) as "#rrggbb". */
+/* The colour of the cluster of id k (1-based; label_lineage.h) as "#rrggbb":
+ * a cluster that keeps its id across a refresh keeps its colour. */
 const char *svc_plot_colour(int32_t k);
 
 /*

@@ -210,6 +210,9 @@ refused_when(const SvcModel *m, size_t from_end, uint64_t bits, const char *what
 	SvcError	err;
 	SvcStatus	st;
 
+	/* a warm-started model's cluster ids (section 7) follow the kept rows */
+	if (m->cluster_id != NULL)
+		from_end += 8 + 8 + 4 * (size_t) m->n_clusters + 24 * (size_t) m->n_links;
 	svc_store_u64(buf + len - 4 - from_end, bits);
 	svc_store_u32(buf + len - 4, svc_crc32c(buf, len - 4));
 	st = svc_model_decode(env, buf, len, &back, &err);
