@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "fit.h"
+#include "label_cut.h"
 #include "model.h"
 #include "options.h"
 #include "options_text.h"
@@ -149,6 +150,42 @@ warm_model_seed(const char *dir, const char *name, int64_t n, int64_t n_new, int
 		die("out of memory", NULL);
 	svc_model_encode(&init, *init_out);
 	svc_model_free(env, &init);
+	svc_model_free(env, &m);
+	free(x);
+}
+
+/*
+ * A model cut again twice (section 7, the clusters' ids and links): to
+ * n_clusters 2 (a merge), then to 3 (a split, with an id never used).
+ */
+static void
+recut_model_seed(const char *dir, const char *name)
+{
+	SvcOptions	opt;
+	SvcModel	m;
+	SvcError	err;
+	double	   *x = blobs(60, 2, 3, 60 * 31 + 2);
+	uint8_t    *bytes;
+	size_t		len;
+	const char *json = "{\"budget\": 12, \"max_iter\": 2000, \"min_cluster_size\": 3}";
+
+	svc_options_default(&opt);
+	if (svc_options_parse(json, strlen(json), &opt, &err) != SVC_OK ||
+		svc_fit_rows(env, x, 60, 2, &opt, &m, &err) != SVC_OK)
+		die(name, &err);
+	opt.n_clusters = 2;
+	if (svc_model_recut(env, &m, &opt, &err) != SVC_OK)
+		die(name, &err);
+	opt.n_clusters = 3;
+	if (svc_model_recut(env, &m, &opt, &err) != SVC_OK)
+		die(name, &err);
+	len = svc_model_encoded_size(&m);
+	bytes = malloc(len);
+	if (bytes == NULL)
+		die("out of memory", NULL);
+	svc_model_encode(&m, bytes);
+	write_file(dir, "model", name, bytes, len);
+	free(bytes);
 	svc_model_free(env, &m);
 	free(x);
 }
@@ -334,6 +371,8 @@ main(int argc, char **argv)
 	cvi_state_seed(dir, "one1d.bin", 1, 1, true);
 	state_seed(dir, "smo2d.bin", 30, 2, "{\"solver\": \"smo\", \"sample\": 24}");
 	state_seed(dir, "ext2d.bin", 12, 2, "{\"budget\": 6, \"label_radius\": 0.5}");
+	/* section 7: the ids of a model cut again (a warm start's too, below) */
+	recut_model_seed(dir, "recut2d.bin");
 	/* a warm start: section 5 of the model, the init model in the state's tail */
 	{
 		uint8_t    *init;
