@@ -178,6 +178,7 @@ svc_lineage_from_rows(const SvcEnv *env, SvcModel *m, const SvcModel *init,
 	for (int64_t r = 0; st == SVC_OK && r < n; r++)
 	{
 		const double *x = xs + (size_t) r * init->dims;
+		double		f = -1;
 		int32_t		old;
 
 		if (r % every == 0 && svc_interrupted(env, err))
@@ -185,11 +186,9 @@ svc_lineage_from_rows(const SvcEnv *env, SvcModel *m, const SvcModel *init,
 			st = SVC_ERR_INTERRUPTED;
 			break;
 		}
+		old = svc_label_predict(init, x, &w, &f);
 		/* only a row in init's domain stands for its clusters' rows */
-		if (!(svc_model_decision_scaled(init, x) >= 0))
-			continue;
-		old = svc_label_predict(init, x, &w, NULL);
-		if (old >= 1 && old <= K_old && labels[r] >= 1 && labels[r] <= K)
+		if (f >= 0 && old >= 1 && old <= K_old && labels[r] >= 1 && labels[r] <= K)
 			shared[(size_t) (old - 1) * K + (labels[r] - 1)]++;
 	}
 	svc_label_work_free(env, &w);
