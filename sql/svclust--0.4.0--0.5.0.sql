@@ -19,3 +19,10 @@ COMMENT ON FUNCTION svc_predict_float4(bytea, real[]) IS
     'svc_predict of a real[] row, read without a cast (svc_predict(model, real[]) runs it)';
 COMMENT ON FUNCTION svc_features_support(internal) IS
     'planner support of svc_decision and svc_predict: real[] rows go to the _float4 forms';
+
+-- cluster ids that survive a refresh: a model made from another by a warm
+-- start or a recut keeps its clusters' ids, so they need not be 1..K
+COMMENT ON FUNCTION svc_predict(bytea, float8[]) IS
+    'the cluster id of a row under a model (1..n_clusters for a model trained from scratch; a refreshed or recut model keeps the ids of the clusters it continues)';
+COMMENT ON FUNCTION svc_recut(bytea, jsonb) IS
+    'the model with its cluster tree cut at other settings; the clusters it continues keep their ids';
