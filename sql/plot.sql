@@ -1,4 +1,4 @@
--- svc_plot_svg: the picture's content and its options (test/plot_chromium_test.py renders it)
+-- svc_plot_svg: the picture's content and its options (test/integration/plot_chromium_test.py renders it)
 CREATE TABLE plot_points AS
 SELECT i AS id, ARRAY[(i % 2) * 6 + sqrt(i / 2 * 0.618034 % 1) * cos(i / 2),
                       sqrt(i / 2 * 0.618034 % 1) * sin(i / 2), i % 5]::float8[] AS features
