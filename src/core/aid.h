@@ -62,6 +62,12 @@ typedef struct SvcAidParams
 	int64_t		init_clusters;	/* clusters at the start; 0: automatic */
 	uint64_t	seed;			/* k-means' first centres */
 	int32_t		max_rounds;		/* 0: until done (at most n rounds) */
+	/*
+	 * When the gap stops the rounds: smo on the support vectors alone,
+	 * from the rounds' solution (aid.c), so that the clusters that still
+	 * straddle the sphere leave no spread of small multipliers.
+	 */
+	bool		polish;
 	/* called after every round's bounds, or NULL */
 	void		(*observe) (void *ctx, const SvcAidRound *r);
 	void	   *observe_ctx;
@@ -92,7 +98,7 @@ typedef struct SvcAidResult
 } SvcAidResult;
 
 /* Defaults: eps 1e-3, gap 1e-4, the grid, automatic clusters (n/64), 100
- * MB cache, c 1; gamma must still be set. */
+ * MB cache, c 1, the polish; gamma must still be set. */
 void		svc_aid_params_default(SvcAidParams *p);
 
 /*
