@@ -25,6 +25,17 @@ double		svc_gamma_auto(const double *x, int64_t n, int32_t d, SvcGammaRule rule,
 double		svc_gamma_dims_factor(int32_t d, SvcGammaRule rule);
 
 /*
+ * The exact solvers' "auto" gamma: svc_gamma_auto / SVC_SPHERE_WIDTH_RATIO.
+ * At the budgeted width the sphere keeps 60-100% of the rows as free
+ * support vectors, all with f = 0 within the tolerance, and the
+ * incremental solver's margin set holds thousands of rows.  A quarter of
+ * it keeps 7-35% of the rows as support vectors on the nine sets and
+ * still splits them into basins fine enough for the saddle tree (label.c).
+ */
+double		svc_gamma_sphere(const double *x, int64_t n, int32_t d, SvcGammaRule rule,
+							 SvcRng *rng);
+
+/*
  * Train a model from a checked state buffer (see state.h): scale the
  * kept rows, choose gamma, run the solver, label the equilibria.  The
  * model's arrays are allocated from env.  A state with an init model

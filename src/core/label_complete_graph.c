@@ -3,6 +3,7 @@
 #include "label_algorithm3.h"
 #include "kernel.h"
 #include "label_trajectory.h"
+#include "label_cut.h"
 #include "unionfind.h"
 
 #include <stdlib.h>
@@ -147,6 +148,50 @@ svc_graph_label_rows(const SvcEnv *env, const SvcModel *m, const double *xs,
 	st = svc_label_fill_nearest(env, xs, n, d, label, 0, NULL, err);
 	if (st != SVC_OK)
 		goto done;
+
+	/*
+	 * The smallest cluster, as the tree's cuts have it (label_cut.h): a
+	 * component with fewer rows, its own and those outside the domain
+	 * nearest to it, gives its rows to the nearest larger one (at the
+	 * automatic width small islands of the domain are common).  With no
+	 * component that large, the largest stays (ties: the lowest row).
+	 */
+	if (nn > 0)
+	{
+		double		small = svc_cut_min_rows(&m->opt, n);
+		int32_t    *rows = parent;	/* reused: counts by label */
+		int32_t		best = -1;
+		bool		any = false,
+					few = false;
+
+		memset(rows, 0, sizeof(int32_t) * (size_t) n);
+		for (int64_t i = 0; i < n; i++)
+			rows[label[i] - 1]++;
+		for (int64_t r = 0; r < n; r++)
+		{
+			if (rows[r] == 0)
+				continue;
+			if (best < 0 || rows[r] > rows[best])
+				best = (int32_t) r;
+			any = any || (double) rows[r] >= small;
+			few = few || (double) rows[r] < small;
+		}
+		for (int64_t i = 0; few && i < n; i++)
+		{
+			int32_t		r = label[i] - 1;
+			bool		big = any ? (double) rows[r] >= small : r == best;
+
+			/* the nodes (inside rows) of the large components seed */
+			if (!big || !(rowlam[i] - m->offset >= 0.0))
+				label[i] = 0;
+		}
+		if (few)
+		{
+			st = svc_label_fill_nearest(env, xs, n, d, label, 0, NULL, err);
+			if (st != SVC_OK)
+				goto done;
+		}
+	}
 	/* with no node, every row keeps 0: one cluster */
 	for (int64_t i = 0; i < n; i++)
 		label[i] = label[i] > 0 ? label[i] - 1 : 0;

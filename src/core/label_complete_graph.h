@@ -23,8 +23,12 @@ SvcStatus	svc_graph_check_rows(int64_t n, SvcError *err);
  * points x_i + t (x_j - x_i), t = k / (m + 1), k = 1..m, all have
  * f >= 0.  label[i] receives the lowest row of i's connected component;
  * a row outside the domain takes the label of its nearest node (ties to
- * the lowest row).  With no node at all, every row is labelled 0: one
- * cluster.  *n_nodes, unless NULL, receives the number of nodes.
+ * the lowest row).  A component with fewer rows (its nodes and the rows
+ * that take its label) than the model's minimum cluster size
+ * (svc_cut_min_rows) gives them to the nearest node of a larger one; with
+ * none that large, the largest stays.  With no node at all, every row is
+ * labelled 0: one cluster.  *n_nodes, unless NULL, receives the number of
+ * nodes.
  */
 SvcStatus	svc_graph_label_rows(const SvcEnv *env, const SvcModel *m,
 								 const double *xs, int64_t n, const double *rowlam,

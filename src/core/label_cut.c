@@ -45,18 +45,25 @@ height(const SvcModel *m, double f)
 	return lam > 0.0 ? lam : 0.0;
 }
 
+double
+svc_cut_min_rows(const SvcOptions *opt, int64_t rows)
+{
+	double		floor_rows;
+
+	if (opt->min_cluster_size > 0)
+		return (double) opt->min_cluster_size;
+	floor_rows = opt->min_cluster_share * (double) rows;
+	return floor_rows > MIN_CLUSTER_ROWS ? floor_rows : MIN_CLUSTER_ROWS;
+}
+
 static double
 min_rows(const SvcModel *m)
 {
 	int64_t		total = 0;
-	double		floor_rows;
 
-	if (m->opt.min_cluster_size > 0)
-		return (double) m->opt.min_cluster_size;
 	for (int32_t i = 0; i < m->n_eq; i++)
 		total += m->eq_rows[i];
-	floor_rows = m->opt.min_cluster_share * (double) total;
-	return floor_rows > MIN_CLUSTER_ROWS ? floor_rows : MIN_CLUSTER_ROWS;
+	return svc_cut_min_rows(&m->opt, total);
 }
 
 static void

@@ -29,6 +29,13 @@
 #include "svc_core.h"
 #include "model.h"
 
+/*
+ * The minimum cluster size in rows, of rows labelled rows: min_cluster_size
+ * when set, else min_cluster_share of the rows but at least 5.  The tree's
+ * cuts and the complete graph's components share it.
+ */
+double		svc_cut_min_rows(const SvcOptions *opt, int64_t rows);
+
 /* The rule a model's options choose: n_clusters, then level, then cut. */
 typedef enum SvcCutBy
 {

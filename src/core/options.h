@@ -152,6 +152,16 @@ typedef struct SvcOptions
 #define SVC_GAMMA_AUTO_FACTOR 256.0
 #endif
 
+/*
+ * The exact solvers' sphere is this many times wider in gamma than the
+ * budgeted solver's automatic width (svc_gamma_sphere), and the heights
+ * of its saddle tree come from a budgeted model at this many times the
+ * sphere's gamma (label.c): doc/design-notes.md has the measurements.
+ */
+#ifndef SVC_SPHERE_WIDTH_RATIO
+#define SVC_SPHERE_WIDTH_RATIO 4.0
+#endif
+
 void		svc_options_default(SvcOptions *opt);
 
 /*

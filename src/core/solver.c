@@ -8,15 +8,15 @@
 
 static const SvcSolverOps solvers[] = {
 	{.id = SVC_SOLVER_BSGD, .name = "bsgd", .boundary = SVC_BOUNDARY_HYPERPLANE,
-	.honours_nu = false, .takes_weights = true, .fit = svc_train_bsgd,
+	.takes_weights = true, .fit = svc_train_bsgd,
 	.warm_fit = svc_train_bsgd_warm},
 	{.id = SVC_SOLVER_SMO, .name = "smo", .boundary = SVC_BOUNDARY_SPHERE,
-	.honours_nu = true, .takes_weights = true, .fit = svc_train_smo,
+	.takes_weights = true, .fit = svc_train_smo,
 	.warm_fit = svc_keep_warm_fit},
 	{.id = SVC_SOLVER_AID, .name = "aid", .boundary = SVC_BOUNDARY_SPHERE,
-	.honours_nu = true, .takes_weights = false, .fit = svc_train_aid},
+	.takes_weights = false, .fit = svc_train_aid},
 	{.id = SVC_SOLVER_INCREMENTAL, .name = "incremental", .boundary = SVC_BOUNDARY_SPHERE,
-	.honours_nu = true, .takes_weights = false, .fit = svc_train_incremental,
+	.takes_weights = false, .fit = svc_train_incremental,
 	.warm_fit = svc_keep_warm_fit},
 };
 

@@ -20,10 +20,9 @@
  * It must leave every other field alone: the fit sets solver and boundary
  * from the table, the scaling before, and the widths (bandwidth_k), the
  * quantile offset and the labelling after it.  The quantile offset
- * (outlier_fraction) replaces the solver's offset unless the solver
- * honours outlier_fraction itself (honours_nu below), and then only where
- * widths change f.  On failure it frees what it allocated and leaves
- * those fields as they were.
+ * (outlier_fraction) replaces the solver's offset whenever
+ * outlier_fraction > 0 or widths change f.  On failure it frees what it
+ * allocated and leaves those fields as they were.
  * Labelling, prediction, recut and the report use only f, its fixed point
  * (kernel.h) and the stored tree, so they work with any solver.
  *
@@ -35,13 +34,6 @@ typedef struct SvcSolverOps
 	SvcSolver	id;
 	const char *name;			/* as svc_model_info reports it */
 	SvcBoundary boundary;		/* the shape its f describes */
-
-	/*
-	 * Whether its offset already leaves the share outlier_fraction of the
-	 * rows outside (as C = 1 / (nu n) does for the sphere); if not, the fit
-	 * sets the offset at that quantile of f on the training rows.
-	 */
-	bool		honours_nu;
 
 	/*
 	 * Whether it takes per-row weights (labelled rows, supervision.h):

@@ -221,6 +221,8 @@ bumps_model(SvcModel *m, int32_t segment_points)
 	svc_options_default(&m->opt);
 	m->opt.labeling = SVC_LABELING_COMPLETE_GRAPH;
 	m->opt.segment_points = segment_points;
+	/* every component counts, however few its rows (the smallest cluster: below) */
+	m->opt.min_cluster_size = 1;
 	CHECK(svc_model_alloc(&svc_env_malloc, m, 1, 3, 0, 0, 0, &err) == SVC_OK, "alloc");
 	m->gamma = 50.0;
 	m->offset = 0.5;
@@ -339,6 +341,102 @@ test_no_node(void)
 		  "bumps: %d clusters, labels %d %d %d %d %d", m.n_clusters, lab[0], lab[1],
 		  lab[2], lab[3], lab[4]);
 	svc_model_free(&svc_env_malloc, &m);
+}
+
+/*
+ * The smallest cluster: rows near the bumps at -1 and 1 (six each) and two
+ * near the middle one, whose component is under the minimum size and gives
+ * its rows to the nearest node of a larger one: 0.05 to the bump at 1
+ * (0.92 away against 1.02), 0 to the lowest row of the two 0.97 away.
+ * With every component under the size, the largest stays.
+ */
+static void
+test_smallest_cluster(void)
+{
+	static const double rows[] = {-1.02, -1.01, -1.0, -0.99, -0.98, -0.97,
+		0.97, 0.98, 0.99, 1.0, 1.01, 1.02, 0.0, 0.05, -5.0};
+	int64_t		n = 15;
+	double		lam[15];
+	int32_t		lab[15];
+	SvcModel	m;
+	SvcError	err;
+
+	bumps_model(&m, 20);
+	for (int64_t i = 0; i < n; i++)
+		lam[i] = svc_model_decision_scaled(&m, rows + i) + m.offset;
+	/* every component a cluster: three, and -5 (outside) with -1's */
+	CHECK(svc_graph_label_rows(&svc_env_malloc, &m, rows, n, lam, lab, NULL, &err) == SVC_OK,
+		  "graph: %s", err.message);
+	CHECK(lab[0] == 0 && lab[5] == 0 && lab[6] == 6 && lab[11] == 6 && lab[12] == 12 &&
+		  lab[13] == 12 && lab[14] == 0, "size 1: three components (%d %d %d %d %d)",
+		  lab[0], lab[6], lab[12], lab[13], lab[14]);
+	/* at least 5 rows: the middle two join 1's component */
+	m.opt.min_cluster_size = 5;
+	CHECK(svc_graph_label_rows(&svc_env_malloc, &m, rows, n, lam, lab, NULL, &err) == SVC_OK,
+		  "graph: %s", err.message);
+	CHECK(lab[0] == 0 && lab[6] == 6 && lab[12] == 0 && lab[13] == 6 && lab[14] == 0,
+		  "size 5: the small component's rows join their nearest large one (%d %d %d)",
+		  lab[12], lab[13], lab[14]);
+	/* at least 10: none is that large; the largest (ties: the lowest row) stays */
+	m.opt.min_cluster_size = 10;
+	CHECK(svc_graph_label_rows(&svc_env_malloc, &m, rows, n, lam, lab, NULL, &err) == SVC_OK,
+		  "graph: %s", err.message);
+	for (int64_t i = 0; i < n; i++)
+		CHECK(lab[i] == 0, "size 10: every row with the largest component (row %lld: %d)",
+			  (long long) i, lab[i]);
+	/* the share: 3% of 15 rows is under the floor of 5 rows, as the tree's cut */
+	m.opt.min_cluster_size = 0;
+	m.opt.min_cluster_share = 0.03;
+	CHECK(svc_graph_label_rows(&svc_env_malloc, &m, rows, n, lam, lab, NULL, &err) == SVC_OK &&
+		  lab[12] == 0 && lab[13] == 6, "share 0.03: at least 5 rows (%d %d)", lab[12], lab[13]);
+	CHECK(svc_cut_min_rows(&m.opt, 1000) == 30.0 && svc_cut_min_rows(&m.opt, 15) == 5.0,
+		  "min rows: 3%% of 1000 is 30, of 15 the floor 5");
+	svc_model_free(&svc_env_malloc, &m);
+}
+
+/*
+ * With the default options (the exact solver's automatic width), four
+ * well-separated blobs of 100 rows are four clusters: the islands the
+ * domain has at that width join their blob.
+ */
+static void
+test_defaults_blobs(void)
+{
+	SvcRng		r;
+	Data		D;
+	SvcOptions	opt;
+	SvcModel	m;
+	SvcError	err;
+	int32_t    *lab;
+	static const double cx[4] = {0, 10, 0, 10},
+				cy[4] = {0, 0, 10, 10};
+
+	svc_rng_seed(&r, 11);
+	data_alloc(&D, 400);
+	for (int64_t i = 0; i < D.n; i++)
+	{
+		int			c = (int) (i % 4);
+
+		D.x[2 * i] = cx[c] + gauss(&r);
+		D.x[2 * i + 1] = cy[c] + gauss(&r);
+		D.truth[i] = c + 1;
+	}
+	svc_options_default(&opt);
+	opt.solver = SVC_SOLVER_SMO;
+	opt.tol = SVC_SMO_DEFAULT_TOL;
+	opt.max_iter = 0;
+	opt.labeling = SVC_LABELING_COMPLETE_GRAPH;
+	lab = malloc(sizeof(int32_t) * (size_t) D.n);
+	CHECK(svc_fit_rows(&svc_env_malloc, D.x, D.n, 2, &opt, &m, &err) == SVC_OK,
+		  "four blobs: %s", err.message);
+	predict_all(&m, &D, lab);
+	CHECK(m.n_clusters == 4, "four blobs, defaults: %d clusters", m.n_clusters);
+	if (m.n_clusters == 4)
+		CHECK(purity(lab, D.truth, D.n, 4, 4) >= 0.99, "four blobs: purity %.3f",
+			  purity(lab, D.truth, D.n, 4, 4));
+	svc_model_free(&svc_env_malloc, &m);
+	free(lab);
+	data_free(&D);
 }
 
 /* The majority of each equilibrium's rows, ties to the lowest label. */
@@ -483,6 +581,8 @@ int
 main(void)
 {
 	test_segment_points_and_fill();
+	test_smallest_cluster();
+	test_defaults_blobs();
 	test_no_node();
 	test_interrupt();
 	test_eq_parts();

@@ -172,8 +172,11 @@ row_alpha(const SvcModel *m, const double *scaled, int64_t n, double *alpha)
 
 /*
  * Σα = 1, 0 < α <= C on the support vectors, the KKT gap from a fresh
- * gradient below eps, and at most nu n training rows outside (f < 0, to
- * within the tolerance): the offset is the solver's, not a quantile.
+ * gradient below eps, the free support vectors' kernel sums within eps /
+ * 2 of their mean, and the offset: at outlier_fraction nu > 0 the
+ * nu-quantile of f on the rows, so that floor(nu n) rows are outside
+ * (f < 0); at nu 0 the solver's own, every row inside to within the
+ * tolerance.
  */
 static void
 check_fit(const char *name, const double *x, int64_t n, const char *json)
@@ -191,7 +194,9 @@ check_fit(const char *name, const double *x, int64_t n, const char *json)
 				eps;
 	bool		box = true;
 	int64_t		outside = 0,
-				off_sphere = 0;
+				off_sphere = 0,
+				n_free = 0;
+	double		free_sum = 0.0;
 
 	CHECK(parse(json, &opt, &err) == SVC_OK, "%s: options %s", name, err.detail);
 	if (svc_fit_rows(&svc_env_malloc, x, n, 2, &opt, &m, &err) != SVC_OK)
@@ -237,18 +242,31 @@ check_fit(const char *name, const double *x, int64_t n, const char *json)
 			up = -g;
 		if (alpha[t] > 0 && -g < low)
 			low = -g;
-		/* the free ones lie on the sphere to within the gap, eps / 2 in s */
-		if (f < -eps / 2)
+		if (opt.nu > 0 ? f < 0 : f < -eps / 2)
 			outside++;
-		if (alpha[t] > 0 && alpha[t] < c * (1 - 1e-12) && fabs(f) > eps / 2)
-			off_sphere++;
+		if (alpha[t] > 0 && alpha[t] < c * (1 - 1e-12))
+		{
+			free_sum += f + m.offset;
+			n_free++;
+		}
 	}
-	CHECK(off_sphere == 0, "%s: %lld free support vectors off the sphere (offset %g)",
-		  name, (long long) off_sphere, m.offset);
+	/* the free ones lie on the sphere to within the gap, eps / 2 in s */
+	for (int64_t t = 0; t < n; t++)
+		if (alpha[t] > 0 && alpha[t] < c * (1 - 1e-12) &&
+			fabs(svc_model_decision_scaled(&m, scaled + t * 2) + m.offset -
+				 free_sum / (double) n_free) > eps / 2)
+			off_sphere++;
+	CHECK(off_sphere == 0, "%s: %lld free support vectors off the sphere", name,
+		  (long long) off_sphere);
 	CHECK(up - low < eps * (1 + 1e-6), "%s: KKT gap from a fresh gradient %g < eps %g",
 		  name, up - low, eps);
-	CHECK(outside <= (int64_t) ceil(opt.nu * (double) n) + 1,
-		  "%s: %lld rows outside, at most nu n = %g", name, (long long) outside, opt.nu * n);
+	if (opt.nu > 0)
+		CHECK(outside == (int64_t) floor(opt.nu * (double) n),
+			  "%s: %lld rows outside, the quantile leaves floor(nu n) = %g", name,
+			  (long long) outside, floor(opt.nu * (double) n));
+	else
+		CHECK(outside == 0, "%s: nu 0: the solver's offset, %lld rows outside", name,
+			  (long long) outside);
 	printf("  %s: %d support vectors, %d clusters, %lld iterations\n", name, m.n_sv,
 		   m.n_clusters, (long long) m.iterations);
 	svc_model_free(&svc_env_malloc, &m);
