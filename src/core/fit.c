@@ -231,8 +231,10 @@ done:
 }
 
 /*
- * The weights of labelled rows (supervision.h), their range in the model,
- * and NULL in *weight when no row is labelled.
+ * The weights of labelled rows for the solver's bounds (supervision.h),
+ * their range in the model, and NULL in *weight when no row is labelled or
+ * the labelled rows act after the solver ("label_spread", the default):
+ * the solver then trains on every row alike and the range is 1.
  */
 static SvcStatus
 supervise(const SvcEnv *env, const SvcSolverOps *solver, const double *rows,
@@ -245,11 +247,16 @@ supervise(const SvcEnv *env, const SvcSolverOps *solver, const double *rows,
 	*weight = NULL;
 	if (label == NULL || (m->lab_normal == 0 && m->lab_anomaly == 0))
 		return SVC_OK;
+	if (m->opt.label_spread)
+	{
+		m->lab_weight_min = m->lab_weight_max = 1.0;
+		return SVC_OK;
+	}
 	if (!solver->takes_weights)
 	{
 		svc_fail(err, SVC_ERR_INVALID_PARAMETER,
-				 "the solver \"%s\" does not take labelled rows", solver->name);
-		svc_error_hint(err, "Use the solver \"smo\" or \"bsgd\", or pass NULL labels.");
+				 "the solver \"%s\" does not take labelled rows in its bounds", solver->name);
+		svc_error_hint(err, "Use the solver \"smo\" or \"bsgd\", or leave \"label_spread\" out.");
 		return SVC_ERR_INVALID_PARAMETER;
 	}
 	/*
@@ -355,12 +362,20 @@ fit_finish(const SvcEnv *env, const SvcSolverOps *solver, const double *rows,
 	 * it stays only at outlier_fraction 0, the smallest sphere around
 	 * every row.
 	 */
-	if ((m->opt.nu > 0 && !(label != NULL && m->boundary == SVC_BOUNDARY_SPHERE)) ||
-		m->sv_gamma)
+	if (label != NULL && m->opt.label_spread)
+	{
+		/* labelled rows move f around them (supervision.h) */
+		st = svc_supervision_spread(env, m, rows, label, n, err);
+		if (st != SVC_OK)
+			return st;
+	}
+	else if ((m->opt.nu > 0 && !(label != NULL && m->boundary == SVC_BOUNDARY_SPHERE)) ||
+			 m->sv_gamma)
 	{
 		/*
-		 * With labelled rows in its bounds the sphere keeps its own offset:
-		 * its margins put the labelled anomalies outside that one.
+		 * With the labelled rows in its bounds (label_spread false) the
+		 * sphere keeps its own offset, as before 0.5.0: its margins put the
+		 * labelled anomalies outside that one.
 		 */
 		st = svc_threshold_set(env, m, rows, n, err);
 		if (st != SVC_OK)
@@ -462,7 +477,7 @@ fit_scaled(const SvcEnv *env, double *rows, const int8_t *label, int64_t n, SvcM
 	st = supervise(env, solver, rows, label, n, gamma, m, &weight, err);
 	if (st != SVC_OK)
 		return st;
-	supervised = weight != NULL;
+	supervised = label != NULL && (m->lab_normal > 0 || m->lab_anomaly > 0);
 	if (supervised && m->opt.keep_rows)
 	{
 		svc_free(env, weight);

@@ -252,7 +252,8 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 			 "\"label_interpolation\": \"%s\", ",
 			 num(&t, m->lab_weight_max), num(&t, m->opt.label_radius),
 			 (long long) m->opt.label_sample, svc_label_curve_name(m->opt.label_curve));
-		emit(&t, "\"anomaly_bound\": %s}", num(&t, m->opt.anomaly_bound));
+		emit(&t, "\"anomaly_bound\": %s, \"label_spread\": %s}", num(&t, m->opt.anomaly_bound),
+			 m->opt.label_spread ? "true" : "false");
 	}
 	if (m->warm_starts > 0)
 	{

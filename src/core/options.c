@@ -52,6 +52,7 @@ svc_options_default(SvcOptions *opt)
 	opt->label_sample = SVC_LABEL_SAMPLE_DEFAULT;
 	opt->label_curve = SVC_LABEL_CURVE_GEOMETRIC;
 	opt->anomaly_bound = SVC_ANOMALY_BOUND_DEFAULT;
+	opt->label_spread = 1;
 	opt->keep_rows = 0;
 	opt->window = SVC_WINDOW_OLDEST;
 	opt->keep_isolated = 0;
@@ -256,6 +257,7 @@ static const OptKey option_table[] = {
 	.choices = label_curve_choices},
 	{.name = "anomaly_bound", .kind = OPT_REAL, FIELD(anomaly_bound), .lo = 0.0, .lo_open = true,
 	.hi = 1e6},
+	{.name = "label_spread", .kind = OPT_BOOL, FIELD(label_spread)},
 	{.name = "keep_rows", .kind = OPT_BOOL, FIELD(keep_rows)},
 	{.name = "window", .kind = OPT_ENUM, FIELD(window), .choices = window_choices},
 	{.name = "keep_isolated", .kind = OPT_BOOL, FIELD(keep_isolated)},

@@ -127,6 +127,10 @@ typedef struct SvcOptions
 	SvcLabelCurve label_curve;	/* how a bound moves from C to a labelled
 								 * row's (supervision.h) */
 	double		anomaly_bound;	/* a labelled anomaly's bound, times C */
+	int32_t		label_spread;	/* 1: labelled rows act after the solver,
+								 * as support vectors of their own
+								 * (supervision.h); 0: through the
+								 * solver's bounds, as before 0.5.0 */
 	int32_t		keep_rows;		/* 1: the model keeps its rows (exact
 								 * solvers; keep.h), 0: not */
 	SvcWindow	window;			/* keep_rows: which rows leave a full window */
@@ -217,7 +221,7 @@ SvcStatus	svc_options_set_number(SvcOptionsSetter *s, const char *key, size_t ke
 /* value need not be NUL-terminated; it is compared byte for byte */
 SvcStatus	svc_options_set_string(SvcOptionsSetter *s, const char *key, size_t keylen,
 								   const char *value, size_t len, SvcError *err);
-/* Only "keep_rows" and "keep_isolated" take a boolean; others refuse it as a value of the wrong type. */
+/* Only "keep_rows", "keep_isolated" and "label_spread" take a boolean; others refuse it as a value of the wrong type. */
 SvcStatus	svc_options_set_bool(SvcOptionsSetter *s, const char *key, size_t keylen,
 								 bool value, SvcError *err);
 /* Only "level" takes null (no level). */
@@ -303,8 +307,9 @@ SvcStatus	svc_options_decode(const uint8_t *in, SvcOptions *opt, SvcError *err);
  *   0: f64 aid_gap  8: f64 label_radius  16: u64 label_sample
  *   24: u8 label_interpolation (0 geometric, 2 linear)
  *   25: u8 keep_rows (0 false, 1 true)  26: u8 window (0 oldest, 1 reservoir)
- *   28: u8 keep_isolated (0 false, 1 true)  32: f64 anomaly_bound
- *   27, 29-31, 40-63: 0 (reserved: a build that reads a non-zero byte there refuses
+ *   27: u8 label_spread (0 true, 1 false)  28: u8 keep_isolated (0 false, 1 true)
+ *   32: f64 anomaly_bound
+ *   29-31, 40-63: 0 (reserved: a build that reads a non-zero byte there refuses
  *   the options rather than ignore an option it does not know)
  */
 #define SVC_OPTIONS_EXT_SIZE 64

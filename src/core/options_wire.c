@@ -111,6 +111,7 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 	o->label_sample = SVC_LABEL_SAMPLE_DEFAULT;
 	o->label_curve = SVC_LABEL_CURVE_GEOMETRIC;
 	o->anomaly_bound = SVC_ANOMALY_BOUND_DEFAULT;
+	o->label_spread = 1;
 	o->keep_rows = 0;
 	o->window = SVC_WINDOW_OLDEST;
 	o->keep_isolated = 0;
@@ -124,7 +125,7 @@ svc_options_ext_default(const SvcOptions *o)
 		o->label_radius == SVC_LABEL_RADIUS_DEFAULT &&
 		o->label_sample == SVC_LABEL_SAMPLE_DEFAULT &&
 		o->label_curve == SVC_LABEL_CURVE_GEOMETRIC &&
-		o->anomaly_bound == SVC_ANOMALY_BOUND_DEFAULT &&
+		o->anomaly_bound == SVC_ANOMALY_BOUND_DEFAULT && o->label_spread == 1 &&
 		o->keep_rows == 0 && o->window == SVC_WINDOW_OLDEST && o->keep_isolated == 0;
 }
 
@@ -142,6 +143,7 @@ svc_options_encode_ext(const SvcOptions *o, uint8_t *out)
 	svc_put_u8(&w, o->label_curve == SVC_LABEL_CURVE_GEOMETRIC ? 0 : (uint8_t) o->label_curve);
 	svc_put_u8(&w, (uint8_t) o->keep_rows);
 	svc_put_u8(&w, (uint8_t) o->window);
+	svc_put_u8(&w, o->label_spread ? 0 : 1);
 	out[SVC_OPTIONS_EXT_KEEP_ISOLATED] = (uint8_t) o->keep_isolated;
 	svc_store_f64(out + SVC_OPTIONS_EXT_ANOMALY_BOUND,
 				  o->anomaly_bound == SVC_ANOMALY_BOUND_DEFAULT ? 0.0 : o->anomaly_bound);
@@ -163,7 +165,8 @@ svc_options_decode_ext(const uint8_t *in, SvcOptions *o, SvcError *err)
 	uint8_t		curve,
 				keep,
 				window,
-				isolated;
+				isolated,
+				bounds;
 
 	svc_reader_init(&r, in, SVC_OPTIONS_EXT_SIZE);
 	aid_gap = svc_get_f64(&r);
@@ -172,9 +175,10 @@ svc_options_decode_ext(const uint8_t *in, SvcOptions *o, SvcError *err)
 	curve = svc_get_u8(&r);
 	keep = svc_get_u8(&r);
 	window = svc_get_u8(&r);
+	bounds = svc_get_u8(&r);
 	anomaly_bound = svc_load_f64(in + SVC_OPTIONS_EXT_ANOMALY_BOUND);
 	isolated = in[SVC_OPTIONS_EXT_KEEP_ISOLATED];
-	for (size_t i = 27; i < SVC_OPTIONS_EXT_SIZE; i++)
+	for (size_t i = 28; i < SVC_OPTIONS_EXT_SIZE; i++)
 		if (in[i] != 0 && i != SVC_OPTIONS_EXT_KEEP_ISOLATED &&
 			(i < SVC_OPTIONS_EXT_ANOMALY_BOUND || i >= SVC_OPTIONS_EXT_ANOMALY_BOUND + 8))
 		{
@@ -204,9 +208,12 @@ svc_options_decode_ext(const uint8_t *in, SvcOptions *o, SvcError *err)
 		return svc_options_bad_value(err, "window", "one of \"oldest\", \"reservoir\"");
 	if (isolated > 1)
 		return svc_options_bad_value(err, "keep_isolated", "true or false");
+	if (bounds > 1)
+		return svc_options_bad_value(err, "label_spread", "true or false");
 	o->keep_rows = keep;
 	o->window = (SvcWindow) window;
 	o->keep_isolated = isolated;
+	o->label_spread = bounds ? 0 : 1;
 	return svc_options_validate(o, err);
 }
 

@@ -1,6 +1,9 @@
 /* supervision.c - per-row bounds from labelled rows' impact scores (supervision.h) */
 #include "supervision.h"
 #include "kernel.h"
+#include "threshold.h"
+
+#include <string.h>
 
 #include <math.h>
 
@@ -105,6 +108,156 @@ svc_supervision_weights(const SvcEnv *env, const double *x, const int8_t *label,
 		svc_error_hint(err, "Label fewer rows as anomalies, lower \"outlier_fraction\", or "
 					   "raise \"label_radius\" to narrow the neighbourhoods.");
 		return SVC_ERR_INVALID_PARAMETER;
+	}
+	return SVC_OK;
+}
+
+/*
+ * The threshold: the outlier_fraction quantile (threshold.h), or with
+ * outlier_fraction 0 the solver's own offset, kept.
+ */
+static SvcStatus
+threshold(const SvcEnv *env, SvcModel *m, const double *rows, int64_t n, SvcError *err)
+{
+	if (m->opt.nu > 0 || m->sv_gamma)
+		return svc_threshold_set(env, m, rows, n, err);
+	return SVC_OK;
+}
+
+/* Labelled rows' support vectors: appended to the model's, alpha 0. */
+static SvcStatus
+append_labelled(const SvcEnv *env, SvcModel *m, const double *rows, const int8_t *label,
+				int64_t n, int64_t n_lab, SvcError *err)
+{
+	int32_t		d = m->dims;
+	int64_t		total = (int64_t) m->n_sv + n_lab;
+	double	   *sv,
+			   *alpha,
+			   *g = NULL;
+	int64_t		k;
+
+	if (total > INT32_MAX)
+		return svc_fail(err, SVC_ERR_LIMIT, "too many support vectors: %lld", (long long) total);
+	sv = svc_alloc(env, sizeof(double) * (size_t) total * (size_t) d, err);
+	alpha = svc_alloc(env, sizeof(double) * (size_t) total, err);
+	if (m->sv_gamma)
+		g = svc_alloc(env, sizeof(double) * (size_t) total, err);
+	if (!sv || !alpha || (m->sv_gamma && !g))
+	{
+		svc_free(env, sv);
+		svc_free(env, alpha);
+		svc_free(env, g);
+		return SVC_ERR_NOMEM;
+	}
+	if (m->n_sv > 0)
+	{
+		memcpy(sv, m->sv, sizeof(double) * (size_t) m->n_sv * (size_t) d);
+		memcpy(alpha, m->alpha, sizeof(double) * (size_t) m->n_sv);
+		if (g)
+			memcpy(g, m->sv_gamma, sizeof(double) * (size_t) m->n_sv);
+	}
+	k = m->n_sv;
+	for (int64_t i = 0; i < n; i++)
+	{
+		if (label[i] == 0)
+			continue;
+		memcpy(sv + (size_t) k * (size_t) d, rows + (size_t) i * (size_t) d,
+			   sizeof(double) * (size_t) d);
+		alpha[k] = 0.0;
+		if (g)
+			g[k] = m->gamma;
+		k++;
+	}
+	svc_free(env, m->sv);
+	svc_free(env, m->alpha);
+	svc_free(env, m->sv_gamma);
+	m->sv = sv;
+	m->alpha = alpha;
+	m->sv_gamma = g;
+	m->n_sv = (int32_t) total;
+	return SVC_OK;
+}
+
+SvcStatus
+svc_supervision_spread(const SvcEnv *env, SvcModel *m, const double *rows,
+					   const int8_t *label, int64_t n, SvcError *err)
+{
+	int32_t		d = m->dims;
+	int64_t		n_lab = 0,
+				first;
+	double		q0;
+	/* the hyperplane's narrower kernel reaches fewer neighbours: twice */
+	double		push = m->boundary == SVC_BOUNDARY_SPHERE ? 1.0 : 2.0;
+	SvcStatus	st;
+
+	for (int64_t i = 0; i < n; i++)
+		n_lab += label[i] != 0;
+	st = threshold(env, m, rows, n, err);
+	if (st != SVC_OK || n_lab == 0)
+		return st;
+	q0 = m->offset;
+	first = m->n_sv;
+	st = append_labelled(env, m, rows, label, n, n_lab, err);
+	if (st != SVC_OK)
+		return st;
+
+	/*
+	 * The first weights from the threshold q0 of the solver's f: a
+	 * labelled normal lifts its kernel sum by q0, a labelled anomaly takes
+	 * its own down to SVC_SPREAD_DEPTH q0 (the others' weights aside), or
+	 * as far again below it with the hyperplane.
+	 */
+	for (int64_t i = 0, k = first; i < n; i++)
+	{
+		const double *x = rows + (size_t) i * (size_t) d;
+		double		lam;
+
+		if (label[i] == 0)
+			continue;
+		if (label[i] > 0)
+			m->alpha[k] = SVC_SPREAD_LIFT * q0;
+		else
+		{
+			lam = svc_kernel_sum(m->sv, m->alpha, m->sv_gamma, (int32_t) first, d, m->gamma, x);
+			m->alpha[k] = -push * fmax(0.0, lam - SVC_SPREAD_DEPTH * q0);
+		}
+		k++;
+	}
+
+	/*
+	 * Then the threshold again, and the anomalies that the others'
+	 * weights (a normal's lift nearby, a threshold that moved down) left
+	 * above the depth pushed again, a few rounds at most.
+	 */
+	for (int round = 0; round < SVC_SPREAD_ROUNDS; round++)
+	{
+		bool		pushed = false;
+
+		st = threshold(env, m, rows, n, err);
+		if (st != SVC_OK)
+			return st;
+		for (int64_t i = 0, k = first; i < n; i++)
+		{
+			const double *x = rows + (size_t) i * (size_t) d;
+			double		lam;
+
+			if (label[i] == 0)
+				continue;
+			if (label[i] < 0)
+			{
+				lam = svc_kernel_sum(m->sv, m->alpha, m->sv_gamma, m->n_sv, d, m->gamma, x);
+				if (lam > SVC_SPREAD_DEPTH * m->offset * (1.0 + 1e-9))
+				{
+					m->alpha[k] -= lam - SVC_SPREAD_DEPTH * m->offset;
+					pushed = true;
+				}
+			}
+			k++;
+		}
+		if (!pushed)
+			break;
+		if (round == SVC_SPREAD_ROUNDS - 1)
+			return threshold(env, m, rows, n, err);
 	}
 	return SVC_OK;
 }

@@ -52,6 +52,7 @@
 
 #include "svc_core.h"
 #include "options.h"
+#include "model.h"
 
 /*
  * x: n scaled rows of d values; label[i] is 1 (normal), -1 (anomaly) or 0
@@ -68,5 +69,29 @@ SvcStatus	svc_supervision_weights(const SvcEnv *env, const double *x,
 									SvcLabelCurve curve, double anomaly_bound,
 									bool neighbours, double *weight,
 									SvcError *err);
+
+/*
+ * Labelled rows that generalise: after the solver, each labelled row
+ * becomes a support vector of f as well, so that it moves f at its
+ * unlabelled neighbours, within the kernel's reach, and not only at
+ * itself.  A labelled normal gets the weight SVC_SPREAD_LIFT q0, q0 the
+ * threshold (svc_threshold_set) of the solver's f: it lifts f around it by
+ * about the threshold's height; a labelled anomaly a negative weight that
+ * takes its kernel sum down to SVC_SPREAD_DEPTH times the threshold (with
+ * the hyperplane, whose kernel is narrower and reaches fewer neighbours,
+ * twice that weight: the deeper push measured better there, the other
+ * worse on the sphere).  The
+ * threshold is then taken again, and the labelled anomalies that are
+ * still above the depth (a normal's lift nearby, a threshold that moved
+ * down) are pushed again, for at most SVC_SPREAD_ROUNDS rounds.  Sets
+ * m->offset; with no labelled row, only the threshold.
+ * doc/benchmark.md measures it on planted anomalies of four shapes.
+ */
+#define SVC_SPREAD_LIFT 1.0
+#define SVC_SPREAD_DEPTH 0.5
+#define SVC_SPREAD_ROUNDS 8
+
+SvcStatus	svc_supervision_spread(const SvcEnv *env, SvcModel *m, const double *rows,
+								   const int8_t *label, int64_t n, SvcError *err);
 
 #endif							/* SVC_SUPERVISION_H */

@@ -611,15 +611,25 @@ test_limits(void)
 	svc_model_free(&env, &m);
 	CHECK(b0.live == 0, "the refusal leaves nothing allocated (%ld)", b0.live);
 
-	/* labelled rows give per-row bounds, which aid does not take */
+	/*
+	 * labelled rows act after the solver (label_spread): aid takes them;
+	 * in the solver's bounds (label_spread false), which aid has none of,
+	 * it refuses them
+	 */
 	{
 		int8_t	   *label = calloc((size_t) n, sizeof(int8_t));
 
 		label[3] = 1;
+		label[40] = -1;
 		parse("{\"solver\": \"aid\"}", &opt, &err);
+		CHECK(svc_fit_rows_labelled(&env, x, label, n, 2, &opt, &m, &err) == SVC_OK &&
+			  m.lab_normal == 1 && m.lab_anomaly == 1 && m.lab_wrong_anomaly == 0,
+			  "labelled rows spread: %s", err.message);
+		svc_model_free(&env, &m);
+		parse("{\"solver\": \"aid\", \"label_spread\": false}", &opt, &err);
 		CHECK(svc_fit_rows_labelled(&env, x, label, n, 2, &opt, &m, &err) == SVC_ERR_INVALID_PARAMETER &&
-			  strcmp(err.message, "the solver \"aid\" does not take labelled rows") == 0,
-			  "labelled rows are refused: %s", err.message);
+			  strcmp(err.message, "the solver \"aid\" does not take labelled rows in its bounds") == 0,
+			  "labelled rows in the bounds are refused: %s", err.message);
 		svc_model_free(&env, &m);
 		CHECK(b0.live == 0, "the refusal leaves nothing allocated (%ld)", b0.live);
 		free(label);

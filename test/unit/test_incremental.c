@@ -349,16 +349,25 @@ test_fit(void)
 	svc_model_free(&env, &mi);
 	svc_model_free(&env, &ms);
 
-	/* labelled rows are smo's signed problem: refused, as aid refuses them */
+	/*
+	 * labelled rows act after the solver (label_spread): taken; in the
+	 * solver's bounds, smo's signed problem, which the path does not
+	 * follow: refused, as aid refuses them
+	 */
 	{
 		int8_t	   *label = calloc((size_t) n, sizeof(int8_t));
 
 		label[3] = 1;
 		label[40] = -1;
 		parse("{\"solver\": \"incremental\"}", &opt, &err);
+		CHECK(svc_fit_rows_labelled(&env, x, label, n, 2, &opt, &mi, &err) == SVC_OK &&
+			  mi.lab_anomaly == 1 && mi.lab_wrong_anomaly == 0,
+			  "labelled rows spread: %s", err.message);
+		svc_model_free(&env, &mi);
+		parse("{\"solver\": \"incremental\", \"label_spread\": false}", &opt, &err);
 		CHECK(svc_fit_rows_labelled(&env, x, label, n, 2, &opt, &mi, &err) == SVC_ERR_INVALID_PARAMETER &&
-			  strcmp(err.message, "the solver \"incremental\" does not take labelled rows") == 0,
-			  "labelled rows are refused: %s", err.message);
+			  strcmp(err.message, "the solver \"incremental\" does not take labelled rows in its bounds") == 0,
+			  "labelled rows in the bounds are refused: %s", err.message);
 		svc_model_free(&env, &mi);
 		free(label);
 	}

@@ -437,7 +437,9 @@ test_key_lists(void)
 	static const char *const valid =
 		"Valid options are: budget, strategy, k, gamma, c, epsilon, tol, max_iter, seed, "
 		"scale, sample, labeling, segment_points, outlier_fraction (or nu), bandwidth_k, solver, "
-		"cache_mb, aid_gap, label_radius, label_sample, label_interpolation, anomaly_bound, keep_rows, window, keep_isolated, cut, merge_ratio, min_cluster_share, min_cluster_size, n_clusters, level.";
+		"cache_mb, aid_gap, label_radius, label_sample, label_interpolation, anomaly_bound, "
+		"label_spread, keep_rows, window, keep_isolated, cut, merge_ratio, min_cluster_share, "
+		"min_cluster_size, n_clusters, level.";
 	static const char *const cut_list =
 		"Only the cut of the tree can change: cut, merge_ratio, min_cluster_share, "
 		"min_cluster_size, n_clusters, level.";
@@ -1001,7 +1003,9 @@ test_setters_keys(void)
 	static const char *const valid =
 		"Valid options are: budget, strategy, k, gamma, c, epsilon, tol, max_iter, seed, "
 		"scale, sample, labeling, segment_points, outlier_fraction (or nu), bandwidth_k, solver, "
-		"cache_mb, aid_gap, label_radius, label_sample, label_interpolation, anomaly_bound, keep_rows, window, keep_isolated, cut, merge_ratio, min_cluster_share, min_cluster_size, n_clusters, level.";
+		"cache_mb, aid_gap, label_radius, label_sample, label_interpolation, anomaly_bound, "
+		"label_spread, keep_rows, window, keep_isolated, cut, merge_ratio, min_cluster_share, "
+		"min_cluster_size, n_clusters, level.";
 	static const char *const cut_list =
 		"Only the cut of the tree can change: cut, merge_ratio, min_cluster_share, "
 		"min_cluster_size, n_clusters, level.";

@@ -185,9 +185,16 @@ test_fit(void)
 	SvcError	err;
 
 	labelled_data(&x, &lab, &n);
-	for (int s = 0; s < 2; s++)
+	for (int c = 0; c < 4; c++)
 	{
-		const char *json = s ? "{\"solver\": \"smo\", \"gamma\": 2}" : "{}";
+		/* the labelled rows spread after the solver, or in its bounds (c >= 2) */
+		static const char *const configs[] = {
+			"{}", "{\"solver\": \"smo\", \"gamma\": 2}",
+			"{\"label_spread\": false}",
+			"{\"solver\": \"smo\", \"gamma\": 2, \"label_spread\": false}"};
+		const char *json = configs[c];
+		int			s = c % 2;
+		bool		spread = c < 2;
 		SvcOptions	opt;
 		SvcModel	plain,
 					none,
@@ -240,9 +247,25 @@ test_fit(void)
 			  "%s: wrong-side counts are the rows' f: %lld/%lld against %lld/%lld", json,
 			  (long long) m.lab_wrong_normal, (long long) m.lab_wrong_anomaly,
 			  (long long) wrong_n, (long long) wrong_a);
-		/* the sphere moves the labelled rows' bounds only (supervision.h) */
-		CHECK((s ? m.lab_weight_min == 1 : m.lab_weight_min < 1) && m.lab_weight_max > 1,
-			  "%s: weights: %g %g", json, m.lab_weight_min, m.lab_weight_max);
+		/*
+		 * Spread: every row's bound is C; the labelled rows are support
+		 * vectors of their own, the anomalies' negative.  Bounds: the
+		 * sphere moves the labelled rows' bounds only (supervision.h).
+		 */
+		if (spread)
+		{
+			int32_t		neg = 0;
+
+			for (int32_t k = 0; k < m.n_sv; k++)
+				neg += m.alpha[k] < 0;
+			/* an anomaly already below the depth needs no weight */
+			CHECK(m.lab_weight_min == 1 && m.lab_weight_max == 1 && neg >= 1 && neg <= n_lab_a,
+				  "%s: weights %g %g, %d negative alphas for %lld anomalies", json,
+				  m.lab_weight_min, m.lab_weight_max, (int) neg, (long long) n_lab_a);
+		}
+		else
+			CHECK((s ? m.lab_weight_min == 1 : m.lab_weight_min < 1) && m.lab_weight_max > 1,
+				  "%s: weights: %g %g", json, m.lab_weight_min, m.lab_weight_max);
 		/*
 		 * Anomalies labelled in the middle of the blobs: the sphere gives
 		 * them negative alphas and they end outside; the scorer (which
@@ -273,8 +296,8 @@ test_fit(void)
 				inside += lab2[i] < 0 && svc_model_decision_scaled(&mn, xs) >= 0;
 			}
 			CHECK(neg >= 1 && inside == 0 && mn.lab_wrong_anomaly == 0,
-				  "anomalies inside the blobs pushed out: %d negative alphas, %d inside",
-				  (int) neg, (int) inside);
+				  "%s: anomalies inside the blobs pushed out: %d negative alphas, %d inside",
+				  json, (int) neg, (int) inside);
 			CHECK(svc_scorer_init(&svc_env_malloc, &mn, &sc, &err) == SVC_OK &&
 				  svc_label_work_init(&svc_env_malloc, &mn, &w, &err) == SVC_OK, "scorer: %s",
 				  err.message);
@@ -511,11 +534,109 @@ test_state(void)
 	free(lab);
 }
 
+/*
+ * The spread generalises: a small tight group of rows between the blobs,
+ * which the unlabelled model keeps inside (it is dense), leaves the domain
+ * when five of its rows are labelled anomalies, most of the others with
+ * them; a loose group at the edge, which it leaves outside, comes inside
+ * when four of its rows are labelled normal.  The share outside stays
+ * outlier_fraction's, and the labelled anomalies end outside.
+ */
+static void
+test_spread(void)
+{
+	int64_t		base = 900,
+				ng = 30,
+				nl = 30,
+				n = base + ng + nl;
+	double	   *b = blobs(base, 17);
+	double	   *x = malloc(sizeof(double) * 2 * (size_t) n);
+	int8_t	   *lab = calloc((size_t) n, 1);
+	SvcRng		r;
+
+	memcpy(x, b, sizeof(double) * 2 * (size_t) base);
+	free(b);
+	svc_rng_seed(&r, 5);
+	for (int64_t i = 0; i < ng + nl; i++)
+	{
+		bool		tight = i < ng;
+		double		u1 = svc_rng_unit(&r) + 1e-12,
+					u2 = svc_rng_unit(&r),
+					rad = sqrt(-2 * log(u1)) * (tight ? 0.1 : 0.35);
+
+		x[2 * (base + i)] = (tight ? 3.0 : -1.8) + rad * cos(2 * M_PI * u2);
+		x[2 * (base + i) + 1] = (tight ? 1.6 : -1.8) + rad * sin(2 * M_PI * u2);
+	}
+	for (int64_t i = 0; i < 5; i++)
+		lab[base + i] = -1;
+	for (int64_t i = 0; i < 4; i++)
+		lab[base + ng + i] = 1;
+	for (int c = 0; c < 2; c++)
+	{
+		const char *json = c ? "{\"solver\": \"smo\"}" : "{}";
+		SvcOptions	opt;
+		SvcModel	m0,
+					m1;
+		SvcError	err;
+		int64_t		tight0 = 0,
+					tight1 = 0,
+					loose0 = 0,
+					loose1 = 0,
+					out1 = 0;
+
+		CHECK(parse(json, &opt, &err) == SVC_OK, "options");
+		CHECK(svc_fit_rows(&svc_env_malloc, x, n, 2, &opt, &m0, &err) == SVC_OK &&
+			  svc_fit_rows_labelled(&svc_env_malloc, x, lab, n, 2, &opt, &m1, &err) == SVC_OK,
+			  "%s: fits: %s", json, err.message);
+		for (int64_t i = 0; i < n; i++)
+		{
+			double		xs[2],
+						f0,
+						f1;
+
+			svc_model_scale_row(&m0, x + 2 * i, xs);
+			f0 = svc_model_decision_scaled(&m0, xs);
+			svc_model_scale_row(&m1, x + 2 * i, xs);
+			f1 = svc_model_decision_scaled(&m1, xs);
+			out1 += f1 < 0;
+			if (lab[i] != 0 || i < base)
+				continue;
+			if (i < base + ng)
+			{
+				tight0 += f0 < 0;
+				tight1 += f1 < 0;
+			}
+			else
+			{
+				loose0 += f0 < 0;
+				loose1 += f1 < 0;
+			}
+		}
+		printf("  spread %s: tight group outside %lld -> %lld of %lld, loose group %lld -> %lld of %lld\n",
+			   json, (long long) tight0, (long long) tight1, (long long) ng - 5,
+			   (long long) loose0, (long long) loose1, (long long) nl - 4);
+		CHECK(tight0 <= 5 && tight1 >= 20, "%s: labelled anomalies take their group out: %lld -> %lld",
+			  json, (long long) tight0, (long long) tight1);
+		CHECK(loose1 + 5 <= loose0, "%s: labelled normals take their group in: %lld -> %lld",
+			  json, (long long) loose0, (long long) loose1);
+		CHECK(m1.lab_wrong_anomaly == 0 && m1.lab_wrong_normal == 0,
+			  "%s: the labelled rows on their side (%lld / %lld wrong)", json,
+			  (long long) m1.lab_wrong_normal, (long long) m1.lab_wrong_anomaly);
+		CHECK(out1 == (int64_t) floor(opt.nu * (double) n),
+			  "%s: %lld rows outside: outlier_fraction's share", json, (long long) out1);
+		svc_model_free(&svc_env_malloc, &m0);
+		svc_model_free(&svc_env_malloc, &m1);
+	}
+	free(x);
+	free(lab);
+}
+
 int
 main(void)
 {
 	test_weights();
 	test_fit();
+	test_spread();
 	test_state();
 	return unit_summary("test_supervision");
 }
