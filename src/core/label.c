@@ -49,6 +49,7 @@ sphere_tree(const SvcEnv *env, const SvcModel *m, SvcEqList *eqs, const double *
 			int64_t n, const int32_t *roweq, SvcEdge *tree, SvcError *err)
 {
 	int32_t		d = m->dims;
+	SvcEnv		quiet = *env;
 	SvcModel	dm;
 	SvcOptions	o;
 	double	   *dens = svc_alloc(env, sizeof(double) * (size_t) n, err);
@@ -65,7 +66,9 @@ sphere_tree(const SvcEnv *env, const SvcModel *m, SvcEqList *eqs, const double *
 	svc_options_default(&o);
 	o.seed = m->opt.seed;
 	dm.dims = d;
-	st = svc_train_bsgd(env, xs, n, d, &o, m->gamma * SVC_SPHERE_WIDTH_RATIO, NULL, &dm, err);
+	/* part of the labelling, whose progress the caller reports: no SGD steps */
+	quiet.progress = NULL;
+	st = svc_train_bsgd(&quiet, xs, n, d, &o, m->gamma * SVC_SPHERE_WIDTH_RATIO, NULL, &dm, err);
 	if (st != SVC_OK)
 		goto done;
 	for (int64_t i = 0; i < n; i++)
