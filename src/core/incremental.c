@@ -46,6 +46,8 @@ enum
 #define DIR_EPS 1e-12
 /* the Schur complement of a row entering S: below it, the row is in S's span */
 #define KAPPA_MIN 1e-10
+/* a margin row this close to the candidate (kernel value) is its twin */
+#define TWIN_EPS 1e-9
 #define CHECK_EVERY 64
 #define REFACTOR_EVERY 1024
 /* the residual of M Q = I on Q's first column beyond which Q is refactored */
@@ -589,6 +591,8 @@ drive(SvcIncr *s, int64_t cand, double u, double v, double target, Event *how,
 	  SvcError *err)
 {
 	int64_t		max_steps = 100 * s->rows + 1000;
+	int64_t		joined = -1;	/* the row that entered S at the last step */
+	int64_t		prev_joined = -1;
 	SvcStatus	st;
 
 	memset(s->blocked, 0, (size_t) s->hi);
@@ -790,6 +794,8 @@ drive(SvcIncr *s, int64_t cand, double u, double v, double target, Event *how,
 			s->t += v * best;
 		}
 
+		prev_joined = joined;
+		joined = -1;
 		switch (ev)
 		{
 			case EV_LEAVE_E:
@@ -801,13 +807,28 @@ drive(SvcIncr *s, int64_t cand, double u, double v, double target, Event *how,
 					s->h[j] = 0.0;
 					if ((st = leave_s(s, who, ev == EV_LEAVE_E ? SET_E : SET_R, err)) != SVC_OK)
 						return st;
-					/* leaving at h = 0, it could come straight back: not in this step */
+
+					/*
+					 * Entering S, a row's alpha moves the way that keeps its
+					 * h at 0 (beta_j = -gam_j / kappa), so leaving again at
+					 * the next step without a move means both signs are
+					 * rounding: its h does not move with this path (rows
+					 * near-duplicate of margin rows).  It would join and
+					 * leave for ever; it stays out for this drive, at its
+					 * bound with h = 0, optimal there.
+					 */
+					if (best == 0.0 && j == prev_joined)
+					{
+						s->blocked[j] = 1;
+						s->st.cycles++;
+					}
 					break;
 				}
 			case EV_JOIN:
 				s->h[who] = 0.0;
 				if ((st = join_new(s, who, err)) != SVC_OK)
 					return st;
+				joined = s->set[who] == SET_S ? who : -1;
 				break;
 			case EV_CAND_H:
 				s->h[cand] = 0.0;
@@ -960,6 +981,61 @@ all_at_bound(SvcIncr *s, SvcError *err)
 	return resync(s, NULL, err);
 }
 
+/*
+ * The candidate ended on the margin with 0 < alpha < C but in S's span:
+ * a duplicate of a margin row (kernel 1 between them).  Two equal rows
+ * count only by the sum of their alphas, so the twin takes the
+ * candidate's alpha up to its bound (the candidate goes to R with h = 0);
+ * past it the twin goes to E and the candidate takes its place in S with
+ * the rest.  f and the sum of alpha stay as they are.
+ */
+static SvcStatus
+place_twin(SvcIncr *s, int64_t cand, SvcError *err)
+{
+	int64_t		tw = -1;
+	double		room;
+	bool		joined;
+	SvcStatus	st;
+
+	for (int64_t k = 0; k < s->m; k++)
+		if (tw < 0 || s->kc[s->S[k]] > s->kc[s->S[tw]])
+			tw = k;
+	if (tw < 0 || !(s->kc[s->S[tw]] >= 1.0 - TWIN_EPS))
+		return svc_fail(err, SVC_ERR_INTERNAL,
+						"a row on the margin duplicates the margin set");
+	s->st.twins++;
+	room = s->c[s->S[tw]] - s->alpha[s->S[tw]];
+	if (s->alpha[cand] <= room)
+	{
+		s->alpha[s->S[tw]] += s->alpha[cand];
+		s->alpha[cand] = 0.0;
+		s->set[cand] = SET_R;
+		return SVC_OK;
+	}
+	s->alpha[cand] -= room;
+	s->alpha[s->S[tw]] = s->c[s->S[tw]];
+	s->h[s->S[tw]] = 0.0;
+	if ((st = leave_s(s, tw, SET_E, err)) != SVC_OK)
+		return st;
+	{
+		double	   *q = new_column(s, err);
+
+		if (q == NULL)
+			return err->status;
+		st = join_s(s, cand, s->kc, &joined, err);
+		if (joined)
+			s->kc = q;
+		else
+		{
+			s->pool[s->n_pool++] = q;
+			if (st == SVC_OK)
+				st = svc_fail(err, SVC_ERR_INTERNAL,
+							  "a row on the margin duplicates the margin set");
+		}
+	}
+	return st;
+}
+
 /* Place the candidate as its drive ended. */
 static SvcStatus
 place(SvcIncr *s, int64_t cand, Event how, SvcError *err)
@@ -997,10 +1073,7 @@ place(SvcIncr *s, int64_t cand, Event how, SvcError *err)
 		s->pool[s->n_pool++] = q;
 		if (st != SVC_OK)
 			return st;
-		/* in S's span: f = 0 there whatever its alpha; it stays free in E's
-		 * place would break the bound, so it is an internal error */
-		return svc_fail(err, SVC_ERR_INTERNAL,
-						"a row on the margin duplicates the margin set");
+		return place_twin(s, cand, err);
 	}
 	return st;
 }

@@ -48,6 +48,10 @@ typedef struct SvcIncrStats
 	int64_t		removed;		/* rows removed */
 	int64_t		steps;			/* path steps (set changes) over all calls */
 	int64_t		refactors;		/* inverses computed afresh */
+	int64_t		cycles;			/* rows kept out of S for a drive: they
+								 * joined and left it without a move */
+	int64_t		twins;			/* candidates on the margin that gave their
+								 * alpha to a margin row they duplicate */
 	int64_t		n_margin;		/* |S| now */
 	int64_t		n_error;		/* |E| now (alpha = C > 0) */
 } SvcIncrStats;
