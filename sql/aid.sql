@@ -89,11 +89,15 @@ SELECT pg_temp.try($$SELECT svc_train(f, '{"solver": "aid", "aid_gap": 2}') FROM
 SELECT pg_temp.try($$SELECT svc_train(f, '{"solver": "aid", "aid_gap": "small"}') FROM aid_shapes$$);
 SELECT pg_temp.try($$SELECT svc_train(f, '{"solver": "aid", "cache_mb": 1}')
                      FROM (SELECT ARRAY[i, i % 7]::float8[] AS f FROM generate_series(1, 6000) i) t$$);
--- labelled rows are smo's and bsgd's: aid refuses them (its clusters share
--- one bound per row)
+-- labelled rows act after the solver (label_spread), so aid takes them; in
+-- the solver's bounds (label_spread false) it refuses them (its clusters
+-- share one bound per row)
 SELECT pg_temp.try($$SELECT svc_train(f, CASE WHEN id % 50 = 0 THEN 1 END, '{"solver": "aid"}')
+                     FROM aid_shapes$$) AS spread;
+SELECT pg_temp.try($$SELECT svc_train(f, CASE WHEN id % 50 = 0 THEN 1 END,
+                                       '{"solver": "aid", "label_spread": false}')
                      FROM aid_shapes$$)
-       LIKE '22023: the solver "aid" does not take labelled rows%' AS refused;
+       LIKE '22023: the solver "aid" does not take labelled rows in its bounds%' AS refused;
 -- a damaged report is refused: the first aggregate count set to 0 (its
 -- place: 4 bytes of CRC, the counts and the 24 fixed bytes before them)
 SELECT pg_temp.try(format($$SELECT svc_model_info(%L::bytea)$$,

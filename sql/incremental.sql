@@ -61,9 +61,13 @@ FROM incr_models m
      JOIN incr_shapes s USING (shape)
 GROUP BY shape ORDER BY shape;
 
--- labelled rows are smo's signed problem, which the path does not follow:
--- refused, as aid refuses them
+-- labelled rows act after the solver (label_spread): taken; in its bounds
+-- (label_spread false) they are smo's signed problem, which the path does
+-- not follow: refused, as aid refuses them
 SELECT pg_temp.try($$SELECT svc_train(f, CASE WHEN id % 50 = 0 THEN 1 END, '{"solver": "incremental"}')
+                     FROM incr_shapes$$);
+SELECT pg_temp.try($$SELECT svc_train(f, CASE WHEN id % 50 = 0 THEN 1 END,
+                                       '{"solver": "incremental", "label_spread": false}')
                      FROM incr_shapes$$);
 
 -- errors: an unknown solver lists the valid ones, and rows past the memory
