@@ -70,6 +70,19 @@ SELECT pg_temp.try($$SELECT svc_train(f, CASE WHEN id % 50 = 0 THEN 1 END,
                                        '{"solver": "incremental", "label_spread": false}')
                      FROM incr_shapes$$);
 
+-- rows with duplicates: the README's events table (its rings' centre rows
+-- coincide) ends, on smo's clusters (it failed: a row on the margin that
+-- duplicated the margin set, or rows joining and leaving it for ever)
+CREATE TABLE incr_events AS
+SELECT ARRAY[(i % 3) * 4 + cos(i * 2.4) * sqrt(i % 7 / 7.0),
+             (i % 3) * 2 + sin(i * 2.4) * sqrt(i % 7 / 7.0)]::float8[] AS f
+FROM generate_series(1, 2160) i;
+SELECT (svc_model_info(i.m)->>'n_clusters')::int AS incremental_clusters,
+       (svc_model_info(s.m)->>'n_clusters')::int AS smo_clusters,
+       (svc_model_info(i.m)->>'objective')::float8 <= (svc_model_info(s.m)->>'objective')::float8 AS at_or_below_smo
+FROM (SELECT svc_train(f, '{"solver": "incremental"}') AS m FROM incr_events) i,
+     (SELECT svc_train(f, '{"solver": "smo"}') AS m FROM incr_events) s;
+
 -- errors: an unknown solver lists the valid ones, and rows past the memory
 -- budget are refused before any work, with a hint
 SELECT pg_temp.try($$SELECT svc_train(f, '{"solver": "incrementl"}') FROM incr_shapes$$);
