@@ -6,18 +6,24 @@
 #include <math.h>
 #include <string.h>
 
-/* The model's arrays from the solver's rows with alpha > 0. */
+/* the stream of the rows' order */
+#define SVC_SEED_TAG_ORDER UINT64_C(0x4F52444552)
+
+/*
+ * The model's arrays from the rows with alpha > 0, in the rows' order
+ * (row i in slot[i]), which svc_keep_from_fit relies on.
+ */
 static SvcStatus
-take_support(const SvcEnv *env, const SvcIncr *s, int32_t d, SvcModel *m, SvcError *err)
+take_support(const SvcEnv *env, const SvcIncr *s, const int64_t *slot, int64_t n, int32_t d,
+			 SvcModel *m, SvcError *err)
 {
 	int64_t		n_sv = 0,
-				k = 0,
-				slots = svc_incr_slots(s);
+				k = 0;
 	double	   *sv,
 			   *alpha;
 
-	for (int64_t i = 0; i < slots; i++)
-		if (svc_incr_alpha(s, i) > 0)
+	for (int64_t i = 0; i < n; i++)
+		if (svc_incr_alpha(s, slot[i]) > 0)
 			n_sv++;
 	if (n_sv < 1 || n_sv > INT32_MAX)
 		return svc_fail(err, SVC_ERR_INTERNAL, "the solver \"incremental\" kept %lld support vectors",
@@ -30,13 +36,13 @@ take_support(const SvcEnv *env, const SvcIncr *s, int32_t d, SvcModel *m, SvcErr
 		svc_free(env, alpha);
 		return SVC_ERR_NOMEM;
 	}
-	for (int64_t i = 0; i < slots; i++)
+	for (int64_t i = 0; i < n; i++)
 	{
-		double		a = svc_incr_alpha(s, i);
+		double		a = svc_incr_alpha(s, slot[i]);
 
 		if (!(a > 0))
 			continue;
-		memcpy(sv + (size_t) k * (size_t) d, svc_incr_row(s, i), sizeof(double) * (size_t) d);
+		memcpy(sv + (size_t) k * (size_t) d, svc_incr_row(s, slot[i]), sizeof(double) * (size_t) d);
 		alpha[k++] = a;
 	}
 	m->n_sv = (int32_t) n_sv;
@@ -80,6 +86,9 @@ svc_train_incremental(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	SvcStatus	st;
 	size_t		budget = svc_smo_budget(env, opt);
 	double		c;
+	int64_t    *slot = NULL,
+			   *order = NULL;
+	SvcRng		rng;
 
 	if (n < 1)
 		return svc_fail(err, SVC_ERR_INVALID_INPUT, "no rows to train on");
@@ -102,11 +111,36 @@ svc_train_incremental(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	st = svc_incr_create(env, &p, &s, err);
 	if (st != SVC_OK)
 		return st;
-	for (int64_t i = 0; i < n; i++)
+	slot = svc_alloc(env, sizeof(int64_t) * (size_t) n, err);
+	order = svc_alloc(env, sizeof(int64_t) * (size_t) n, err);
+	if (slot == NULL || order == NULL)
 	{
-		int64_t		slot;
+		st = SVC_ERR_NOMEM;
+		goto done;
+	}
 
-		st = svc_incr_add(s, x + (size_t) i * (size_t) d, c, &slot, err);
+	/*
+	 * The rows go in a seeded random order: the optimum does not depend on
+	 * it, but the path does.  Rows that sweep the space (the aggregate sorts
+	 * them) keep landing outside the sphere, each with a long path: the
+	 * README's events table sorted took 3.9 s, shuffled 0.2 s (smo 0.37 s).
+	 */
+	for (int64_t i = 0; i < n; i++)
+		order[i] = i;
+	svc_rng_seed(&rng, opt->seed ^ SVC_SEED_TAG_ORDER);
+	for (int64_t i = n - 1; i > 0; i--)
+	{
+		int64_t		j = (int64_t) svc_rng_below(&rng, (uint64_t) i + 1),
+					t = order[i];
+
+		order[i] = order[j];
+		order[j] = t;
+	}
+	for (int64_t k = 0; k < n; k++)
+	{
+		int64_t		i = order[k];
+
+		st = svc_incr_add(s, x + (size_t) i * (size_t) d, c, &slot[i], err);
 		if (st != SVC_OK)
 			goto done;
 		/* no progress report: the hook's kinds (svc_core.h) have no "rows added" */
@@ -114,11 +148,13 @@ svc_train_incremental(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	st = svc_incr_report(s, opt, n, m, err);
 	if (st != SVC_OK)
 		goto done;
-	st = take_support(env, s, d, m, err);
+	st = take_support(env, s, slot, n, d, m, err);
 	if (st != SVC_OK)
 		goto done;
 	m->gamma = gamma;
 done:
+	svc_free(env, slot);
+	svc_free(env, order);
 	svc_incr_free(s);
 	return st;
 }
