@@ -33,11 +33,12 @@ SELECT shape,
 FROM incr_shapes GROUP BY shape;
 
 -- the report: the solver's name, the sphere, format 4 as smo's, converged,
--- one iteration per path step (at least one per row), a KKT gap far below
--- smo's tolerance and smo's objective
+-- one iteration per path step (the rows go in a seeded random order, and a
+-- row that lands inside takes none), a KKT gap far below smo's tolerance
+-- and smo's objective
 SELECT shape, i->>'solver' AS solver, i->>'boundary' AS boundary,
        (i->>'format_version')::int AS version, (i->>'converged')::boolean AS converged,
-       (i->>'iterations')::int >= (i->>'rows_used')::int AS a_step_per_row,
+       (i->>'iterations')::int > 0 AS stepped,
        (i->>'gap')::float8 < 1e-9 AS kkt_gap_tiny,
        abs((i->>'objective')::float8 - (svc_model_info(smo)->>'objective')::float8)
            <= 1e-9 AS objective_as_smo,
