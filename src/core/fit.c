@@ -339,7 +339,7 @@ label_rows(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
  * NULL; init: the model a warm start continued, or NULL).
  */
 static SvcStatus
-fit_finish(const SvcEnv *env, const SvcSolverOps *solver, const double *rows,
+fit_finish(const SvcEnv *env, const double *rows,
 		   const int8_t *label, int64_t n, SvcModel *m, const SvcModel *init,
 		   SvcError *err)
 {
@@ -496,7 +496,7 @@ fit_scaled(const SvcEnv *env, double *rows, const int8_t *label, int64_t n, SvcM
 		if (st != SVC_OK)
 			return st;
 	}
-	return fit_finish(env, solver, rows, supervised ? label : NULL, n, m, NULL, err);
+	return fit_finish(env, rows, supervised ? label : NULL, n, m, NULL, err);
 }
 
 SvcStatus
@@ -627,7 +627,7 @@ fit_warm(const SvcEnv *env, double *rows, int64_t n, int64_t seen, const SvcOpti
 	{
 		/* the threshold is the solver's; the labelling on the window */
 		m->rows_used = m->keep_n;
-		return fit_finish(env, solver, m->keep_x, NULL, m->keep_n, m, init, err);
+		return fit_finish(env, m->keep_x, NULL, m->keep_n, m, init, err);
 	}
 
 	/*
@@ -640,7 +640,7 @@ fit_warm(const SvcEnv *env, double *rows, int64_t n, int64_t seen, const SvcOpti
 	memcpy(all, rows, sizeof(double) * (size_t) n * (size_t) d);
 	if (init->n_sv > 0)
 		memcpy(all + (size_t) n * d, init->sv, sizeof(double) * (size_t) init->n_sv * (size_t) d);
-	st = fit_finish(env, solver, all, NULL, n_all, m, init, err);
+	st = fit_finish(env, all, NULL, n_all, m, init, err);
 	svc_free(env, all);
 	return st;
 }
