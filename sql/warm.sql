@@ -65,6 +65,9 @@ FROM warm_pts WHERE t < 1;
 SELECT pg_temp.try($q$SELECT svc_train(f, '{"budget": 50}', (SELECT model FROM warm_a)) FROM warm_pts WHERE t >= 1$q$);
 SELECT pg_temp.try($q$SELECT svc_train(f, '{"outlier_fraction": 0.2, "gamma": 3}', (SELECT model FROM warm_a)) FROM warm_pts WHERE t >= 1$q$);
 SELECT pg_temp.try($q$SELECT svc_train(f, '{"solver": "smo"}', (SELECT model FROM warm_a)) FROM warm_pts WHERE t >= 1$q$);
+-- label_spread too (a model of 0.4.x with labelled rows reads as true; the
+-- warm start takes no labelled rows either way)
+SELECT pg_temp.try($q$SELECT svc_train(f, '{"label_spread": false}', (SELECT model FROM warm_a)) FROM warm_pts WHERE t >= 1$q$);
 SELECT svc_train(f, '{"sample": 5000, "budget": 300}', (SELECT model FROM warm_a)) = b.model AS same_values_allowed
 FROM warm_pts, warm_b b WHERE t >= 1 GROUP BY b.model;
 SELECT svc_model_info(svc_train(f, '{"n_clusters": 1}', (SELECT model FROM warm_a)))->>'n_clusters' AS cut_applies
