@@ -50,12 +50,14 @@ FROM plot_model;
 -- more rows than one fetch (1,000): the legend's counts are svc_assign's, so
 -- what the scorer keeps between rows (its certificates) outlives each batch;
 -- the small budget gives many equilibria, so the certificates decide many rows
--- (with them in the per-batch context the counts differed)
+-- (with them in the per-batch context the counts differed); keep_isolated false
+-- keeps them to 19 clusters, each with a legend entry (the legend lists 20)
 CREATE TABLE plot_many AS
 SELECT i AS id, ARRAY[(i % 3) * 5 + 0.5 * sqrt(-2 * ln((i / 3 + 0.5) / 1167)) * cos(i * 2.39996),
                       0.5 * sqrt(-2 * ln((i / 3 + 0.5) / 1167)) * sin(i * 2.39996)]::float8[] AS features
 FROM generate_series(1, 3500) AS i;
-CREATE TABLE plot_many_model AS SELECT svc_train(features, '{"budget": 40}') AS model FROM plot_many;
+CREATE TABLE plot_many_model AS
+SELECT svc_train(features, '{"budget": 40, "keep_isolated": false}') AS model FROM plot_many;
 WITH a AS (SELECT a.* FROM plot_many_model m,
              svc_assign(m.model, 'SELECT id, features FROM plot_many') a),
      p AS (SELECT svc_plot_svg(model, 'SELECT features FROM plot_many') AS svg FROM plot_many_model)

@@ -158,7 +158,7 @@ svc_graph_label_rows(const SvcEnv *env, const SvcModel *m, const double *xs,
 	 */
 	if (nn > 0)
 	{
-		double		small = svc_cut_min_rows(&m->opt, n);
+		double		small = svc_cut_min_rows(&m->opt, n, m->rows_used);
 		int32_t    *rows = parent;	/* reused: counts by label */
 		int32_t		best = -1;
 		bool		any = false,

@@ -46,12 +46,17 @@ height(const SvcModel *m, double f)
 }
 
 double
-svc_cut_min_rows(const SvcOptions *opt, int64_t rows)
+svc_cut_min_rows(const SvcOptions *opt, int64_t rows, int64_t sample_rows)
 {
 	double		floor_rows;
 
 	if (opt->min_cluster_size > 0)
+	{
+		/* rows of the sample, scaled to the rows that label (options.h) */
+		if (opt->min_size_rows == SVC_SIZE_ROWS_SAMPLE && rows > 0 && sample_rows > rows)
+			return (double) opt->min_cluster_size * (double) rows / (double) sample_rows;
 		return (double) opt->min_cluster_size;
+	}
 	floor_rows = opt->min_cluster_share * (double) rows;
 	return floor_rows > MIN_CLUSTER_ROWS ? floor_rows : MIN_CLUSTER_ROWS;
 }
@@ -63,7 +68,7 @@ min_rows(const SvcModel *m)
 
 	for (int32_t i = 0; i < m->n_eq; i++)
 		total += m->eq_rows[i];
-	return svc_cut_min_rows(&m->opt, total);
+	return svc_cut_min_rows(&m->opt, total, m->rows_used);
 }
 
 static void

@@ -30,11 +30,13 @@
 #include "model.h"
 
 /*
- * The minimum cluster size in rows, of rows labelled rows: min_cluster_size
- * when set, else min_cluster_share of the rows but at least 5.  The tree's
- * cuts and the complete graph's components share it.
+ * The minimum cluster size in rows, of rows labelled rows out of a sample
+ * of sample_rows: min_cluster_size when set (scaled by rows / sample_rows
+ * when it counts rows of the sample), else min_cluster_share of the rows
+ * but at least 5.  The tree's cuts and the complete graph's components
+ * share it.
  */
-double		svc_cut_min_rows(const SvcOptions *opt, int64_t rows);
+double		svc_cut_min_rows(const SvcOptions *opt, int64_t rows, int64_t sample_rows);
 
 /* The rule a model's options choose: n_clusters, then level, then cut. */
 typedef enum SvcCutBy

@@ -154,9 +154,9 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 		 m->boundary == SVC_BOUNDARY_SPHERE ? "sphere" : "hyperplane");
 	emit(&t, "\"dims\": %d, \"budget\": %d, \"strategy\": \"%s\", \"k\": %d, ",
 		 m->dims, m->opt.budget, svc_strategy_name(m->opt.strategy), m->opt.k);
-	/* shown only when set, so the reports of other models stay as they were */
-	if (m->opt.keep_isolated)
-		emit(&t, "\"keep_isolated\": true, ");
+	/* the budget maintenance's rule: bsgd's only */
+	if (m->solver == SVC_SOLVER_BSGD)
+		emit(&t, "\"keep_isolated\": %s, ", m->opt.keep_isolated ? "true" : "false");
 	emit(&t, "\"n_support_vectors\": %d, \"gamma\": %s, \"gamma_auto\": %s, ",
 		 m->n_sv, num(&t, m->gamma), m->opt.gamma == 0 ? "true" : "false");
 	emit(&t, "\"gamma_rule\": \"%s\", ", svc_gamma_rule_name(&m->opt));
@@ -187,9 +187,9 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 	emit(&t, "\"outlier_fraction\": %s, \"offset\": %s, \"bandwidth_k\": %d, ",
 		 num(&t, m->opt.nu), num(&t, m->offset), m->opt.bandwidth_k);
 	emit(&t, "\"cut\": \"%s\", \"merge_ratio\": %s, \"min_cluster_share\": %s, "
-		 "\"min_cluster_size\": %lld, ",
+		 "\"min_cluster_size\": %lld, \"min_cluster_size_rows\": \"%s\", ",
 		 cut_rule_name(m), num(&t, m->opt.merge_ratio), num(&t, m->opt.min_cluster_share),
-		 (long long) m->opt.min_cluster_size);
+		 (long long) m->opt.min_cluster_size, svc_size_rows_name(m->opt.min_size_rows));
 	if (m->opt.has_level)
 		emit(&t, "\"level\": %s, ", num(&t, m->opt.level));
 	else

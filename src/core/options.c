@@ -55,7 +55,8 @@ svc_options_default(SvcOptions *opt)
 	opt->label_spread = 1;
 	opt->keep_rows = 0;
 	opt->window = SVC_WINDOW_OLDEST;
-	opt->keep_isolated = 0;
+	opt->keep_isolated = 1;
+	opt->min_size_rows = SVC_SIZE_ROWS_SAMPLE;
 	opt->gamma_rule = SVC_GAMMA_RULE_AUTO;
 }
 
@@ -108,6 +109,12 @@ static const OptChoice label_curve_choices[] = {
 static const OptChoice window_choices[] = {
 	{"oldest", SVC_WINDOW_OLDEST},
 	{"reservoir", SVC_WINDOW_RESERVOIR},
+	{NULL, 0}
+};
+
+static const OptChoice size_rows_choices[] = {
+	{"sample", SVC_SIZE_ROWS_SAMPLE},
+	{"labelled", SVC_SIZE_ROWS_LABELLED},
 	{NULL, 0}
 };
 
@@ -179,6 +186,12 @@ const char *
 svc_window_name(SvcWindow w)
 {
 	return choice_name(window_choices, (int) w);
+}
+
+const char *
+svc_size_rows_name(SvcSizeRows r)
+{
+	return choice_name(size_rows_choices, (int) r);
 }
 
 const char *
@@ -268,6 +281,8 @@ static const OptKey option_table[] = {
 	.hi = 0.5, .cut = true},
 	{.name = "min_cluster_size", .kind = OPT_INT, FIELD(min_cluster_size), .ilo = 0,
 	.ihi = SVC_MAX_SAMPLE, .cut = true},
+	{.name = "min_cluster_size_rows", .kind = OPT_ENUM, FIELD(min_size_rows),
+	.choices = size_rows_choices, .cut = true},
 	{.name = "n_clusters", .kind = OPT_INT, FIELD(n_clusters), .ilo = 0, .ihi = MAX_N_CLUSTERS,
 	.cut = true},
 	{.name = "level", .kind = OPT_LEVEL, FIELD(level), .lo = -1e300, .hi = 1e300, .cut = true},
@@ -641,6 +656,8 @@ taken(SvcOptionsSetter *s, const OptKey *k)
 		s->saw_share = true;
 	else if (strcmp(k->name, "min_cluster_size") == 0)
 		s->saw_size = true;
+	else if (strcmp(k->name, "keep_isolated") == 0)
+		s->saw_isolated = true;
 	else if (strcmp(k->name, "gamma") == 0 && s->opt->gamma != 0.0)
 		s->opt->gamma_rule = SVC_GAMMA_RULE_AUTO;	/* one encoding (options.h) */
 	return SVC_OK;
@@ -829,6 +846,9 @@ svc_options_finish(SvcOptionsSetter *s, SvcError *err)
 		opt->max_iter = opt->solver != SVC_SOLVER_BSGD ? 0 : 100000;
 	if (s->saw_share && !s->saw_size)
 		opt->min_cluster_size = 0;
+	/* keep_isolated is on by default, for the only solver with a budget */
+	if (opt->solver != SVC_SOLVER_BSGD && !s->saw_isolated)
+		opt->keep_isolated = 0;
 	return svc_options_validate(opt, err);
 }
 
@@ -980,7 +1000,7 @@ svc_options_warm_check(const SvcOptions *init, const SvcOptions *given, SvcError
 		show_value(given, k, b, sizeof(b));
 		svc_fail(err, SVC_ERR_INVALID_PARAMETER,
 				 "option \"%s\" differs from the init model's (%s vs %s)", k->name, a, b);
-		svc_error_detail(err, "The init model has %s, the options name %s.  A warm start continues the init model with its options; only the cut options (cut, merge_ratio, min_cluster_share, min_cluster_size, n_clusters, level) may change.",
+		svc_error_detail(err, "The init model has %s, the options name %s.  A warm start continues the init model with its options; only the cut options (cut, merge_ratio, min_cluster_share, min_cluster_size, min_cluster_size_rows, n_clusters, level) may change.",
 						 a, b);
 		svc_error_hint(err, "Leave \"%s\" out of the options, or train a new model from scratch with svc_train(features, options).",
 					   k->name);

@@ -62,6 +62,19 @@ typedef enum SvcWindow
 } SvcWindow;
 
 /*
+ * What min_cluster_size counts.  The tree labels at most SVC_LABEL_ROWS
+ * rows of the sample; counted in rows of the sample, the floor is scaled
+ * to them (15 of a 10,000-row sample is 4.5 of 3,000 labelled rows), so
+ * a cluster's size does not depend on how many rows label.  Options from
+ * before 0.5.0 counted labelled rows, and keep doing so.
+ */
+typedef enum SvcSizeRows
+{
+	SVC_SIZE_ROWS_LABELLED = 0,	/* rows that label (before 0.5.0) */
+	SVC_SIZE_ROWS_SAMPLE = 1	/* rows of the sample (the default) */
+} SvcSizeRows;
+
+/*
  * Which rule "auto" gamma follows (svc_gamma_auto): both are
  * 256 / median squared distance of the scaled rows, times a factor for
  * the dimension d.  AUTO (0.5.0 on): max(2/d, 1/8) above two dimensions,
@@ -111,6 +124,7 @@ typedef struct SvcOptions
 	double		merge_ratio;	/* persistence: saddle/peak ratio that merges */
 	double		min_cluster_share;	/* smaller clusters merge ... */
 	int64_t		min_cluster_size;	/* ... or smaller than this; 0 = share */
+	SvcSizeRows min_size_rows;	/* what min_cluster_size counts */
 	int32_t		n_clusters;		/* > 0: cut into this many clusters */
 	bool		has_level;		/* cut at a level of f instead */
 	double		level;
@@ -136,7 +150,8 @@ typedef struct SvcOptions
 	SvcWindow	window;			/* keep_rows: which rows leave a full window */
 	int32_t		keep_isolated;	/* 1: bsgd's budget maintenance weighs an
 								 * isolated support vector's alpha twice
-								 * (bsgd.c), 0: by |alpha| alone */
+								 * (bsgd.c), 0: by |alpha| alone (on the
+								 * base wire, byte 121, not here) */
 	SvcGammaRule gamma_rule;	/* gamma 0: which "auto" rule; with a
 								 * given gamma always SVC_GAMMA_RULE_AUTO,
 								 * so one set of options has one encoding */
@@ -147,7 +162,7 @@ typedef struct SvcOptions
 														 * 2 sigma */
 #define SVC_LABEL_SAMPLE_DEFAULT 1000
 #define SVC_ANOMALY_BOUND_DEFAULT 30.0
-/* The smallest cluster, in rows that label (at most SVC_LABEL_ROWS). */
+/* The smallest cluster, in rows of the sample (SvcSizeRows). */
 #define SVC_MIN_CLUSTER_SIZE_DEFAULT 15
 
 /* Multiplier of the "auto" gamma: gamma = GAMMA_AUTO_FACTOR / median d^2
@@ -198,6 +213,7 @@ typedef struct SvcOptionsSetter
 	bool		saw_max_iter;
 	bool		saw_share;		/* min_cluster_share */
 	bool		saw_size;		/* min_cluster_size */
+	bool		saw_isolated;	/* keep_isolated */
 } SvcOptionsSetter;
 
 /*
@@ -272,6 +288,7 @@ const char *svc_labeling_name(SvcLabeling l);
 const char *svc_cut_name(SvcCutRule c);
 const char *svc_label_curve_name(SvcLabelCurve c);
 const char *svc_window_name(SvcWindow w);
+const char *svc_size_rows_name(SvcSizeRows r);
 /* "auto", "auto-d", or "given" for a gamma given as a number. */
 const char *svc_gamma_rule_name(const SvcOptions *opt);
 
@@ -283,12 +300,20 @@ const char *svc_gamma_rule_name(const SvcOptions *opt);
 /*
  * Fixed-size little-endian encoding, shared by the model and the state.
  * Byte 120 is the solver (0 for bsgd, so that the bytes of options made
- * before solvers were options stay the same; 2 for smo), 121 is the gamma
- * rule (1 for gamma "auto" by SVC_GAMMA_RULE_AUTO, else 0: a given gamma,
- * or "auto-d"; options from before 0.5.0 hold 0 there, and their "auto"
- * was the 2/d rule; builds before 0.5.0 refuse a 1), 122-123 are
- * segment_points (0 for the default), 124-127 are cache_mb.
+ * before solvers were options stay the same; 2 for smo), 121 holds bits
+ * (SVC_OPTIONS_BIT_*), 122-123 are segment_points (0 for the default),
+ * 124-127 are cache_mb.  Byte 121's bits are 0 in options from before
+ * 0.5.0, which meant what a 0 means now (builds before 0.5.0 refuse any
+ * other byte); a build refuses a bit it does not know:
+ *   bit 0: gamma "auto" by SVC_GAMMA_RULE_AUTO (else a given gamma, or
+ *          "auto-d", the "auto" of before 0.5.0)
+ *   bit 1: keep_isolated true (bsgd's budget maintenance)
+ *   bit 2: min_cluster_size in rows of the sample (else labelled rows)
  */
+#define SVC_OPTIONS_BIT_GAMMA_AUTO 0x01
+#define SVC_OPTIONS_BIT_KEEP_ISOLATED 0x02
+#define SVC_OPTIONS_BIT_SIZE_SAMPLE 0x04
+#define SVC_OPTIONS_BITS_KNOWN 0x07
 #define SVC_OPTIONS_WIRE_SIZE 128
 #define SVC_OPTIONS_WIRE_SEED 52	/* offset of the u64 seed in it */
 #define SVC_OPTIONS_WIRE_SAMPLE 60	/* offset of the u64 sample in it */
@@ -307,14 +332,13 @@ SvcStatus	svc_options_decode(const uint8_t *in, SvcOptions *opt, SvcError *err);
  *   0: f64 aid_gap  8: f64 label_radius  16: u64 label_sample
  *   24: u8 label_interpolation (0 geometric, 2 linear)
  *   25: u8 keep_rows (0 false, 1 true)  26: u8 window (0 oldest, 1 reservoir)
- *   27: u8 label_spread (0 true, 1 false)  28: u8 keep_isolated (0 false, 1 true)
+ *   27: u8 label_spread (0 true, 1 false)
  *   32: f64 anomaly_bound
- *   29-31, 40-63: 0 (reserved: a build that reads a non-zero byte there refuses
+ *   28-31, 40-63: 0 (reserved: a build that reads a non-zero byte there refuses
  *   the options rather than ignore an option it does not know)
  */
 #define SVC_OPTIONS_EXT_SIZE 64
 #define SVC_OPTIONS_EXT_ANOMALY_BOUND 32
-#define SVC_OPTIONS_EXT_KEEP_ISOLATED 28
 /* Both blocks, base then extended: what a state stores and compares. */
 #define SVC_OPTIONS_WIRE_FULL (SVC_OPTIONS_WIRE_SIZE + SVC_OPTIONS_EXT_SIZE)
 bool		svc_options_ext_default(const SvcOptions *opt);

@@ -42,11 +42,14 @@ svc_options_encode(const SvcOptions *o, uint8_t *out)
 	/* byte 120: 0 for the default bsgd, so older options keep their bytes */
 	svc_put_u8(&w, o->solver == SVC_SOLVER_BSGD ? 0 : (uint8_t) o->solver);
 	/*
-	 * byte 121: 1 for gamma "auto" by SVC_GAMMA_RULE_AUTO, else 0 (a given
-	 * gamma, or "auto-d"): options from before the rule keep meaning the
-	 * rule they were trained by (options.h)
+	 * byte 121: bits whose 0 is what options from before 0.5.0 meant, so
+	 * that they keep meaning it (options.h)
 	 */
-	svc_put_u8(&w, o->gamma == 0.0 && o->gamma_rule == SVC_GAMMA_RULE_AUTO ? 1 : 0);
+	svc_put_u8(&w, (uint8_t) ((o->gamma == 0.0 && o->gamma_rule == SVC_GAMMA_RULE_AUTO ?
+							   SVC_OPTIONS_BIT_GAMMA_AUTO : 0) |
+							  (o->keep_isolated ? SVC_OPTIONS_BIT_KEEP_ISOLATED : 0) |
+							  (o->min_size_rows == SVC_SIZE_ROWS_SAMPLE ?
+							   SVC_OPTIONS_BIT_SIZE_SAMPLE : 0)));
 
 	/*
 	 * segment_points at its fixed offset (122), stored as 0 when it is the
@@ -65,7 +68,7 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 	SvcReader	r;
 	uint32_t	has_level;
 	uint8_t		solver,
-				rule;
+				bits;
 
 	svc_reader_init(&r, in, SVC_OPTIONS_WIRE_SIZE);
 	o->budget = (int32_t) svc_get_u32(&r);
@@ -90,7 +93,7 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 	o->level = svc_get_f64(&r);
 	o->bandwidth_k = (int32_t) svc_get_u32(&r);
 	solver = svc_get_u8(&r);
-	rule = svc_get_u8(&r);
+	bits = svc_get_u8(&r);
 	o->segment_points = svc_load_u16(in + SVC_OPTIONS_WIRE_SEGMENT_POINTS);
 	if (o->segment_points == 0)
 		o->segment_points = SVC_SEGMENT_POINTS_DEFAULT;
@@ -100,10 +103,21 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 	/* bsgd is written as 0 only: one set of options has one encoding */
 	if (solver == SVC_SOLVER_BSGD)
 		return svc_options_bad_value(err, "solver", "one of \"bsgd\", \"smo\", \"aid\", \"incremental\"");
-	/* 1 only with gamma "auto" (a given gamma is written with 0) */
-	if (rule > 1 || (rule == 1 && o->gamma != 0.0))
+	if (bits & ~SVC_OPTIONS_BITS_KNOWN)
+	{
+		svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+				 "the options hold an option this build does not know");
+		svc_error_hint(err, "Read the value with the version of svclust that wrote it.");
+		return SVC_ERR_INVALID_PARAMETER;
+	}
+	/* the rule's bit only with gamma "auto" (a given gamma is written with 0) */
+	if ((bits & SVC_OPTIONS_BIT_GAMMA_AUTO) && o->gamma != 0.0)
 		return svc_options_bad_value(err, "gamma", "a positive number or \"auto\"");
-	o->gamma_rule = rule == 1 || o->gamma != 0.0 ? SVC_GAMMA_RULE_AUTO : SVC_GAMMA_RULE_DIM;
+	o->gamma_rule = (bits & SVC_OPTIONS_BIT_GAMMA_AUTO) || o->gamma != 0.0 ?
+		SVC_GAMMA_RULE_AUTO : SVC_GAMMA_RULE_DIM;
+	o->keep_isolated = (bits & SVC_OPTIONS_BIT_KEEP_ISOLATED) ? 1 : 0;
+	o->min_size_rows = (bits & SVC_OPTIONS_BIT_SIZE_SAMPLE) ?
+		SVC_SIZE_ROWS_SAMPLE : SVC_SIZE_ROWS_LABELLED;
 	o->solver = solver == 0 ? SVC_SOLVER_BSGD : (SvcSolver) solver;
 	o->has_level = has_level == 1;
 	o->aid_gap = SVC_AID_GAP_DEFAULT;
@@ -114,7 +128,6 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 	o->label_spread = 1;
 	o->keep_rows = 0;
 	o->window = SVC_WINDOW_OLDEST;
-	o->keep_isolated = 0;
 	return svc_options_validate(o, err);
 }
 
@@ -126,7 +139,7 @@ svc_options_ext_default(const SvcOptions *o)
 		o->label_sample == SVC_LABEL_SAMPLE_DEFAULT &&
 		o->label_curve == SVC_LABEL_CURVE_GEOMETRIC &&
 		o->anomaly_bound == SVC_ANOMALY_BOUND_DEFAULT && o->label_spread == 1 &&
-		o->keep_rows == 0 && o->window == SVC_WINDOW_OLDEST && o->keep_isolated == 0;
+		o->keep_rows == 0 && o->window == SVC_WINDOW_OLDEST;
 }
 
 void
@@ -144,7 +157,6 @@ svc_options_encode_ext(const SvcOptions *o, uint8_t *out)
 	svc_put_u8(&w, (uint8_t) o->keep_rows);
 	svc_put_u8(&w, (uint8_t) o->window);
 	svc_put_u8(&w, o->label_spread ? 0 : 1);
-	out[SVC_OPTIONS_EXT_KEEP_ISOLATED] = (uint8_t) o->keep_isolated;
 	svc_store_f64(out + SVC_OPTIONS_EXT_ANOMALY_BOUND,
 				  o->anomaly_bound == SVC_ANOMALY_BOUND_DEFAULT ? 0.0 : o->anomaly_bound);
 }
@@ -165,7 +177,6 @@ svc_options_decode_ext(const uint8_t *in, SvcOptions *o, SvcError *err)
 	uint8_t		curve,
 				keep,
 				window,
-				isolated,
 				bounds;
 
 	svc_reader_init(&r, in, SVC_OPTIONS_EXT_SIZE);
@@ -177,9 +188,8 @@ svc_options_decode_ext(const uint8_t *in, SvcOptions *o, SvcError *err)
 	window = svc_get_u8(&r);
 	bounds = svc_get_u8(&r);
 	anomaly_bound = svc_load_f64(in + SVC_OPTIONS_EXT_ANOMALY_BOUND);
-	isolated = in[SVC_OPTIONS_EXT_KEEP_ISOLATED];
 	for (size_t i = 28; i < SVC_OPTIONS_EXT_SIZE; i++)
-		if (in[i] != 0 && i != SVC_OPTIONS_EXT_KEEP_ISOLATED &&
+		if (in[i] != 0 &&
 			(i < SVC_OPTIONS_EXT_ANOMALY_BOUND || i >= SVC_OPTIONS_EXT_ANOMALY_BOUND + 8))
 		{
 			svc_fail(err, SVC_ERR_INVALID_PARAMETER,
@@ -206,13 +216,10 @@ svc_options_decode_ext(const uint8_t *in, SvcOptions *o, SvcError *err)
 		return svc_options_bad_value(err, "keep_rows", "true or false");
 	if (window > SVC_WINDOW_RESERVOIR)
 		return svc_options_bad_value(err, "window", "one of \"oldest\", \"reservoir\"");
-	if (isolated > 1)
-		return svc_options_bad_value(err, "keep_isolated", "true or false");
 	if (bounds > 1)
 		return svc_options_bad_value(err, "label_spread", "true or false");
 	o->keep_rows = keep;
 	o->window = (SvcWindow) window;
-	o->keep_isolated = isolated;
 	o->label_spread = bounds ? 0 : 1;
 	return svc_options_validate(o, err);
 }

@@ -389,7 +389,7 @@ test_smallest_cluster(void)
 	m.opt.min_cluster_share = 0.03;
 	CHECK(svc_graph_label_rows(&svc_env_malloc, &m, rows, n, lam, lab, NULL, &err) == SVC_OK &&
 		  lab[12] == 0 && lab[13] == 6, "share 0.03: at least 5 rows (%d %d)", lab[12], lab[13]);
-	CHECK(svc_cut_min_rows(&m.opt, 1000) == 30.0 && svc_cut_min_rows(&m.opt, 15) == 5.0,
+	CHECK(svc_cut_min_rows(&m.opt, 1000, 1000) == 30.0 && svc_cut_min_rows(&m.opt, 15, 15) == 5.0,
 		  "min rows: 3%% of 1000 is 30, of 15 the floor 5");
 	svc_model_free(&svc_env_malloc, &m);
 }
@@ -423,6 +423,7 @@ test_defaults_blobs(void)
 	}
 	svc_options_default(&opt);
 	opt.solver = SVC_SOLVER_SMO;
+	opt.keep_isolated = 0;	/* bsgd's: the parser leaves it off for the others */
 	opt.tol = SVC_SMO_DEFAULT_TOL;
 	opt.max_iter = 0;
 	opt.labeling = SVC_LABELING_COMPLETE_GRAPH;

@@ -145,6 +145,37 @@ test_recut(void)
 	svc_model_free(&svc_env_malloc, &m);
 }
 
+/*
+ * A model whose min_cluster_size counts labelled rows (every model from
+ * before 0.5.0: byte 121's bit 2 is 0) keeps its clusters through a recut
+ * with its own options; naming rows of the sample cuts it again.  The
+ * tree's 162 labelled rows stand for a sample of 1,620: 50 rows of the
+ * sample are 5 labelled rows.
+ */
+static void
+test_recut_size_rows(void)
+{
+	SvcModel	m;
+	SvcOptions	opt;
+	SvcError	err;
+	const char *old = "{\"min_cluster_size\": 50, \"min_cluster_size_rows\": \"labelled\"}";
+	const char *sample = "{\"min_cluster_size_rows\": \"sample\"}";
+
+	make_tree(&m);
+	m.rows_used = m.rows_seen = 1620;
+	CHECK(svc_options_parse_cut(old, strlen(old), &m.opt, &err) == SVC_OK, "%s", err.message);
+	CHECK(svc_cut_apply(&svc_env_malloc, &m, &err) == SVC_OK && m.n_clusters == 1,
+		  "50 labelled rows: one cluster (%d)", m.n_clusters);
+	opt = m.opt;
+	CHECK(svc_model_recut(&svc_env_malloc, &m, &opt, &err) == SVC_OK && m.n_clusters == 1 &&
+		  m.opt.min_size_rows == SVC_SIZE_ROWS_LABELLED, "its own options keep its cluster");
+	CHECK(svc_options_parse_cut(sample, strlen(sample), &opt, &err) == SVC_OK, "%s", err.message);
+	CHECK(svc_model_recut(&svc_env_malloc, &m, &opt, &err) == SVC_OK && m.n_clusters == 3 &&
+		  m.opt.min_size_rows == SVC_SIZE_ROWS_SAMPLE,
+		  "50 rows of the sample (5 labelled rows): 3 clusters (%d)", m.n_clusters);
+	svc_model_free(&svc_env_malloc, &m);
+}
+
 /* Shortest exact text of a double, and a report that grows as it needs. */
 static void
 test_report_numbers(void)
@@ -413,11 +444,39 @@ test_model_bytes(void)
 	svc_model_free(&svc_env_malloc, &m);
 }
 
+/*
+ * min_cluster_size counts rows of the sample by default: scaled to the
+ * rows that label (15 of 10,000 is 4.5 of 3,000); in labelled rows (the
+ * rule before 0.5.0, which old options read) it is the count itself.
+ * The share is a share of the labelled rows either way.
+ */
+static void
+test_size_rows(void)
+{
+	SvcOptions	o;
+
+	svc_options_default(&o);
+	CHECK(o.min_cluster_size == 15 && o.min_size_rows == SVC_SIZE_ROWS_SAMPLE,
+		  "default: 15 rows of the sample");
+	CHECK(fabs(svc_cut_min_rows(&o, 3000, 10000) - 4.5) < 1e-12, "15 of 10,000 is 4.5 of 3,000");
+	CHECK(svc_cut_min_rows(&o, 3000, 3000) == 15.0, "every row labels: 15");
+	CHECK(svc_cut_min_rows(&o, 0, 10000) == 15.0, "no labelled rows: no division");
+	o.min_size_rows = SVC_SIZE_ROWS_LABELLED;
+	CHECK(svc_cut_min_rows(&o, 3000, 10000) == 15.0, "labelled rows: 15 of 3,000");
+	o.min_cluster_size = 0;
+	o.min_cluster_share = 0.03;
+	CHECK(svc_cut_min_rows(&o, 3000, 10000) == 90.0, "a share of the labelled rows");
+	o.min_size_rows = SVC_SIZE_ROWS_SAMPLE;
+	CHECK(svc_cut_min_rows(&o, 3000, 10000) == 90.0, "whatever the size counts");
+}
+
 int
 main(void)
 {
+	test_size_rows();
 	test_rules();
 	test_recut();
+	test_recut_size_rows();
 	test_report_numbers();
 	test_check();
 	test_model_bytes();

@@ -439,13 +439,13 @@ test_key_lists(void)
 		"scale, sample, labeling, segment_points, outlier_fraction (or nu), bandwidth_k, solver, "
 		"cache_mb, aid_gap, label_radius, label_sample, label_interpolation, anomaly_bound, "
 		"label_spread, keep_rows, window, keep_isolated, cut, merge_ratio, min_cluster_share, "
-		"min_cluster_size, n_clusters, level.";
+		"min_cluster_size, min_cluster_size_rows, n_clusters, level.";
 	static const char *const cut_list =
 		"Only the cut of the tree can change: cut, merge_ratio, min_cluster_share, "
-		"min_cluster_size, n_clusters, level.";
+		"min_cluster_size, min_cluster_size_rows, n_clusters, level.";
 	static const char *const cut_unknown =
 		"Only the cut of the tree can change after training: cut, merge_ratio, "
-		"min_cluster_share, min_cluster_size, n_clusters, level.";
+		"min_cluster_share, min_cluster_size, min_cluster_size_rows, n_clusters, level.";
 	static const char *const trained[] = {
 		"budget", "strategy", "k", "gamma", "c", "epsilon", "tol", "max_iter", "seed",
 		"scale", "sample", "labeling", "segment_points", "outlier_fraction", "nu", "bandwidth_k",
@@ -673,26 +673,28 @@ test_gamma_rule_and_smallest_cluster(void)
 		  o.gamma_rule == SVC_GAMMA_RULE_DIM && strcmp(svc_gamma_rule_name(&o), "auto-d") == 0,
 		  "gamma auto-d: %s", err.message);
 	svc_options_encode(&o, wire);
-	CHECK(wire[121] == 0, "auto-d writes 0 at byte 121");
+	CHECK(!(wire[121] & SVC_OPTIONS_BIT_GAMMA_AUTO), "auto-d writes 0 at bit 0 of byte 121");
 	CHECK(svc_options_decode(wire, &b, &err) == SVC_OK && b.gamma_rule == SVC_GAMMA_RULE_DIM,
 		  "auto-d reads back");
 	CHECK(parse("{\"gamma\": \"auto-d\", \"gamma\": \"auto\"}", &o, &err) == SVC_OK &&
 		  o.gamma_rule == SVC_GAMMA_RULE_AUTO, "a later auto wins");
 	svc_options_encode(&o, wire);
-	CHECK(wire[121] == 1, "auto writes 1 at byte 121");
+	CHECK(wire[121] & SVC_OPTIONS_BIT_GAMMA_AUTO, "auto writes 1 at bit 0 of byte 121");
 	CHECK(svc_options_decode(wire, &b, &err) == SVC_OK && b.gamma_rule == SVC_GAMMA_RULE_AUTO,
 		  "auto reads back");
 	wire[121] = 0;
-	CHECK(svc_options_decode(wire, &b, &err) == SVC_OK && b.gamma_rule == SVC_GAMMA_RULE_DIM,
-		  "a 0 at byte 121 (options before 0.5.0) reads auto as auto-d");
+	CHECK(svc_options_decode(wire, &b, &err) == SVC_OK && b.gamma_rule == SVC_GAMMA_RULE_DIM &&
+		  b.keep_isolated == 0 && b.min_size_rows == SVC_SIZE_ROWS_LABELLED,
+		  "a 0 at byte 121 (options before 0.5.0) reads auto as auto-d, keep_isolated false, "
+		  "min_cluster_size in labelled rows");
 	CHECK(parse("{\"gamma\": \"auto-d\", \"gamma\": 2}", &o, &err) == SVC_OK && o.gamma == 2 &&
 		  o.gamma_rule == SVC_GAMMA_RULE_AUTO && strcmp(svc_gamma_rule_name(&o), "given") == 0,
 		  "a given gamma has no rule");
 	svc_options_encode(&o, wire);
-	CHECK(wire[121] == 0, "a given gamma writes 0 at byte 121");
-	wire[121] = 1;
+	CHECK(!(wire[121] & SVC_OPTIONS_BIT_GAMMA_AUTO), "a given gamma writes 0 at bit 0 of byte 121");
+	wire[121] |= SVC_OPTIONS_BIT_GAMMA_AUTO;
 	CHECK(svc_options_decode(wire, &b, &err) == SVC_ERR_INVALID_PARAMETER &&
-		  strstr(err.detail, "\"gamma\"") != NULL, "a given gamma with byte 121 1 is refused");
+		  strstr(err.detail, "\"gamma\"") != NULL, "a given gamma with the rule's bit is refused");
 	o.gamma_rule = SVC_GAMMA_RULE_DIM;
 	CHECK(svc_options_validate(&o, &err) == SVC_ERR_INVALID_PARAMETER,
 		  "a given gamma with the rule auto-d does not validate");
@@ -717,7 +719,8 @@ test_gamma_rule_and_smallest_cluster(void)
  * The wire bytes of the defaults and of a struct with every field set, as
  * the models and states on disk hold them: they must never change (the
  * defaults' bytes change with the defaults only: 0.5.0 made min_cluster_size
- * 15 and wrote gamma's rule at byte 121).
+ * 15 and wrote gamma's rule at byte 121, then keep_isolated and sizes in
+ * rows of the sample at its bits 1 and 2).
  */
 static void
 test_wire_golden(void)
@@ -726,12 +729,12 @@ test_wire_golden(void)
 		"2c01000002010101050000000000000000000000000000000000404000000000"
 		"000000007b14ae47e17a843fa0860100000000002a0000000000000010270000"
 		"000000009a9999999999d93fb81e85eb51b89e3f9a9999999999a93f0f000000"
-		"0000000000000000000000000000000000000000000000000001000000000000";
+		"0000000000000000000000000000000000000000000000000007000000000000";
 	static const char *const set_hex =
 		"4d0000000400020209000000000000000000e03f000000000000004000000000"
 		"0000d03f000000000000c03f0010000000000000020100000000000001000100"
 		"00000000000000000000e83f000000000000b03f000000000000e03f03000000"
-		"00000000000000000100000000000000000000c0140000000000070000000000";
+		"00000000000000000100000000000000000000c0140000000006070000000000";
 	SvcOptions	o;
 	SvcError	err;
 	uint8_t		wire[SVC_OPTIONS_WIRE_SIZE];
@@ -1005,13 +1008,13 @@ test_setters_keys(void)
 		"scale, sample, labeling, segment_points, outlier_fraction (or nu), bandwidth_k, solver, "
 		"cache_mb, aid_gap, label_radius, label_sample, label_interpolation, anomaly_bound, "
 		"label_spread, keep_rows, window, keep_isolated, cut, merge_ratio, min_cluster_share, "
-		"min_cluster_size, n_clusters, level.";
+		"min_cluster_size, min_cluster_size_rows, n_clusters, level.";
 	static const char *const cut_list =
 		"Only the cut of the tree can change: cut, merge_ratio, min_cluster_share, "
-		"min_cluster_size, n_clusters, level.";
+		"min_cluster_size, min_cluster_size_rows, n_clusters, level.";
 	static const char *const cut_unknown =
 		"Only the cut of the tree can change after training: cut, merge_ratio, "
-		"min_cluster_share, min_cluster_size, n_clusters, level.";
+		"min_cluster_share, min_cluster_size, min_cluster_size_rows, n_clusters, level.";
 	SvcOptions	opt;
 	SvcOptionsSetter s;
 	SvcError	err;

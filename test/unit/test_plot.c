@@ -263,6 +263,12 @@ test_readable(void)
 	}
 	svc_options_default(&opt);
 	opt.budget = 60;
+	/*
+	 * keep_isolated (the default) keeps a lone far row's support vector,
+	 * and its hill makes the row an inlier: the far rows here are the
+	 * picture's outliers only with the rule before 0.5.0
+	 */
+	opt.keep_isolated = 0;
 	CHECK(svc_fit_rows(&svc_env_malloc, x, n, 2, &opt, &m, &err) == SVC_OK, "fit: %s", err.message);
 	rows = plot_rows(&m, x, n, sizes, &outliers);
 	for (int i = 300; i < 310; i++)

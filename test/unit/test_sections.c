@@ -82,21 +82,45 @@ test_extended_options(const double *x, int64_t n)
 	CHECK(parse("{\"anomaly_bound\": 0}", &opt, &err) == SVC_ERR_INVALID_PARAMETER,
 		  "anomaly_bound 0 refused");
 
-	/* keep_isolated: byte 28, 1 for true; the budgeted solver's only */
-	CHECK(parse("{\"keep_isolated\": true}", &opt, &err) == SVC_OK && opt.keep_isolated == 1 &&
-		  !svc_options_ext_default(&opt), "keep_isolated parses: %s", err.message);
+	/*
+	 * keep_isolated and min_cluster_size_rows: bits 1 and 2 of the base
+	 * wire's byte 121, whose 0 is what options before 0.5.0 meant; the
+	 * extended block stays all zeros (byte 28, keep_isolated's before
+	 * 0.5.0 was released, is reserved again)
+	 */
+	svc_options_default(&opt);
+	CHECK(opt.keep_isolated == 1 && opt.min_size_rows == SVC_SIZE_ROWS_SAMPLE &&
+		  svc_options_ext_default(&opt), "defaults: keep_isolated, sizes in sample rows");
 	svc_options_encode_full(&opt, full);
-	CHECK(full[SVC_OPTIONS_WIRE_SIZE + 28] == 1 &&
-		  svc_options_decode_full(full, &back, &err) == SVC_OK && back.keep_isolated == 1,
-		  "keep_isolated round-trips at byte 28: %s", err.message);
-	full[SVC_OPTIONS_WIRE_SIZE + 28] = 2;
+	CHECK(full[121] == (SVC_OPTIONS_BIT_GAMMA_AUTO | SVC_OPTIONS_BIT_KEEP_ISOLATED |
+						SVC_OPTIONS_BIT_SIZE_SAMPLE) && full[SVC_OPTIONS_WIRE_SIZE + 28] == 0 &&
+		  svc_options_decode_full(full, &back, &err) == SVC_OK && back.keep_isolated == 1 &&
+		  back.min_size_rows == SVC_SIZE_ROWS_SAMPLE, "the defaults round-trip: %s", err.message);
+	full[SVC_OPTIONS_WIRE_SIZE + 28] = 1;
 	CHECK(svc_options_decode_full(full, &back, &err) == SVC_ERR_INVALID_PARAMETER,
-		  "a stored keep_isolated of 2 refused");
+		  "extended byte 28 is reserved");
+	CHECK(parse("{\"keep_isolated\": false, \"min_cluster_size_rows\": \"labelled\"}", &opt,
+				&err) == SVC_OK && opt.keep_isolated == 0 &&
+		  opt.min_size_rows == SVC_SIZE_ROWS_LABELLED, "both off parse: %s", err.message);
+	svc_options_encode_full(&opt, full);
+	CHECK(full[121] == SVC_OPTIONS_BIT_GAMMA_AUTO &&
+		  svc_options_decode_full(full, &back, &err) == SVC_OK && back.keep_isolated == 0 &&
+		  back.min_size_rows == SVC_SIZE_ROWS_LABELLED, "both off round-trip: %s", err.message);
+	for (int bit = 3; bit < 8; bit++)
+	{
+		full[121] = (uint8_t) (SVC_OPTIONS_BIT_GAMMA_AUTO | (1 << bit));
+		CHECK(svc_options_decode_full(full, &back, &err) == SVC_ERR_INVALID_PARAMETER,
+			  "byte 121 bit %d refused", bit);
+	}
+	CHECK(parse("{\"solver\": \"smo\"}", &opt, &err) == SVC_OK && opt.keep_isolated == 0,
+		  "smo leaves the default keep_isolated out: %s", err.message);
 	CHECK(parse("{\"keep_isolated\": true, \"solver\": \"smo\"}", &opt, &err) ==
 		  SVC_ERR_INVALID_PARAMETER && strstr(err.message, "keep_isolated") != NULL,
-		  "smo refuses keep_isolated: %s", err.message);
+		  "smo refuses keep_isolated named: %s", err.message);
 	CHECK(parse("{\"keep_isolated\": 1}", &opt, &err) == SVC_ERR_INVALID_PARAMETER,
 		  "keep_isolated takes a boolean");
+	CHECK(parse("{\"min_cluster_size_rows\": \"rows\"}", &opt, &err) ==
+		  SVC_ERR_INVALID_PARAMETER, "min_cluster_size_rows takes sample or labelled");
 
 	/* damaged blocks */
 	svc_options_default(&opt);

@@ -49,11 +49,11 @@ test_options(void)
 	SvcError	err;
 	uint8_t		wire[SVC_OPTIONS_WIRE_SIZE];
 
-	/* defaults: bsgd, and every byte from 120 on stays 0 but 121, gamma's rule */
+	/* defaults: bsgd, and every byte from 120 on stays 0 but 121's bits (options.h) */
 	svc_options_default(&o);
 	CHECK(o.solver == SVC_SOLVER_BSGD && o.cache_mb == 0, "default solver bsgd, cache_mb 0");
 	svc_options_encode(&o, wire);
-	CHECK(wire[120] == 0 && wire[121] == 1 && svc_load_u32(wire + 124) == 0,
+	CHECK(wire[120] == 0 && wire[121] == SVC_OPTIONS_BITS_KNOWN && svc_load_u32(wire + 124) == 0,
 		  "the defaults keep bytes 120 and 122-127 zero");
 
 	/* smo without tol or max_iter takes smo's, in either order */
@@ -101,10 +101,13 @@ test_options(void)
 	CHECK(svc_options_validate(&o, &err) == SVC_ERR_INVALID_PARAMETER,
 		  "max_iter 0 is not valid with bsgd");
 
-	/* the wire: byte 120 solver, 121 gamma's rule (1: "auto"), 124-127 cache_mb */
+	/*
+	 * the wire: byte 120 solver, 121 bits (gamma "auto" and sizes in rows
+	 * of the sample; smo has no budget, so not keep_isolated), 124-127 cache_mb
+	 */
 	CHECK(parse("{\"solver\": \"smo\", \"cache_mb\": 300}", &o, &err) == SVC_OK, "smo options");
 	svc_options_encode(&o, wire);
-	CHECK(wire[120] == 2 && wire[121] == 1 && wire[122] == 0 && wire[123] == 0 &&
+	CHECK(wire[120] == 2 && wire[121] == (SVC_OPTIONS_BIT_GAMMA_AUTO | SVC_OPTIONS_BIT_SIZE_SAMPLE) && wire[122] == 0 && wire[123] == 0 &&
 		  svc_load_u32(wire + 124) == 300, "smo's wire bytes");
 	{
 		SvcOptions	b;
@@ -128,13 +131,16 @@ test_options(void)
 		CHECK(svc_options_decode(wire, &b, &err) == SVC_ERR_INVALID_PARAMETER,
 			  "solver byte 5 is refused");
 		wire[120] = 2;
-		wire[121] = 2;
+		wire[121] = SVC_OPTIONS_BIT_KEEP_ISOLATED;
+		CHECK(svc_options_decode(wire, &b, &err) == SVC_ERR_INVALID_PARAMETER &&
+			  strstr(err.message, "keep_isolated") != NULL, "smo with keep_isolated's bit is refused");
+		wire[121] = 0x08;
 		CHECK(svc_options_decode(wire, &b, &err) == SVC_ERR_INVALID_PARAMETER,
-			  "byte 121 is 0 or 1");
+			  "an unknown bit of byte 121 is refused");
 		wire[121] = 0;
 		CHECK(svc_options_decode(wire, &b, &err) == SVC_OK && b.gamma == 0 &&
 			  b.gamma_rule == SVC_GAMMA_RULE_DIM, "byte 121 0 with gamma auto: the rule before 0.5.0");
-		wire[121] = 1;
+		wire[121] = SVC_OPTIONS_BIT_GAMMA_AUTO;
 		svc_store_u32(wire + 124, UINT32_MAX);
 		CHECK(svc_options_decode(wire, &b, &err) == SVC_ERR_INVALID_PARAMETER &&
 			  strstr(err.detail, "\"cache_mb\"") != NULL, "cache_mb past its range: %s",

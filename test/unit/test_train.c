@@ -871,8 +871,8 @@ test_keep_isolated(void)
 	double	   *x = malloc(sizeof(double) * 2 * (size_t) n);
 	int32_t    *truth = malloc(sizeof(int32_t) * (size_t) n);
 	double		centre[ISO_SMALL][2];
-	const char *plain = "{\"gamma\": 20, \"min_cluster_size\": 3}";
-	const char *keep = "{\"gamma\": 20, \"min_cluster_size\": 3, \"keep_isolated\": true}";
+	const char *plain = "{\"gamma\": 20, \"min_cluster_size\": 3, \"keep_isolated\": false}";
+	const char *keep = "{\"gamma\": 20, \"min_cluster_size\": 3}";	/* on by default */
 	SvcOptions	opt;
 	SvcModel	a,
 				b,
@@ -914,7 +914,7 @@ test_keep_isolated(void)
 
 	svc_options_default(&opt);
 	CHECK(svc_options_parse(keep, strlen(keep), &opt, &err) == SVC_OK, "%s", err.message);
-	CHECK(opt.keep_isolated == 1, "keep_isolated parsed");
+	CHECK(opt.keep_isolated == 1, "keep_isolated on by default");
 	CHECK(svc_fit_rows(&svc_env_malloc, x, n, 2, &opt, &a, &err) == SVC_OK, "%s", err.message);
 	CHECK(svc_fit_rows(&svc_env_malloc, x, n, 2, &opt, &b, &err) == SVC_OK, "%s", err.message);
 	CHECK(a.n_sv <= 300 && a.opt.keep_isolated == 1, "the budget holds (%d) and the model keeps the option",
