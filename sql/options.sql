@@ -95,16 +95,17 @@ FROM (SELECT model FROM opt_same LIMIT 1) m,
                   '{"level": 0.5, "n_clusters": 0}']::jsonb[]) o,
      generate_series(1, 5) g;
 
--- keep_isolated (bsgd only) and min_cluster_size_rows: on and "sample" by
--- default, the model reports both and keeps its budget; false and
--- "labelled" (the rules before 0.5.0) stay reachable; smo has no budget,
--- so its defaults leave keep_isolated off and its report without the key
+-- keep_isolated (bsgd only) and min_cluster_size_rows: on and "labelled" by
+-- default, the model reports both and keeps its budget; keep_isolated
+-- false (the rule before 0.5.0) and "sample" stay reachable; smo has no
+-- budget, so its defaults leave keep_isolated off and its report without
+-- the key
 SELECT i->>'keep_isolated' AS keep_isolated, i->>'min_cluster_size_rows' AS size_rows,
        (i->>'n_support_vectors')::int <= 40 AS within_budget
 FROM (SELECT svc_model_info(svc_train(f, '{"budget": 40}')) AS i FROM opt_blobs) s;
 SELECT i->>'keep_isolated' AS keep_isolated, i->>'min_cluster_size_rows' AS size_rows
 FROM (SELECT svc_model_info(svc_train(f, '{"budget": 40, "keep_isolated": false,
-                                          "min_cluster_size_rows": "labelled"}')) AS i
+                                          "min_cluster_size_rows": "sample"}')) AS i
       FROM opt_blobs) s;
 SELECT svc_model_info(svc_train(f, '{"solver": "smo"}')) ? 'keep_isolated' AS smo_has_key
 FROM opt_blobs;

@@ -56,7 +56,7 @@ svc_options_default(SvcOptions *opt)
 	opt->keep_rows = 0;
 	opt->window = SVC_WINDOW_OLDEST;
 	opt->keep_isolated = 1;
-	opt->min_size_rows = SVC_SIZE_ROWS_SAMPLE;
+	opt->min_size_rows = SVC_SIZE_ROWS_LABELLED;
 	opt->gamma_rule = SVC_GAMMA_RULE_AUTO;
 }
 

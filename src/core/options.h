@@ -65,13 +65,14 @@ typedef enum SvcWindow
  * What min_cluster_size counts.  The tree labels at most SVC_LABEL_ROWS
  * rows of the sample; counted in rows of the sample, the floor is scaled
  * to them (15 of a 10,000-row sample is 4.5 of 3,000 labelled rows), so
- * a cluster's size does not depend on how many rows label.  Options from
- * before 0.5.0 counted labelled rows, and keep doing so.
+ * a cluster's size does not depend on how many rows label.  Labelled
+ * rows are the default, as before 0.5.0 (rows of the sample split plain
+ * 2-D tables of a few equal blobs: doc/design-notes.md).
  */
 typedef enum SvcSizeRows
 {
-	SVC_SIZE_ROWS_LABELLED = 0,	/* rows that label (before 0.5.0) */
-	SVC_SIZE_ROWS_SAMPLE = 1	/* rows of the sample (the default) */
+	SVC_SIZE_ROWS_LABELLED = 0,	/* rows that label (the default) */
+	SVC_SIZE_ROWS_SAMPLE = 1	/* rows of the sample */
 } SvcSizeRows;
 
 /*
@@ -162,7 +163,7 @@ typedef struct SvcOptions
 														 * 2 sigma */
 #define SVC_LABEL_SAMPLE_DEFAULT 1000
 #define SVC_ANOMALY_BOUND_DEFAULT 30.0
-/* The smallest cluster, in rows of the sample (SvcSizeRows). */
+/* The smallest cluster, in rows that label by default (SvcSizeRows). */
 #define SVC_MIN_CLUSTER_SIZE_DEFAULT 15
 
 /* Multiplier of the "auto" gamma: gamma = GAMMA_AUTO_FACTOR / median d^2

@@ -445,10 +445,10 @@ test_model_bytes(void)
 }
 
 /*
- * min_cluster_size counts rows of the sample by default: scaled to the
- * rows that label (15 of 10,000 is 4.5 of 3,000); in labelled rows (the
- * rule before 0.5.0, which old options read) it is the count itself.
- * The share is a share of the labelled rows either way.
+ * min_cluster_size counts labelled rows by default (the rule before
+ * 0.5.0, which old options read): the count itself; in rows of the
+ * sample it is scaled to the rows that label (15 of 10,000 is 4.5 of
+ * 3,000).  The share is a share of the labelled rows either way.
  */
 static void
 test_size_rows(void)
@@ -456,8 +456,10 @@ test_size_rows(void)
 	SvcOptions	o;
 
 	svc_options_default(&o);
-	CHECK(o.min_cluster_size == 15 && o.min_size_rows == SVC_SIZE_ROWS_SAMPLE,
-		  "default: 15 rows of the sample");
+	CHECK(o.min_cluster_size == 15 && o.min_size_rows == SVC_SIZE_ROWS_LABELLED,
+		  "default: 15 labelled rows");
+	CHECK(svc_cut_min_rows(&o, 3000, 10000) == 15.0, "default: 15 of 3,000 labelled rows");
+	o.min_size_rows = SVC_SIZE_ROWS_SAMPLE;
 	CHECK(fabs(svc_cut_min_rows(&o, 3000, 10000) - 4.5) < 1e-12, "15 of 10,000 is 4.5 of 3,000");
 	CHECK(svc_cut_min_rows(&o, 3000, 3000) == 15.0, "every row labels: 15");
 	CHECK(svc_cut_min_rows(&o, 0, 10000) == 15.0, "no labelled rows: no division");

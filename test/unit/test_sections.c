@@ -89,13 +89,20 @@ test_extended_options(const double *x, int64_t n)
 	 * 0.5.0 was released, is reserved again)
 	 */
 	svc_options_default(&opt);
-	CHECK(opt.keep_isolated == 1 && opt.min_size_rows == SVC_SIZE_ROWS_SAMPLE &&
-		  svc_options_ext_default(&opt), "defaults: keep_isolated, sizes in sample rows");
+	CHECK(opt.keep_isolated == 1 && opt.min_size_rows == SVC_SIZE_ROWS_LABELLED &&
+		  svc_options_ext_default(&opt), "defaults: keep_isolated, sizes in labelled rows");
+	svc_options_encode_full(&opt, full);
+	CHECK(full[121] == (SVC_OPTIONS_BIT_GAMMA_AUTO | SVC_OPTIONS_BIT_KEEP_ISOLATED) &&
+		  full[SVC_OPTIONS_WIRE_SIZE + 28] == 0 &&
+		  svc_options_decode_full(full, &back, &err) == SVC_OK && back.keep_isolated == 1 &&
+		  back.min_size_rows == SVC_SIZE_ROWS_LABELLED, "the defaults round-trip: %s", err.message);
+	CHECK(parse("{\"min_cluster_size_rows\": \"sample\"}", &opt, &err) == SVC_OK &&
+		  opt.min_size_rows == SVC_SIZE_ROWS_SAMPLE, "sample rows parse: %s", err.message);
 	svc_options_encode_full(&opt, full);
 	CHECK(full[121] == (SVC_OPTIONS_BIT_GAMMA_AUTO | SVC_OPTIONS_BIT_KEEP_ISOLATED |
-						SVC_OPTIONS_BIT_SIZE_SAMPLE) && full[SVC_OPTIONS_WIRE_SIZE + 28] == 0 &&
+						SVC_OPTIONS_BIT_SIZE_SAMPLE) &&
 		  svc_options_decode_full(full, &back, &err) == SVC_OK && back.keep_isolated == 1 &&
-		  back.min_size_rows == SVC_SIZE_ROWS_SAMPLE, "the defaults round-trip: %s", err.message);
+		  back.min_size_rows == SVC_SIZE_ROWS_SAMPLE, "sample rows round-trip: %s", err.message);
 	full[SVC_OPTIONS_WIRE_SIZE + 28] = 1;
 	CHECK(svc_options_decode_full(full, &back, &err) == SVC_ERR_INVALID_PARAMETER,
 		  "extended byte 28 is reserved");
