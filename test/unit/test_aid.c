@@ -438,7 +438,12 @@ test_polish(void)
 		sv_raw += raw.alpha[i] > 0;
 		sv_pol += pol.alpha[i] > 0;
 	}
-	CHECK(sv_pol < sv_raw && pol.objective <= raw.objective && pol.objective >= pol.lower &&
+	/*
+	 * Under valgrind's 300 rows nearly every row is a support vector
+	 * (252), and the polish may keep them all: fewer only from 1,500.
+	 */
+	CHECK((under_valgrind() ? sv_pol <= sv_raw : sv_pol < sv_raw) &&
+		  pol.objective <= raw.objective && pol.objective >= pol.lower &&
 		  pol.gap <= raw.gap && pol.lower == raw.lower,
 		  "the polish: %lld -> %lld support vectors, F %.12g -> %.12g (lower %.12g)",
 		  (long long) sv_raw, (long long) sv_pol, raw.objective, pol.objective, pol.lower);
