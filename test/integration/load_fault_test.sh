@@ -31,36 +31,16 @@ cd "$(dirname "$0")/../.."
 LOAD_CLIENTS=${LOAD_CLIENTS:-8}
 LOAD_SECONDS=${LOAD_SECONDS:-20}
 
-passed=0
-failed=0
-check() {
-    if [ "$2" = "$3" ]; then
-        echo "ok     $1"
-        passed=$((passed + 1))
-    else
-        echo "FAILED $1: got '$2', expected '$3'"
-        failed=$((failed + 1))
-    fi
-}
-finish() {
-    echo "$passed passed, $failed failed"
-    [ "$failed" -eq 0 ]
-    exit
-}
-
-unset PGPORT PGHOST
-. test/pg.sh
+. test/integration/lib.sh
 pgbench=$PG_BIN/pgbench
 [ -x "$pgbench" ] || pgbench=$(command -v pgbench)
 if [ -z "$pgbench" ]; then
     check "pgbench is installed (it ships with the server, postgresql-15)" no yes
     finish
 fi
-pg_start || { check "a cluster of its own starts" no yes; finish; }
+start_own_server "a cluster of its own"
 work=$(mktemp -d /tmp/svclust_load.XXXXXX)
 trap 'pg_stop; rm -rf "$work"' EXIT
-
-q() { psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
 
 # Three blobs and a ring in 2-D: 3,000 training rows, 2,000 probes, and
 # 30,000 rows for the killed exact training.  Three committed models (the

@@ -9,36 +9,16 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
-passed=0
-failed=0
-check() {
-    if [ "$2" = "$3" ]; then
-        echo "ok     $1"
-        passed=$((passed + 1))
-    else
-        echo "FAILED $1: got '$2', expected '$3'"
-        failed=$((failed + 1))
-    fi
-}
-finish() {
-    echo "$passed passed, $failed failed"
-    [ "$failed" -eq 0 ]
-    exit
-}
+. test/integration/lib.sh
 
 if [ ! -e "$(pg_config --pkglibdir)/pg_cron.so" ]; then
     check "pg_cron is installed (test/setup-debian.sh installs postgresql-15-cron)" no yes
     finish
 fi
 
-# a cluster of its own, beside any other the caller runs
-unset PGPORT PGHOST
-. test/pg.sh
 PG_EXTRA_OPTS="-c shared_preload_libraries=pg_cron -c cron.database_name=postgres -c cron.use_background_workers=on -c max_worker_processes=16"
-pg_start || { check "a cluster with pg_cron preloaded starts" no yes; finish; }
+start_own_server "a cluster with pg_cron preloaded"
 trap pg_stop EXIT
-
-q() { psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
 
 # the README's tables (its Quick start), and a stale model to be refreshed
 q <<'SQL' || { check "setup" failed ok; finish; }
