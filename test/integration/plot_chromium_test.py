@@ -30,23 +30,10 @@ import xml.etree.ElementTree as ET
 
 from PIL import Image
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from checklib import check, finish, psql_path  # noqa: E402
+
 SVG_NS = "{http://www.w3.org/2000/svg}"
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok     " + name)
-    else:
-        failed += 1
-        print("FAILED " + name + (": " + detail if detail else ""))
-
-
-def psql_path():
-    return shutil.which("psql") or os.path.join(
-        os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin"), "psql")
 
 
 def psql(db, sql):
@@ -199,8 +186,7 @@ def check_picture(label, svg, width, height, workdir, sizes, slices=False, overl
 def main():
     if chromium() is None:
         check("chromium is installed (test/setup-debian.sh installs it)", False)
-        print("%d passed, %d failed" % (passed, failed))
-        return 1
+        return finish()
     admin = os.environ.get("PGDATABASE", "postgres")
     db = "svclust_plot_test_%d" % os.getpid()
     psql(admin, "DROP DATABASE IF EXISTS %s; CREATE DATABASE %s;" % (db, db))
@@ -292,8 +278,7 @@ CREATE TABLE m4 AS SELECT svc_train(f, '{"budget": 150}') AS model FROM wide;
             shutil.rmtree(workdir, ignore_errors=True)
         else:
             print("pictures kept in " + workdir)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -43,19 +43,14 @@ quotes).
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BLOCK_TIMEOUT = 600  # seconds; the slowest example takes well under one
 
-
-def psql_path():
-    found = shutil.which("psql")
-    if found:
-        return found
-    return os.path.join(os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin"), "psql")
+sys.path.insert(0, os.path.join(ROOT, "test"))
+from checklib import psql_path  # noqa: E402
 
 
 def sql_blocks(path):

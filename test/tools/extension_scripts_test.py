@@ -30,17 +30,8 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-passed = failed = 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok     " + name)
-    else:
-        failed += 1
-        print("FAILED " + name + (": " + detail if detail else ""))
+sys.path.insert(0, os.path.join(ROOT, "test"))
+from checklib import check, finish  # noqa: E402
 
 
 def statements(text):
@@ -163,8 +154,7 @@ def main():
                  and not (sig[1].endswith("_recv") or sig[1].endswith("_support")))
     check("functions of internal alone are receive (_recv) or planner support (_support) functions",
           not odd, "; ".join(odd))
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return finish()
 
 
 if __name__ == "__main__":
