@@ -77,6 +77,15 @@ typedef struct Bsgd
 	double	   *nnd;			/* [cap] its squared distance */
 	int32_t    *nn;				/* [cap] its slot, -1 for none or stale */
 	double	   *work;			/* [cap] */
+	double	   *nns;			/* [cap] the nnd of slots 0..b, sorted */
+	int32_t		n_nns;			/* values in nns */
+	/* the last insertion's changes to the others, undone if it is dropped */
+	int32_t		undo_slot;		/* the slot inserted, or -1 */
+	int32_t		n_undo;
+	int32_t    *undo_nn;		/* [cap] slot, then its nn before */
+	double	   *undo_nnd;		/* [cap] its nnd before */
+	int32_t		pending;		/* a new slot the budget drops at once, kept
+								 * out of the nearest distances, or -1 */
 } Bsgd;
 
 /*
@@ -86,12 +95,12 @@ typedef struct Bsgd
 static SvcStatus
 bsgd_grow(Bsgd *g, int32_t need, SvcError *err)
 {
-	int64_t		c[9];
+	int64_t		c[12];
 	SvcStatus	st = SVC_OK;
 
 	if (need <= g->cap)
 		return SVC_OK;
-	for (int i = 0; i < 9; i++)
+	for (int i = 0; i < 12; i++)
 		c[i] = g->cap;
 	st = svc_grow(g->env, (void **) &g->sv, &c[0], need, sizeof(double) * (size_t) g->d, err);
 	if (st == SVC_OK)
@@ -110,6 +119,12 @@ bsgd_grow(Bsgd *g, int32_t need, SvcError *err)
 		st = svc_grow(g->env, (void **) &g->nn, &c[7], need, sizeof(int32_t), err);
 	if (st == SVC_OK && g->isolated)
 		st = svc_grow(g->env, (void **) &g->work, &c[8], need, sizeof(double), err);
+	if (st == SVC_OK && g->isolated)
+		st = svc_grow(g->env, (void **) &g->nns, &c[9], need, sizeof(double), err);
+	if (st == SVC_OK && g->isolated)
+		st = svc_grow(g->env, (void **) &g->undo_nn, &c[10], need, 2 * sizeof(int32_t), err);
+	if (st == SVC_OK && g->isolated)
+		st = svc_grow(g->env, (void **) &g->undo_nnd, &c[11], need, sizeof(double), err);
 	if (st != SVC_OK)
 		return st;
 	if (c[0] > INT32_MAX)
@@ -156,34 +171,135 @@ bsgd_free(Bsgd *g)
 	svc_free(g->env, g->nnd);
 	svc_free(g->env, g->nn);
 	svc_free(g->env, g->work);
+	svc_free(g->env, g->nns);
+	svc_free(g->env, g->undo_nn);
+	svc_free(g->env, g->undo_nnd);
+}
+
+/*
+ * keep_isolated's median of the nearest distances is read at every budget
+ * step; selecting it afresh each time was the option's largest cost.  The
+ * values are kept sorted instead (a multiset: a binary search and a move),
+ * and the median is an index.  Sorted or selected, the k-th smallest is
+ * the same value, so the models' bytes do not change.
+ */
+static int32_t
+bsgd_nns_lower(const Bsgd *g, double v)
+{
+	int32_t		lo = 0,
+				hi = g->n_nns;
+
+	while (lo < hi)
+	{
+		int32_t		mid = lo + (hi - lo) / 2;
+
+		if (g->nns[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void
+bsgd_nns_add(Bsgd *g, double v)
+{
+	int32_t		at = bsgd_nns_lower(g, v);
+
+	memmove(g->nns + at + 1, g->nns + at, sizeof(double) * (size_t) (g->n_nns - at));
+	g->nns[at] = v;
+	g->n_nns++;
+}
+
+/* v is one of the values held (nearest distances are never NaN) */
+static void
+bsgd_nns_remove(Bsgd *g, double v)
+{
+	int32_t		at = bsgd_nns_lower(g, v);
+
+	memmove(g->nns + at, g->nns + at + 1, sizeof(double) * (size_t) (g->n_nns - at - 1));
+	g->n_nns--;
+}
+
+/* A held value becomes v: the entries between move by one. */
+static void
+bsgd_nns_replace(Bsgd *g, double old, double v)
+{
+	int32_t		at = bsgd_nns_lower(g, old);
+
+	if (v < old)
+	{
+		int32_t		to = bsgd_nns_lower(g, v);
+
+		memmove(g->nns + to + 1, g->nns + to, sizeof(double) * (size_t) (at - to));
+		g->nns[to] = v;
+	}
+	else if (v > old)
+	{
+		/* old < v, so v goes after at: the entries between move down */
+		int32_t		to = bsgd_nns_lower(g, v) - 1;
+
+		memmove(g->nns + at, g->nns + at + 1, sizeof(double) * (size_t) (to - at));
+		g->nns[to] = v;
+	}
+}
+
+/* keep_isolated: slot i's nearest other slot among dist[0..b). */
+static void
+bsgd_nn_scan(Bsgd *g, int32_t i, const double *dist)
+{
+	g->nnd[i] = HUGE_VAL;
+	g->nn[i] = -1;
+	for (int32_t j = 0; j < g->b; j++)
+		if (j != i && dist[j] < g->nnd[i])
+		{
+			g->nnd[i] = dist[j];
+			g->nn[i] = j;
+		}
 }
 
 /* keep_isolated: slot i's nearest other slot, from every distance. */
 static void
 bsgd_nn_find(Bsgd *g, int32_t i)
 {
-	g->nnd[i] = HUGE_VAL;
-	g->nn[i] = -1;
 	svc_sqdist_many(g->sv, NULL, g->b, g->d, g->sv + (size_t) i * g->d, g->work);
-	for (int32_t j = 0; j < g->b; j++)
-		if (j != i && g->work[j] < g->nnd[i])
-		{
-			g->nnd[i] = g->work[j];
-			g->nn[i] = j;
-		}
+	bsgd_nn_scan(g, i, g->work);
 }
 
 /* keep_isolated: a new slot s (counted in b) and those it is nearest to. */
 static void
 bsgd_nn_insert(Bsgd *g, int32_t s)
 {
-	bsgd_nn_find(g, s);
+	const double *work = g->work;
+	double		best = HUGE_VAL;
+	int32_t		at = -1;
+
+	g->undo_slot = s;
+	g->n_undo = 0;
+	svc_sqdist_many(g->sv, NULL, g->b, g->d, g->sv + (size_t) s * g->d, g->work);
+	/* s's own scan (bsgd_nn_scan's order and ties) and the others' updates */
 	for (int32_t j = 0; j < g->b; j++)
-		if (j != s && g->work[j] < g->nnd[j])
+	{
+		if (j == s)
+			continue;
+		if (work[j] < best)
 		{
-			g->nnd[j] = g->work[j];
+			best = work[j];
+			at = j;
+		}
+		if (work[j] < g->nnd[j])
+		{
+			g->undo_nn[2 * g->n_undo] = j;
+			g->undo_nn[2 * g->n_undo + 1] = g->nn[j];
+			g->undo_nnd[g->n_undo++] = g->nnd[j];
+			bsgd_nns_replace(g, g->nnd[j], work[j]);
+			g->nnd[j] = work[j];
 			g->nn[j] = s;
 		}
+	}
+	g->nnd[s] = best;
+	g->nn[s] = at;
+	bsgd_nns_add(g, best);
 }
 
 /* w'phi(x) */
@@ -212,12 +328,40 @@ static void
 bsgd_drop(Bsgd *g, int32_t p)
 {
 	int32_t		last = g->b - 1;
+	bool		pending = g->pending == p;
+	bool		undo = !pending && g->isolated && g->undo_slot == p && p == last;
 
-	/* the slots whose nearest leaves look again, after the move */
-	if (g->isolated)
-		for (int32_t i = 0; i < g->b; i++)
-			if (g->nn[i] == p)
-				g->nn[i] = -1;
+	/*
+	 * keep_isolated: when p is the slot just inserted (mostly so: its
+	 * alpha is the newest, the smallest), the slots whose nearest it
+	 * became get their nearest before it back: nothing else has moved
+	 * since, so that is the distance a search would find.  Otherwise the
+	 * slots whose nearest leaves look again, after the move.
+	 */
+	if (undo)
+	{
+		for (int32_t u = g->n_undo - 1; u >= 0; u--)
+		{
+			int32_t		j = g->undo_nn[2 * u];
+
+			bsgd_nns_replace(g, g->nnd[j], g->undo_nnd[u]);
+			g->nnd[j] = g->undo_nnd[u];
+			g->nn[j] = g->undo_nn[2 * u + 1];
+		}
+		bsgd_nns_remove(g, g->nnd[p]);
+	}
+	else if (g->isolated && !pending)
+	{
+		int32_t    *nn = g->nn;
+		int32_t		b = g->b;
+
+		bsgd_nns_remove(g, g->nnd[p]);
+		for (int32_t i = 0; i < b; i++)
+			if (nn[i] == p)
+				nn[i] = -1;
+	}
+	g->undo_slot = -1;
+	g->pending = -1;
 	if (g->row[p] >= 0)
 		g->slot_of_row[g->row[p]] = -1;
 	if (p != last)
@@ -235,14 +379,22 @@ bsgd_drop(Bsgd *g, int32_t p)
 			g->slot_of_row[g->row[p]] = p;
 	}
 	g->b--;
-	if (g->isolated)
+	if (g->isolated && !undo && !pending)
 	{
-		for (int32_t i = 0; i < g->b; i++)
-			if (g->nn[i] == last)
-				g->nn[i] = p;
-		for (int32_t i = 0; i < g->b; i++)
-			if (g->nn[i] < 0)
+		int32_t    *nn = g->nn;
+		int32_t		b = g->b;
+
+		for (int32_t i = 0; i < b; i++)
+			if (nn[i] == last)
+				nn[i] = p;
+		for (int32_t i = 0; i < b; i++)
+			if (nn[i] < 0)
+			{
+				double		old = g->nnd[i];
+
 				bsgd_nn_find(g, i);
+				bsgd_nns_replace(g, old, g->nnd[i]);
+			}
 	}
 }
 
@@ -264,8 +416,7 @@ bsgd_isolated_beyond(Bsgd *g)
 
 	if (!g->isolated || g->b < 2)
 		return HUGE_VAL;
-	memcpy(g->work, g->nnd, sizeof(double) * (size_t) g->b);
-	med = ISOLATED_REL * svc_select_double(g->work, g->b, g->b / 2);
+	med = ISOLATED_REL * g->nns[g->b / 2];
 	return med > ISOLATED_GAMMA_D2 / g->gamma ? med : ISOLATED_GAMMA_D2 / g->gamma;
 }
 
@@ -276,6 +427,28 @@ bsgd_keep_weight(const Bsgd *g, int32_t i, double beyond)
 	double		ai = fabs(g->a[i]);
 
 	return g->isolated && g->nnd[i] > beyond ? ISOLATED_WEIGHT * ai : ai;
+}
+
+/*
+ * keep_isolated: whether the new slot s (the last) is the one the budget
+ * drops whatever the nearest distances say: its weight, at most
+ * ISOLATED_WEIGHT |alpha_s|, below every other's (at least |alpha_i|) by
+ * far more than TIE_RELATIVE, and no labelled rows.  bsgd_redundant then
+ * returns s without them, and dropping s leaves the distances as they
+ * were before it, so s need not enter them (most steps: a new vector's
+ * alpha is the smallest).
+ */
+static bool
+bsgd_dropped_at_once(const Bsgd *g, int32_t s)
+{
+	double		least = HUGE_VAL;
+	const double *a = g->a;
+
+	if (g->weight != NULL || s != g->b - 1)
+		return false;
+	for (int32_t i = 0; i < s; i++)
+		least = fmin(least, fabs(a[i]));
+	return ISOLATED_WEIGHT * fabs(a[s]) < 0.999 * least;
 }
 
 /*
@@ -291,8 +464,11 @@ bsgd_redundant(Bsgd *g)
 {
 	int32_t		best = 0;
 	double		above;
-	double		beyond = bsgd_isolated_beyond(g);
+	double		beyond;
 
+	if (g->pending >= 0)
+		return g->pending;
+	beyond = bsgd_isolated_beyond(g);
 	while (best < g->b - 1 && bsgd_anomaly(g, best))
 		best++;
 	/* a vector with a weight above this can replace neither best nor a tie */
@@ -559,6 +735,8 @@ svc_bsgd_run(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	g.scale = 1.0;
 	g.weight = weight;
 	g.isolated = budgeted && opt->keep_isolated;
+	g.undo_slot = -1;
+	g.pending = -1;
 	g.slot_of_row = svc_alloc(env, sizeof(int32_t) * (size_t) n, err);
 	g.order = svc_alloc(env, sizeof(int64_t) * (size_t) n, err);
 	g.kmat = svc_alloc(env, sizeof(double) * SVC_MAX_K * SVC_MAX_K, err);
@@ -591,6 +769,8 @@ svc_bsgd_run(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 			g.wnorm2 = bsgd_norm2(&g);
 			for (int32_t i = 0; g.isolated && i < g.b; i++)
 				bsgd_nn_find(&g, i);
+			for (int32_t i = 0; g.isolated && i < g.b; i++)
+				bsgd_nns_add(&g, g.nnd[i]);
 		}
 	}
 	/* a warm start's passes are not those of the init's first pass */
@@ -660,10 +840,14 @@ svc_bsgd_run(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 				g.row[slot] = r;
 				g.stamp[slot] = t;
 				g.slot_of_row[r] = slot;
-				if (g.isolated)
+				g.a[slot] += step / g.scale;
+				if (g.isolated && budgeted && g.b > opt->budget && bsgd_dropped_at_once(&g, slot))
+					g.pending = slot;
+				else if (g.isolated)
 					bsgd_nn_insert(&g, slot);
 			}
-			g.a[slot] += step / g.scale;
+			else
+				g.a[slot] += step / g.scale;
 			if (budgeted && g.b > opt->budget)
 				bsgd_maintain(&g, opt, &rng);
 		}
