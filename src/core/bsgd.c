@@ -86,6 +86,8 @@ typedef struct Bsgd
 	double	   *undo_nnd;		/* [cap] its nnd before */
 	int32_t		pending;		/* a new slot the budget drops at once, kept
 								 * out of the nearest distances, or -1 */
+	double	   *d2;				/* [cap] the step's row's squared distances
+								 * to the slots, from its kernel sum */
 } Bsgd;
 
 /*
@@ -95,12 +97,12 @@ typedef struct Bsgd
 static SvcStatus
 bsgd_grow(Bsgd *g, int32_t need, SvcError *err)
 {
-	int64_t		c[12];
+	int64_t		c[13];
 	SvcStatus	st = SVC_OK;
 
 	if (need <= g->cap)
 		return SVC_OK;
-	for (int i = 0; i < 12; i++)
+	for (int i = 0; i < 13; i++)
 		c[i] = g->cap;
 	st = svc_grow(g->env, (void **) &g->sv, &c[0], need, sizeof(double) * (size_t) g->d, err);
 	if (st == SVC_OK)
@@ -125,6 +127,8 @@ bsgd_grow(Bsgd *g, int32_t need, SvcError *err)
 		st = svc_grow(g->env, (void **) &g->undo_nn, &c[10], need, 2 * sizeof(int32_t), err);
 	if (st == SVC_OK && g->isolated)
 		st = svc_grow(g->env, (void **) &g->undo_nnd, &c[11], need, sizeof(double), err);
+	if (st == SVC_OK && g->isolated)
+		st = svc_grow(g->env, (void **) &g->d2, &c[12], need, sizeof(double), err);
 	if (st != SVC_OK)
 		return st;
 	if (c[0] > INT32_MAX)
@@ -174,6 +178,7 @@ bsgd_free(Bsgd *g)
 	svc_free(g->env, g->nns);
 	svc_free(g->env, g->undo_nn);
 	svc_free(g->env, g->undo_nnd);
+	svc_free(g->env, g->d2);
 }
 
 /*
@@ -266,40 +271,81 @@ bsgd_nn_find(Bsgd *g, int32_t i)
 	bsgd_nn_scan(g, i, g->work);
 }
 
-/* keep_isolated: a new slot s (counted in b) and those it is nearest to. */
+/*
+ * keep_isolated: the distance of slots j and s as bsgd_nn_find has it
+ * (svc_sqdist_many's loop gives each row the same sum whatever the rows
+ * around it).
+ */
+static inline double
+bsgd_nn_dist(const Bsgd *g, int32_t j, int32_t s)
+{
+	double		v;
+
+	svc_sqdist_many(g->sv + (size_t) j * g->d, NULL, 1, g->d, g->sv + (size_t) s * g->d, &v);
+	return v;
+}
+
+/*
+ * keep_isolated: a new slot s (the last) and those it is nearest to.  The
+ * step's kernel sum left in d2 the distances from s's row to every other
+ * slot, summed in another order; within their error bound they decide
+ * which slots can be s's nearest or have s as theirs, and only those get
+ * the exact distance of a search (at 768 dimensions a full pass per new
+ * vector was a sixth of the fit).
+ */
 static void
 bsgd_nn_insert(Bsgd *g, int32_t s)
 {
-	const double *work = g->work;
+	const double *d2 = g->d2;
+	double		rel = SVC_SQDIST_REL_ERR(g->d),
+				abs_err = SVC_SQDIST_ABS_ERR(g->d);
+	double		reach = HUGE_VAL;
 	double		best = HUGE_VAL;
 	int32_t		at = -1;
 
 	g->undo_slot = s;
 	g->n_undo = 0;
-	svc_sqdist_many(g->sv, NULL, g->b, g->d, g->sv + (size_t) s * g->d, g->work);
-	/* s's own scan (bsgd_nn_scan's order and ties) and the others' updates */
-	for (int32_t j = 0; j < g->b; j++)
+	/* s's nearest is at most reach away: no slot whose distance is surely above it */
+	for (int32_t j = 0; j < s; j++)
+		reach = fmin(reach, d2[j] + (rel * d2[j] + abs_err));
+	for (int32_t j = 0; j < s; j++)
 	{
-		if (j == s)
+		double		lo = d2[j] - (rel * d2[j] + abs_err),
+					v;
+
+		if (!(lo <= reach) && !(lo < g->nnd[j]))
 			continue;
-		if (work[j] < best)
+		v = bsgd_nn_dist(g, j, s);
+		/* bsgd_nn_scan's order and ties */
+		if (v < best)
 		{
-			best = work[j];
+			best = v;
 			at = j;
 		}
-		if (work[j] < g->nnd[j])
+		if (v < g->nnd[j])
 		{
 			g->undo_nn[2 * g->n_undo] = j;
 			g->undo_nn[2 * g->n_undo + 1] = g->nn[j];
 			g->undo_nnd[g->n_undo++] = g->nnd[j];
-			bsgd_nns_replace(g, g->nnd[j], work[j]);
-			g->nnd[j] = work[j];
+			bsgd_nns_replace(g, g->nnd[j], v);
+			g->nnd[j] = v;
 			g->nn[j] = s;
 		}
 	}
 	g->nnd[s] = best;
 	g->nn[s] = at;
 	bsgd_nns_add(g, best);
+}
+
+/* w'phi(x); with keep_isolated, x's squared distances to the slots in d2 */
+static double
+bsgd_dot_d2(const Bsgd *g, const double *x)
+{
+	if (g->isolated)
+		return g->scale * svc_kernel_sum_cols_d2(g->svt, (size_t) g->cap, g->a, g->b, g->d,
+												 g->gamma, x, g->d2);
+	return g->scale * svc_kernel_sum_cols(g->svt, (size_t) g->cap, g->a, g->b, g->d,
+										  g->gamma, x);
 }
 
 /* w'phi(x) */
@@ -804,7 +850,7 @@ svc_bsgd_run(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		if (anomaly)
 			c_r = -c_r;
 		step = c_r * inv_t;
-		o = g.b > 0 ? bsgd_dot(&g, xr) : 0.0;
+		o = g.b > 0 ? bsgd_dot_d2(&g, xr) : 0.0;
 		violated = anomaly ? o > ANOMALY_O : o < 1.0;
 		if (t % SVC_INTERRUPT_EVERY == 0 && svc_interrupted(env, err))
 		{

@@ -149,6 +149,26 @@ svc_kernel_sum_cols(const double *cols, size_t stride, const double *alpha,
 	return total;
 }
 
+double
+svc_kernel_sum_cols_d2(const double *cols, size_t stride, const double *alpha,
+					   int32_t n, int32_t d, double gamma, const double *x, double *d2)
+{
+	double		buf[KBLOCK];
+	double		total = 0.0;
+
+	for (int32_t i0 = 0; i0 < n; i0 += KBLOCK)
+	{
+		size_t		m = (size_t) ((n - i0 < KBLOCK) ? n - i0 : KBLOCK);
+
+		cols_sqdist(cols + i0, stride, m, d, x, buf);
+		memcpy(d2 + i0, buf, sizeof(double) * m);
+		for (size_t i = 0; i < m; i++)
+			buf[i] = -gamma * buf[i];
+		total = block_total(buf, m, alpha + i0, total);
+	}
+	return total;
+}
+
 /*
  * The exponents in work (n of them) shifted by their largest and exp'd in
  * place, the largest in *emax.  False, work untouched, when there is no

@@ -9,6 +9,8 @@
 
 #include "svc_core.h"
 
+#include <float.h>
+
 /* Squared Euclidean distance. */
 double		svc_sqdist(const double *a, const double *b, int32_t d);
 
@@ -38,6 +40,24 @@ void		svc_rows_to_cols(const double *rows, int64_t n, int32_t d, double *cols);
  */
 double		svc_kernel_sum_cols(const double *cols, size_t stride, const double *alpha,
 								int32_t n, int32_t d, double gamma, const double *x);
+
+/*
+ * svc_kernel_sum_cols that also writes the squared distance of each row
+ * from x into d2[0..n).  Those are sums of the squares svc_sqdist sums,
+ * in another order: the two differ by at most SVC_SQDIST_REL_ERR(d) times
+ * either, plus SVC_SQDIST_ABS_ERR(d) for squares that underflow.
+ */
+double		svc_kernel_sum_cols_d2(const double *cols, size_t stride, const double *alpha,
+								   int32_t n, int32_t d, double gamma, const double *x,
+								   double *d2);
+
+/*
+ * Two sums of the same d non-negative doubles, each within (d u / (1 - d u))
+ * of the exact one (u = 2^-53, any order, fused or not), differ by at most
+ * 2 d u / (1 - 2 d u) of either: (d + 2) 2^-51 covers it for d < 2^40.
+ */
+#define SVC_SQDIST_REL_ERR(d)	(((double) (d) + 2.0) * 0x1.0p-51)
+#define SVC_SQDIST_ABS_ERR(d)	(2.0 * ((double) (d) + 1.0) * DBL_MIN)
 
 /*
  * One step of the fixed-point iteration P(x) (a weighted mean shift):
