@@ -272,6 +272,27 @@ bsgd_nn_find(Bsgd *g, int32_t i)
 }
 
 /*
+ * The least of v[0..n) (NaN-free), HUGE_VAL for none: four running minima,
+ * as one waits on each comparison in turn (fmin is a call into libm in
+ * this build, and the compiler does not vectorise a minimum of doubles).
+ */
+static inline double
+bsgd_least(const double *v, int32_t n)
+{
+	double		m[4] = {HUGE_VAL, HUGE_VAL, HUGE_VAL, HUGE_VAL};
+	int32_t		i = 0;
+
+	for (; i + 4 <= n; i += 4)
+		for (int k = 0; k < 4; k++)
+			m[k] = v[i + k] < m[k] ? v[i + k] : m[k];
+	for (; i < n; i++)
+		m[0] = v[i] < m[0] ? v[i] : m[0];
+	m[0] = m[1] < m[0] ? m[1] : m[0];
+	m[2] = m[3] < m[2] ? m[3] : m[2];
+	return m[2] < m[0] ? m[2] : m[0];
+}
+
+/*
  * keep_isolated: the distance of slots j and s as bsgd_nn_find has it
  * (svc_sqdist_many's loop gives each row the same sum whatever the rows
  * around it).
@@ -305,9 +326,12 @@ bsgd_nn_insert(Bsgd *g, int32_t s)
 
 	g->undo_slot = s;
 	g->n_undo = 0;
-	/* s's nearest is at most reach away: no slot whose distance is surely above it */
-	for (int32_t j = 0; j < s; j++)
-		reach = fmin(reach, d2[j] + (rel * d2[j] + abs_err));
+	/*
+	 * s's nearest is at most reach away: no slot whose distance is surely
+	 * above it (the bound grows with d2, so reach is the least d2's)
+	 */
+	reach = bsgd_least(d2, s);
+	reach = reach + (rel * reach + abs_err);
 	for (int32_t j = 0; j < s; j++)
 	{
 		double		lo = d2[j] - (rel * d2[j] + abs_err),
@@ -487,14 +511,22 @@ bsgd_keep_weight(const Bsgd *g, int32_t i, double beyond)
 static bool
 bsgd_dropped_at_once(const Bsgd *g, int32_t s)
 {
-	double		least = HUGE_VAL;
 	const double *a = g->a;
+	double		m[4] = {HUGE_VAL, HUGE_VAL, HUGE_VAL, HUGE_VAL};
+	int32_t		i = 0;
 
 	if (g->weight != NULL || s != g->b - 1)
 		return false;
-	for (int32_t i = 0; i < s; i++)
-		least = fmin(least, fabs(a[i]));
-	return ISOLATED_WEIGHT * fabs(a[s]) < 0.999 * least;
+	/* the least |alpha_i|, i < s, in four running minima (bsgd_least) */
+	for (; i + 4 <= s; i += 4)
+		for (int k = 0; k < 4; k++)
+			m[k] = fabs(a[i + k]) < m[k] ? fabs(a[i + k]) : m[k];
+	for (; i < s; i++)
+		m[0] = fabs(a[i]) < m[0] ? fabs(a[i]) : m[0];
+	m[0] = m[1] < m[0] ? m[1] : m[0];
+	m[2] = m[3] < m[2] ? m[3] : m[2];
+	m[0] = m[2] < m[0] ? m[2] : m[0];
+	return ISOLATED_WEIGHT * fabs(a[s]) < 0.999 * m[0];
 }
 
 /*
