@@ -110,6 +110,8 @@ split(const SvcModel *m, int32_t *perm, KeyIdx *tmp, int32_t lo, int32_t hi)
 #define WIDE_MAX_ETA 0x1p-10	/* a row whose exponents' bound passes it: double */
 
 typedef float f16 __attribute__((vector_size(64)));
+#define F16_LO(a)	__builtin_shufflevector(a, a, 0, 1, 2, 3, 4, 5, 6, 7)
+#define F16_HI(a)	__builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15)
 
 /*
  * The slots as floats, 64 to a group, coordinate by coordinate within it
@@ -233,20 +235,19 @@ wide_distances(SvcScorer *s, const double *x)
 				a2 += l2 * xj;
 				a3 += l3 * xj;
 			}
-			{
-				f16			a[4] = {a0, a1, a2, a3};
-
-				for (int q = 0; q < 4; q++)
-				{
-					SvcF8		lo,
-								hi;
-
-					memcpy(&lo, &a[q], sizeof(lo));
-					memcpy(&hi, (const float *) &a[q] + 8, sizeof(hi));
-					acc[2 * q] += __builtin_convertvector(lo, v8);
-					acc[2 * q + 1] += __builtin_convertvector(hi, v8);
-				}
-			}
+			/*
+			 * each run's float sums into the double ones, by halves (a
+			 * shuffle, not a copy through memory: that kept the
+			 * accumulators of the loop above on the stack)
+			 */
+			acc[0] += __builtin_convertvector(F16_LO(a0), v8);
+			acc[1] += __builtin_convertvector(F16_HI(a0), v8);
+			acc[2] += __builtin_convertvector(F16_LO(a1), v8);
+			acc[3] += __builtin_convertvector(F16_HI(a1), v8);
+			acc[4] += __builtin_convertvector(F16_LO(a2), v8);
+			acc[5] += __builtin_convertvector(F16_HI(a2), v8);
+			acc[6] += __builtin_convertvector(F16_LO(a3), v8);
+			acc[7] += __builtin_convertvector(F16_HI(a3), v8);
 		}
 		for (int q = 0; q < 8; q++)
 		{
