@@ -95,9 +95,9 @@ FROM (SELECT model FROM opt_same LIMIT 1) m,
                   '{"level": 0.5, "n_clusters": 0}']::jsonb[]) o,
      generate_series(1, 5) g;
 
--- keep_isolated (bsgd only) and min_cluster_size_rows: on and "labelled" by
+-- keep_isolated (bsgd only) and min_cluster_size_rows: on and "separated" by
 -- default, the model reports both and keeps its budget; keep_isolated
--- false (the rule before 0.5.0) and "sample" stay reachable; smo has no
+-- false, "labelled" (the rules before 0.5.0) and "sample" stay reachable; smo has no
 -- budget, so its defaults leave keep_isolated off and its report without
 -- the key
 SELECT i->>'keep_isolated' AS keep_isolated, i->>'min_cluster_size_rows' AS size_rows,
@@ -107,6 +107,8 @@ SELECT i->>'keep_isolated' AS keep_isolated, i->>'min_cluster_size_rows' AS size
 FROM (SELECT svc_model_info(svc_train(f, '{"budget": 40, "keep_isolated": false,
                                           "min_cluster_size_rows": "sample"}')) AS i
       FROM opt_blobs) s;
+SELECT svc_model_info(svc_train(f, '{"min_cluster_size_rows": "labelled"}'))->>'min_cluster_size_rows'
+FROM opt_blobs;
 SELECT svc_model_info(svc_train(f, '{"solver": "smo"}')) ? 'keep_isolated' AS smo_has_key
 FROM opt_blobs;
 SELECT pg_temp.try($q$SELECT svc_train(f, '{"min_cluster_size_rows": "rows"}') FROM opt_blobs$q$);

@@ -18,6 +18,16 @@
 
 #define MIN_CLUSTER_ROWS	5	/* default floor of the minimum cluster size */
 
+/*
+ * "separated": a part smaller than the floor in labelled rows but not in
+ * rows of the sample stands only when its peak lies more than this many
+ * spreads of its neighbour from the neighbour's peak.  A tail fragment of
+ * a broad cluster lies within 2-3.6 spreads (plain 2-D blobs, noisy
+ * embeddings), a small blob of its own beyond 4 in 2-D (2-7 in 8-16-D,
+ * where the rule keeps fewer of them): doc/design-notes.md.
+ */
+#define APART_SPREADS		4.0
+
 typedef struct CutWork
 {
 	int32_t		M;
@@ -27,6 +37,10 @@ typedef struct CutWork
 	double	   *acc;			/* eom: sum of rows * height they leave */
 	int32_t    *node;			/* eom: the part's node, -1 while small */
 	bool	   *removed;		/* [M - 1] per edge */
+	/* "separated" (persistence and level): NULL when no part is in between */
+	double		small_apart;	/* the floor for a part apart from its neighbour */
+	int32_t    *peak_eq;		/* [M]: the part's highest equilibrium, at its root */
+	int32_t    *sv_eq;			/* [n_sv]: the equilibrium nearest each support vector */
 	/* eom nodes: at most one per equilibrium and one per joining edge */
 	int32_t		n_nodes;
 	int32_t    *child0;
@@ -45,15 +59,15 @@ height(const SvcModel *m, double f)
 	return lam > 0.0 ? lam : 0.0;
 }
 
-double
-svc_cut_min_rows(const SvcOptions *opt, int64_t rows, int64_t sample_rows)
+static double
+cut_min_rows(const SvcOptions *opt, int64_t rows, int64_t sample_rows, bool sample)
 {
 	double		floor_rows;
 
 	if (opt->min_cluster_size > 0)
 	{
 		/* rows of the sample, scaled to the rows that label (options.h) */
-		if (opt->min_size_rows == SVC_SIZE_ROWS_SAMPLE && rows > 0 && sample_rows > rows)
+		if (sample && rows > 0 && sample_rows > rows)
 			return (double) opt->min_cluster_size * (double) rows / (double) sample_rows;
 		return (double) opt->min_cluster_size;
 	}
@@ -61,14 +75,26 @@ svc_cut_min_rows(const SvcOptions *opt, int64_t rows, int64_t sample_rows)
 	return floor_rows > MIN_CLUSTER_ROWS ? floor_rows : MIN_CLUSTER_ROWS;
 }
 
-static double
-min_rows(const SvcModel *m)
+double
+svc_cut_min_rows(const SvcOptions *opt, int64_t rows, int64_t sample_rows)
+{
+	return cut_min_rows(opt, rows, sample_rows, opt->min_size_rows == SVC_SIZE_ROWS_SAMPLE);
+}
+
+double
+svc_cut_min_rows_apart(const SvcOptions *opt, int64_t rows, int64_t sample_rows)
+{
+	return cut_min_rows(opt, rows, sample_rows, opt->min_size_rows != SVC_SIZE_ROWS_LABELLED);
+}
+
+static int64_t
+labelled_rows(const SvcModel *m)
 {
 	int64_t		total = 0;
 
 	for (int32_t i = 0; i < m->n_eq; i++)
 		total += m->eq_rows[i];
-	return svc_cut_min_rows(&m->opt, total, m->rows_used);
+	return total;
 }
 
 static void
@@ -86,6 +112,8 @@ work_free(const SvcEnv *env, CutWork *w)
 	svc_free(env, w->stab);
 	svc_free(env, w->best);
 	svc_free(env, w->selected);
+	svc_free(env, w->peak_eq);
+	svc_free(env, w->sv_eq);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -138,10 +166,100 @@ parts_reset(const SvcModel *m, CutWork *w)
 	{
 		w->rows[i] = m->eq_rows[i];
 		w->peak[i] = height(m, m->eq_f[i]);
+		if (w->peak_eq)
+			w->peak_eq[i] = i;
 	}
 }
 
-/* persistence or level: one pass, each edge decided on the parts it joins */
+static double
+sq_dist(const double *a, const double *b, int32_t d)
+{
+	double		s = 0.0;
+
+	for (int32_t j = 0; j < d; j++)
+	{
+		double		t = a[j] - b[j];
+
+		s += t * t;
+	}
+	return s;
+}
+
+/*
+ * The nearest equilibrium of every support vector, for the spreads of
+ * the parts ("separated"; n_sv x n_eq distances, once per cut).
+ */
+static SvcStatus
+assign_support_vectors(const SvcEnv *env, const SvcModel *m, CutWork *w, SvcError *err)
+{
+	size_t		d = (size_t) m->dims;
+
+	for (int32_t i = 0; i < m->n_sv; i++)
+	{
+		double		best = INFINITY;
+
+		if (i % 64 == 0 && svc_interrupted(env, err))
+			return SVC_ERR_INTERRUPTED;
+		w->sv_eq[i] = 0;
+		for (int32_t e = 0; e < m->n_eq; e++)
+		{
+			double		dd = sq_dist(m->sv + (size_t) i * d, m->eq + (size_t) e * d, m->dims);
+
+			if (dd < best)
+			{
+				best = dd;
+				w->sv_eq[i] = e;
+			}
+		}
+	}
+	return SVC_OK;
+}
+
+/*
+ * The spread of the part at root r: the root mean square distance of its
+ * support vectors (those nearest one of its equilibria) from its peak,
+ * weighted by |alpha|; 0 when it has none.
+ */
+static double
+part_spread(const SvcModel *m, CutWork *w, int32_t r)
+{
+	const double *peak = m->eq + (size_t) w->peak_eq[r] * (size_t) m->dims;
+	double		num = 0.0;
+	double		den = 0.0;
+
+	for (int32_t i = 0; i < m->n_sv; i++)
+	{
+		double		a;
+
+		if (svc_uf_find(w->parent, w->sv_eq[i]) != r)
+			continue;
+		a = fabs(m->alpha[i]);
+		num += a * sq_dist(m->sv + (size_t) i * (size_t) m->dims, peak, m->dims);
+		den += a;
+	}
+	return den > 0.0 ? sqrt(num / den) : 0.0;
+}
+
+/*
+ * Whether the smaller part (root cs) lies apart from the larger (cl): its
+ * peak beyond APART_SPREADS spreads of cl from cl's peak.  A larger part
+ * without support vectors has no spread: the small one counts as apart.
+ */
+static bool
+part_apart(const SvcModel *m, CutWork *w, int32_t cs, int32_t cl)
+{
+	double		d2 = sq_dist(m->eq + (size_t) w->peak_eq[cs] * (size_t) m->dims,
+							 m->eq + (size_t) w->peak_eq[cl] * (size_t) m->dims, m->dims);
+	double		spread = part_spread(m, w, cl);
+
+	return d2 > APART_SPREADS * APART_SPREADS * spread * spread;
+}
+
+/*
+ * persistence or level: one pass, each edge decided on the parts it joins.
+ * With peak_eq (option "separated"), a part of at least small_apart rows
+ * but fewer than small stands only when it lies apart from the other.
+ */
 static void
 cut_by_height(const SvcModel *m, CutWork *w, double small, bool by_level)
 {
@@ -154,22 +272,30 @@ cut_by_height(const SvcModel *m, CutWork *w, double small, bool by_level)
 		int32_t		cb = svc_uf_find(w->parent, m->edge_b[k]);
 		double		s = height(m, m->edge_f[k]);
 		double		lower = w->peak[ca] < w->peak[cb] ? w->peak[ca] : w->peak[cb];
+		int32_t		cs = w->rows[ca] < w->rows[cb] ? ca : cb;
+		double		floor_rows = w->peak_eq ? w->small_apart : small;
 		bool		keep;
 
-		if ((double) w->rows[ca] < small || (double) w->rows[cb] < small)
+		if ((double) w->rows[ca] < floor_rows || (double) w->rows[cb] < floor_rows)
 			keep = true;
 		else if (by_level)
 			keep = s >= level;
 		else
 			keep = s >= m->opt.merge_ratio * lower;
+		if (!keep && w->peak_eq && (double) w->rows[cs] < small)
+			keep = !part_apart(m, w, cs, cs == ca ? cb : ca);
 		if (keep)
 		{
 			int64_t		sum = w->rows[ca] + w->rows[cb];
 			double		top = w->peak[ca] > w->peak[cb] ? w->peak[ca] : w->peak[cb];
+			int32_t		top_eq = w->peak_eq ?
+				w->peak_eq[w->peak[ca] >= w->peak[cb] ? ca : cb] : 0;
 			int32_t		r = svc_uf_join(w->parent, ca, cb);
 
 			w->rows[r] = sum;
 			w->peak[r] = top;
+			if (w->peak_eq)
+				w->peak_eq[r] = top_eq;
 		}
 		else
 			w->removed[k] = true;
@@ -422,13 +548,29 @@ compute_cut(const SvcEnv *env, const SvcModel *m, int32_t *eq_cluster,
 			int32_t *n_clusters, int64_t **cluster_size, SvcError *err)
 {
 	CutWork		w;
-	double		small = min_rows(m);
+	int64_t		labelled = labelled_rows(m);
+	double		small = svc_cut_min_rows(&m->opt, labelled, m->rows_used);
+	double		small_apart = svc_cut_min_rows_apart(&m->opt, labelled, m->rows_used);
 	SvcCutBy	by = svc_cut_by(&m->opt);
 	SvcStatus	st;
 
 	st = work_init(env, m, by == SVC_CUT_BY_COUNT || by == SVC_CUT_BY_EOM, &w, err);
 	if (st != SVC_OK)
 		return st;
+	/* "separated" decides by the parts' spreads; the tree rules by size */
+	if (small_apart < small && m->n_sv > 0 &&
+		(by == SVC_CUT_BY_PERSISTENCE || by == SVC_CUT_BY_LEVEL))
+	{
+		w.small_apart = small_apart;
+		w.peak_eq = svc_alloc(env, sizeof(int32_t) * (size_t) m->n_eq, err);
+		w.sv_eq = svc_alloc(env, sizeof(int32_t) * (size_t) m->n_sv, err);
+		st = !w.peak_eq || !w.sv_eq ? SVC_ERR_NOMEM : assign_support_vectors(env, m, &w, err);
+		if (st != SVC_OK)
+		{
+			work_free(env, &w);
+			return st;
+		}
+	}
 	switch (by)
 	{
 		case SVC_CUT_BY_COUNT:

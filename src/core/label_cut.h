@@ -20,8 +20,10 @@
  *   eom             HDBSCAN's excess of mass: of the parts that appear in
  *                   the tree, keep those of greatest total stability,
  *                   sum over rows of (height it leaves - height it came).
- * The cut is cheap (O(M log M) in the M equilibria), so a trained model
- * can be cut again at another setting without training.
+ * The cut is cheap (O(M log M) in the M equilibria, and with
+ * min_cluster_size_rows "separated" one pass of support vectors against
+ * equilibria), so a trained model can be cut again at another setting
+ * without training.
  */
 #ifndef SVC_LABEL_CUT_H
 #define SVC_LABEL_CUT_H
@@ -34,9 +36,12 @@
  * of sample_rows: min_cluster_size when set (scaled by rows / sample_rows
  * when it counts rows of the sample), else min_cluster_share of the rows
  * but at least 5.  The tree's cuts and the complete graph's components
- * share it.
+ * share it.  "separated" counts labelled rows here; the floor for a part
+ * apart from its neighbour (persistence and level cuts) is
+ * svc_cut_min_rows_apart's, in rows of the sample.
  */
 double		svc_cut_min_rows(const SvcOptions *opt, int64_t rows, int64_t sample_rows);
+double		svc_cut_min_rows_apart(const SvcOptions *opt, int64_t rows, int64_t sample_rows);
 
 /* The rule a model's options choose: n_clusters, then level, then cut. */
 typedef enum SvcCutBy

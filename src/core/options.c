@@ -56,7 +56,7 @@ svc_options_default(SvcOptions *opt)
 	opt->keep_rows = 0;
 	opt->window = SVC_WINDOW_OLDEST;
 	opt->keep_isolated = 1;
-	opt->min_size_rows = SVC_SIZE_ROWS_LABELLED;
+	opt->min_size_rows = SVC_SIZE_ROWS_SEPARATED;
 	opt->gamma_rule = SVC_GAMMA_RULE_AUTO;
 }
 
@@ -115,6 +115,7 @@ static const OptChoice window_choices[] = {
 static const OptChoice size_rows_choices[] = {
 	{"sample", SVC_SIZE_ROWS_SAMPLE},
 	{"labelled", SVC_SIZE_ROWS_LABELLED},
+	{"separated", SVC_SIZE_ROWS_SEPARATED},
 	{NULL, 0}
 };
 

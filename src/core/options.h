@@ -65,14 +65,18 @@ typedef enum SvcWindow
  * What min_cluster_size counts.  The tree labels at most SVC_LABEL_ROWS
  * rows of the sample; counted in rows of the sample, the floor is scaled
  * to them (15 of a 10,000-row sample is 4.5 of 3,000 labelled rows), so
- * a cluster's size does not depend on how many rows label.  Labelled
- * rows are the default, as before 0.5.0 (rows of the sample split plain
- * 2-D tables of a few equal blobs: doc/design-notes.md).
+ * a cluster's size does not depend on how many rows label.  Rows of the
+ * sample alone split plain 2-D tables of a few equal blobs (tail fragments
+ * of a broad cluster stand as clusters), so the default, "separated",
+ * counts rows of the sample only for a part that lies well apart from
+ * the cluster it would join (label_cut.c), labelled rows otherwise
+ * (doc/design-notes.md).  Options from before 0.5.0 count labelled rows.
  */
 typedef enum SvcSizeRows
 {
-	SVC_SIZE_ROWS_LABELLED = 0,	/* rows that label (the default) */
-	SVC_SIZE_ROWS_SAMPLE = 1	/* rows of the sample */
+	SVC_SIZE_ROWS_LABELLED = 0,	/* rows that label */
+	SVC_SIZE_ROWS_SAMPLE = 1,	/* rows of the sample */
+	SVC_SIZE_ROWS_SEPARATED = 2	/* sample rows when apart (the default) */
 } SvcSizeRows;
 
 /*
@@ -310,11 +314,14 @@ const char *svc_gamma_rule_name(const SvcOptions *opt);
  *          "auto-d", the "auto" of before 0.5.0)
  *   bit 1: keep_isolated true (bsgd's budget maintenance)
  *   bit 2: min_cluster_size in rows of the sample (else labelled rows)
+ *   bit 3: min_cluster_size in rows of the sample for a part apart from
+ *          its neighbour ("separated"; never with bit 2)
  */
 #define SVC_OPTIONS_BIT_GAMMA_AUTO 0x01
 #define SVC_OPTIONS_BIT_KEEP_ISOLATED 0x02
 #define SVC_OPTIONS_BIT_SIZE_SAMPLE 0x04
-#define SVC_OPTIONS_BITS_KNOWN 0x07
+#define SVC_OPTIONS_BIT_SIZE_SEPARATED 0x08
+#define SVC_OPTIONS_BITS_KNOWN 0x0f
 #define SVC_OPTIONS_WIRE_SIZE 128
 #define SVC_OPTIONS_WIRE_SEED 52	/* offset of the u64 seed in it */
 #define SVC_OPTIONS_WIRE_SAMPLE 60	/* offset of the u64 sample in it */

@@ -49,7 +49,9 @@ svc_options_encode(const SvcOptions *o, uint8_t *out)
 							   SVC_OPTIONS_BIT_GAMMA_AUTO : 0) |
 							  (o->keep_isolated ? SVC_OPTIONS_BIT_KEEP_ISOLATED : 0) |
 							  (o->min_size_rows == SVC_SIZE_ROWS_SAMPLE ?
-							   SVC_OPTIONS_BIT_SIZE_SAMPLE : 0)));
+							   SVC_OPTIONS_BIT_SIZE_SAMPLE : 0) |
+							  (o->min_size_rows == SVC_SIZE_ROWS_SEPARATED ?
+							   SVC_OPTIONS_BIT_SIZE_SEPARATED : 0)));
 
 	/*
 	 * segment_points at its fixed offset (122), stored as 0 when it is the
@@ -116,8 +118,12 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 	o->gamma_rule = (bits & SVC_OPTIONS_BIT_GAMMA_AUTO) || o->gamma != 0.0 ?
 		SVC_GAMMA_RULE_AUTO : SVC_GAMMA_RULE_DIM;
 	o->keep_isolated = (bits & SVC_OPTIONS_BIT_KEEP_ISOLATED) ? 1 : 0;
-	o->min_size_rows = (bits & SVC_OPTIONS_BIT_SIZE_SAMPLE) ?
-		SVC_SIZE_ROWS_SAMPLE : SVC_SIZE_ROWS_LABELLED;
+	if ((bits & SVC_OPTIONS_BIT_SIZE_SAMPLE) && (bits & SVC_OPTIONS_BIT_SIZE_SEPARATED))
+		return svc_options_bad_value(err, "min_cluster_size_rows",
+									 "one of \"sample\", \"labelled\", \"separated\"");
+	o->min_size_rows = (bits & SVC_OPTIONS_BIT_SIZE_SAMPLE) ? SVC_SIZE_ROWS_SAMPLE :
+		(bits & SVC_OPTIONS_BIT_SIZE_SEPARATED) ? SVC_SIZE_ROWS_SEPARATED :
+		SVC_SIZE_ROWS_LABELLED;
 	o->solver = solver == 0 ? SVC_SOLVER_BSGD : (SvcSolver) solver;
 	o->has_level = has_level == 1;
 	o->aid_gap = SVC_AID_GAP_DEFAULT;

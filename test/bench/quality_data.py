@@ -14,6 +14,8 @@ and a note saying how it was made.  Groups:
               sentence embeddings are;
   blobs       many Gaussian blobs of unequal sizes (K 20-100, d 2-32), the
               smallest about 0.1% of the rows;
+  plain       a few equal 2-D Gaussian blobs (sd 1, centres 6-8 apart):
+              their tails must not stand as clusters of their own;
   rings       concentric rings around blobs, in 2-D and lifted into more
               dimensions.
 """
@@ -24,7 +26,7 @@ import os
 
 import numpy as np
 
-GROUPS = ("shapes", "real", "embeddings", "blobs", "rings")
+GROUPS = ("shapes", "real", "embeddings", "blobs", "plain", "rings")
 
 
 def _csv(path):
@@ -104,6 +106,19 @@ def blobs(name, n, k, d, smallest, seed, sep=8.0, sd_range=(0.8, 1.2)):
             % (k, d, 100.0 * sizes.max() / n, 100.0 * sizes.min() / n, sep, seed)}
 
 
+def plain(name, n, k, gap, seed):
+    """k equal 2-D Gaussian blobs, sd 1, centres `gap` apart on a line: the
+    plain table a floor counted in sample rows over-splits (tail fragments
+    of the broad blobs standing as clusters)."""
+    rng = np.random.default_rng(seed)
+    sizes = _sizes(n, np.full(k, 1.0 / k))
+    y = np.repeat(np.arange(k), sizes)
+    centres = np.stack([np.arange(k) * gap, np.zeros(k)], axis=1)
+    x = centres[y] + rng.normal(0, 1, (n, 2))
+    return {"name": name, "group": "plain", "x": x, "y": y,
+            "note": "%d equal blobs in 2-D, sd 1, centres %g apart on a line, seed %d" % (k, gap, seed)}
+
+
 def embeddings(name, n, k, d, noise, seed, latent=16, ambient=0.02, smallest=0.01):
     """k clusters in a `latent`-D space (centres N(0, I), within-cluster sd
     `noise` times 0.5-1.5), mapped to d dims by a random Gaussian matrix
@@ -180,6 +195,12 @@ def all_sets(data_dir, quick=False, only_groups=None):
         blobs("blobs_k40_d8", 1000000 if big else 200000, 40, 8, 0.0008, seed=408),
         blobs("blobs_k100_d16", 200000 if big else 100000, 100, 16, 0.001, seed=1016),
         blobs("blobs_k50_d32", 100000, 50, 32, 0.001, seed=5032),
+    ]
+    out += [
+        plain("plain_k3_g6", 10000, 3, 6.0, seed=36),
+        plain("plain_k5_g6", 20000, 5, 6.0, seed=56),
+        plain("plain_k3_g8", 10000, 3, 8.0, seed=38),
+        plain("plain_k4_g7", 30000, 4, 7.0, seed=47),
     ]
     out += [
         rings("rings_2d", 6000, 1, 2, seed=12),

@@ -176,6 +176,72 @@ test_recut_size_rows(void)
 	svc_model_free(&svc_env_malloc, &m);
 }
 
+/*
+ * "separated" (the default): the hand tree of 162 labelled rows for a
+ * sample of 1,620, min_cluster_size 50 (5 labelled rows apart, 50 not).
+ * Its parts {0, 1} (80 rows), {2} (40) and {3, 4} (42) are all under 50:
+ * one cluster in labelled rows, three in rows of the sample.  Four support
+ * vectors give {0, 1} and {3, 4} a spread of 0.5 around their peaks (eqs
+ * 0 and 4).  With eq 2 ten or more from both, it lies apart and stands;
+ * moved to 1.5 from eq 0 (3 spreads) it is a fragment of {0, 1} and joins
+ * it, while {3, 4}, 19.5 away, still stands.
+ */
+static void
+cut_separated(double eq2_at, const char *opts, int K, int64_t first_size)
+{
+	static const double eq_at[5] = {0.0, 1.0, 0.0, 20.0, 21.0};
+	static const double sv_at[4] = {0.5, -0.5, 21.5, 20.5};
+	SvcModel	m;
+	SvcModel	t;
+	SvcError	err;
+
+	make_tree(&t);
+	memset(&m, 0, sizeof(m));
+	CHECK(svc_model_alloc(&svc_env_malloc, &m, 1, 4, 5, 1, 4, &err) == SVC_OK, "alloc");
+	m.opt = t.opt;
+	m.offset = t.offset;
+	m.gamma = t.gamma;
+	m.mul[0] = 1.0;
+	m.solver = t.solver;
+	m.boundary = t.boundary;
+	m.rows_used = m.rows_seen = 1620;
+	memcpy(m.eq_f, t.eq_f, sizeof(double) * 5);
+	memcpy(m.eq_rows, t.eq_rows, sizeof(int64_t) * 5);
+	memcpy(m.edge_a, t.edge_a, sizeof(int32_t) * 4);
+	memcpy(m.edge_b, t.edge_b, sizeof(int32_t) * 4);
+	memcpy(m.edge_f, t.edge_f, sizeof(double) * 4);
+	svc_model_free(&svc_env_malloc, &t);
+	for (int i = 0; i < 5; i++)
+		m.eq[i] = i == 2 ? eq2_at : eq_at[i];
+	for (int i = 0; i < 4; i++)
+	{
+		m.sv[i] = sv_at[i];
+		m.alpha[i] = 0.25;
+	}
+	CHECK(svc_options_parse_cut(opts, strlen(opts), &m.opt, &err) == SVC_OK, "%s", err.message);
+	CHECK(svc_cut_apply(&svc_env_malloc, &m, &err) == SVC_OK && m.n_clusters == K &&
+		  m.cluster_size[0] == first_size,
+		  "eq 2 at %g, %s: %d clusters (%d), the largest %lld rows (%lld)", eq2_at, opts, K,
+		  m.n_clusters, (long long) first_size, (long long) m.cluster_size[0]);
+	CHECK(svc_cut_check(&svc_env_malloc, &m, &err) == SVC_OK, "the check accepts it: %s",
+		  err.message);
+	svc_model_free(&svc_env_malloc, &m);
+}
+
+static void
+test_separated(void)
+{
+	const char *dflt = "{\"min_cluster_size\": 50}";
+
+	cut_separated(10.0, dflt, 3, 80);
+	cut_separated(1.5, dflt, 2, 120);
+	cut_separated(1.5, "{\"min_cluster_size\": 50, \"min_cluster_size_rows\": \"sample\"}", 3, 80);
+	cut_separated(10.0, "{\"min_cluster_size\": 50, \"min_cluster_size_rows\": \"labelled\"}", 1, 162);
+	/* level cuts decide the same way; eom and n_clusters count labelled rows */
+	cut_separated(1.5, "{\"min_cluster_size\": 50, \"level\": 0.3}", 2, 120);
+	cut_separated(10.0, "{\"min_cluster_size\": 50, \"cut\": \"eom\"}", 1, 162);
+}
+
 /* Shortest exact text of a double, and a report that grows as it needs. */
 static void
 test_report_numbers(void)
@@ -456,15 +522,19 @@ test_size_rows(void)
 	SvcOptions	o;
 
 	svc_options_default(&o);
-	CHECK(o.min_cluster_size == 15 && o.min_size_rows == SVC_SIZE_ROWS_LABELLED,
-		  "default: 15 labelled rows");
-	CHECK(svc_cut_min_rows(&o, 3000, 10000) == 15.0, "default: 15 of 3,000 labelled rows");
+	CHECK(o.min_cluster_size == 15 && o.min_size_rows == SVC_SIZE_ROWS_SEPARATED,
+		  "default: 15 rows, \"separated\"");
+	CHECK(svc_cut_min_rows(&o, 3000, 10000) == 15.0 &&
+		  fabs(svc_cut_min_rows_apart(&o, 3000, 10000) - 4.5) < 1e-12,
+		  "default: 15 of 3,000 labelled rows, 4.5 for a part apart");
 	o.min_size_rows = SVC_SIZE_ROWS_SAMPLE;
 	CHECK(fabs(svc_cut_min_rows(&o, 3000, 10000) - 4.5) < 1e-12, "15 of 10,000 is 4.5 of 3,000");
 	CHECK(svc_cut_min_rows(&o, 3000, 3000) == 15.0, "every row labels: 15");
 	CHECK(svc_cut_min_rows(&o, 0, 10000) == 15.0, "no labelled rows: no division");
+	CHECK(fabs(svc_cut_min_rows_apart(&o, 3000, 10000) - 4.5) < 1e-12, "sample: apart or not");
 	o.min_size_rows = SVC_SIZE_ROWS_LABELLED;
-	CHECK(svc_cut_min_rows(&o, 3000, 10000) == 15.0, "labelled rows: 15 of 3,000");
+	CHECK(svc_cut_min_rows(&o, 3000, 10000) == 15.0 &&
+		  svc_cut_min_rows_apart(&o, 3000, 10000) == 15.0, "labelled rows: 15 of 3,000");
 	o.min_cluster_size = 0;
 	o.min_cluster_share = 0.03;
 	CHECK(svc_cut_min_rows(&o, 3000, 10000) == 90.0, "a share of the labelled rows");
@@ -479,6 +549,7 @@ main(void)
 	test_rules();
 	test_recut();
 	test_recut_size_rows();
+	test_separated();
 	test_report_numbers();
 	test_check();
 	test_model_bytes();

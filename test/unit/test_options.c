@@ -719,8 +719,9 @@ test_gamma_rule_and_smallest_cluster(void)
  * The wire bytes of the defaults and of a struct with every field set, as
  * the models and states on disk hold them: they must never change (the
  * defaults' bytes change with the defaults only: 0.5.0 made min_cluster_size
- * 15 and wrote gamma's rule at byte 121, then keep_isolated at its bit 1;
- * sizes in rows of the sample, bit 2, are an option, set below).
+ * 15 and wrote gamma's rule at byte 121, then keep_isolated at its bit 1,
+ * then min_cluster_size_rows "separated" at its bit 3; sizes in rows of the
+ * sample, bit 2, are an option, set below).
  */
 static void
 test_wire_golden(void)
@@ -729,7 +730,7 @@ test_wire_golden(void)
 		"2c01000002010101050000000000000000000000000000000000404000000000"
 		"000000007b14ae47e17a843fa0860100000000002a0000000000000010270000"
 		"000000009a9999999999d93fb81e85eb51b89e3f9a9999999999a93f0f000000"
-		"0000000000000000000000000000000000000000000000000003000000000000";
+		"000000000000000000000000000000000000000000000000000b000000000000";
 	static const char *const set_hex =
 		"4d0000000400020209000000000000000000e03f000000000000004000000000"
 		"0000d03f000000000000c03f0010000000000000020100000000000001000100"

@@ -83,19 +83,23 @@ test_extended_options(const double *x, int64_t n)
 		  "anomaly_bound 0 refused");
 
 	/*
-	 * keep_isolated and min_cluster_size_rows: bits 1 and 2 of the base
+	 * keep_isolated and min_cluster_size_rows: bits 1 and 2-3 of the base
 	 * wire's byte 121, whose 0 is what options before 0.5.0 meant; the
 	 * extended block stays all zeros (byte 28, keep_isolated's before
 	 * 0.5.0 was released, is reserved again)
 	 */
 	svc_options_default(&opt);
-	CHECK(opt.keep_isolated == 1 && opt.min_size_rows == SVC_SIZE_ROWS_LABELLED &&
-		  svc_options_ext_default(&opt), "defaults: keep_isolated, sizes in labelled rows");
+	CHECK(opt.keep_isolated == 1 && opt.min_size_rows == SVC_SIZE_ROWS_SEPARATED &&
+		  svc_options_ext_default(&opt), "defaults: keep_isolated, sizes \"separated\"");
 	svc_options_encode_full(&opt, full);
-	CHECK(full[121] == (SVC_OPTIONS_BIT_GAMMA_AUTO | SVC_OPTIONS_BIT_KEEP_ISOLATED) &&
+	CHECK(full[121] == (SVC_OPTIONS_BIT_GAMMA_AUTO | SVC_OPTIONS_BIT_KEEP_ISOLATED |
+						SVC_OPTIONS_BIT_SIZE_SEPARATED) &&
 		  full[SVC_OPTIONS_WIRE_SIZE + 28] == 0 &&
 		  svc_options_decode_full(full, &back, &err) == SVC_OK && back.keep_isolated == 1 &&
-		  back.min_size_rows == SVC_SIZE_ROWS_LABELLED, "the defaults round-trip: %s", err.message);
+		  back.min_size_rows == SVC_SIZE_ROWS_SEPARATED, "the defaults round-trip: %s", err.message);
+	full[121] |= SVC_OPTIONS_BIT_SIZE_SAMPLE;
+	CHECK(svc_options_decode_full(full, &back, &err) == SVC_ERR_INVALID_PARAMETER,
+		  "sample and separated together are refused");
 	CHECK(parse("{\"min_cluster_size_rows\": \"sample\"}", &opt, &err) == SVC_OK &&
 		  opt.min_size_rows == SVC_SIZE_ROWS_SAMPLE, "sample rows parse: %s", err.message);
 	svc_options_encode_full(&opt, full);
@@ -113,7 +117,7 @@ test_extended_options(const double *x, int64_t n)
 	CHECK(full[121] == SVC_OPTIONS_BIT_GAMMA_AUTO &&
 		  svc_options_decode_full(full, &back, &err) == SVC_OK && back.keep_isolated == 0 &&
 		  back.min_size_rows == SVC_SIZE_ROWS_LABELLED, "both off round-trip: %s", err.message);
-	for (int bit = 3; bit < 8; bit++)
+	for (int bit = 4; bit < 8; bit++)
 	{
 		full[121] = (uint8_t) (SVC_OPTIONS_BIT_GAMMA_AUTO | (1 << bit));
 		CHECK(svc_options_decode_full(full, &back, &err) == SVC_ERR_INVALID_PARAMETER,

@@ -53,7 +53,8 @@ test_options(void)
 	svc_options_default(&o);
 	CHECK(o.solver == SVC_SOLVER_BSGD && o.cache_mb == 0, "default solver bsgd, cache_mb 0");
 	svc_options_encode(&o, wire);
-	CHECK(wire[120] == 0 && wire[121] == (SVC_OPTIONS_BIT_GAMMA_AUTO | SVC_OPTIONS_BIT_KEEP_ISOLATED) && svc_load_u32(wire + 124) == 0,
+	CHECK(wire[120] == 0 && wire[121] == (SVC_OPTIONS_BIT_GAMMA_AUTO | SVC_OPTIONS_BIT_KEEP_ISOLATED |
+											 SVC_OPTIONS_BIT_SIZE_SEPARATED) && svc_load_u32(wire + 124) == 0,
 		  "the defaults keep bytes 120 and 122-127 zero");
 
 	/* smo without tol or max_iter takes smo's, in either order */
@@ -103,11 +104,11 @@ test_options(void)
 
 	/*
 	 * the wire: byte 120 solver, 121 bits (gamma "auto"; smo has no budget,
-	 * so not keep_isolated; sizes in labelled rows), 124-127 cache_mb
+	 * so not keep_isolated; sizes "separated"), 124-127 cache_mb
 	 */
 	CHECK(parse("{\"solver\": \"smo\", \"cache_mb\": 300}", &o, &err) == SVC_OK, "smo options");
 	svc_options_encode(&o, wire);
-	CHECK(wire[120] == 2 && wire[121] == SVC_OPTIONS_BIT_GAMMA_AUTO && wire[122] == 0 && wire[123] == 0 &&
+	CHECK(wire[120] == 2 && wire[121] == (SVC_OPTIONS_BIT_GAMMA_AUTO | SVC_OPTIONS_BIT_SIZE_SEPARATED) && wire[122] == 0 && wire[123] == 0 &&
 		  svc_load_u32(wire + 124) == 300, "smo's wire bytes");
 	{
 		SvcOptions	b;
@@ -134,7 +135,7 @@ test_options(void)
 		wire[121] = SVC_OPTIONS_BIT_KEEP_ISOLATED;
 		CHECK(svc_options_decode(wire, &b, &err) == SVC_ERR_INVALID_PARAMETER &&
 			  strstr(err.message, "keep_isolated") != NULL, "smo with keep_isolated's bit is refused");
-		wire[121] = 0x08;
+		wire[121] = 0x10;
 		CHECK(svc_options_decode(wire, &b, &err) == SVC_ERR_INVALID_PARAMETER,
 			  "an unknown bit of byte 121 is refused");
 		wire[121] = 0;
