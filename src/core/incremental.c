@@ -372,27 +372,44 @@ refactor(SvcIncr *s, SvcError *err)
 	}
 	if (ok)
 	{
-		/* inv = K^-1, a column at a time: L y = e_k, L' z = y */
-		for (int64_t k = 0; k < m; k++)
+		/*
+		 * inv = K^-1 by whole rows, so that the loops run along them: L Y
+		 * = I (Y lower triangular), then L' Z = Y; Z's column k is the
+		 * solve for e_k, into inv's row k (inv[k m + i] = Z[i m + k])
+		 */
+		double	   *restrict Z = inv;
+
+		for (int64_t i = 0; i < m; i++)
 		{
-			double	   *z = inv + k * m;
+			double	   *restrict zi = Z + i * m;
 
-			for (int64_t i = 0; i < m; i++)
+			for (int64_t k = 0; k < m; k++)
+				zi[k] = i == k ? 1.0 : 0.0;
+			for (int64_t j = 0; j < i; j++)
 			{
-				double		v = i == k ? 1.0 : 0.0;
+				const double *restrict zj = Z + j * m;
+				double		lij = L[i * m + j];
 
-				for (int64_t j = 0; j < i; j++)
-					v -= L[i * m + j] * z[j];
-				z[i] = v / L[i * m + i];
+				for (int64_t k = 0; k <= j; k++)
+					zi[k] -= lij * zj[k];
 			}
-			for (int64_t i = m - 1; i >= 0; i--)
+			for (int64_t k = 0; k <= i; k++)
+				zi[k] /= L[i * m + i];
+		}
+		for (int64_t i = m - 1; i >= 0; i--)
+		{
+			double	   *restrict zi = Z + i * m;
+
+			for (int64_t j = i + 1; j < m; j++)
 			{
-				double		v = z[i];
+				const double *restrict zj = Z + j * m;
+				double		lji = L[j * m + i];
 
-				for (int64_t j = i + 1; j < m; j++)
-					v -= L[j * m + i] * z[j];
-				z[i] = v / L[i * m + i];
+				for (int64_t k = 0; k < m; k++)
+					zi[k] -= lji * zj[k];
 			}
+			for (int64_t k = 0; k < m; k++)
+				zi[k] /= L[i * m + i];
 		}
 		/* u = K^-1 1 into beta[1..m] */
 		for (int64_t i = 0; i < m; i++)
@@ -400,7 +417,7 @@ refactor(SvcIncr *s, SvcError *err)
 			double		v = 0.0;
 
 			for (int64_t j = 0; j < m; j++)
-				v += inv[j * m + i];
+				v += Z[i * m + j];
 			s->beta[i + 1] = v;
 			sigma += v;
 		}
@@ -410,8 +427,9 @@ refactor(SvcIncr *s, SvcError *err)
 			for (int64_t i = 0; i < m; i++)
 			{
 				QAT(s, 0, i + 1) = QAT(s, i + 1, 0) = s->beta[i + 1] / sigma;
-				for (int64_t j = 0; j < m; j++)
-					QAT(s, i + 1, j + 1) = inv[i * m + j] -
+				/* one triangle, mirrored: the rows of Q stand for its columns */
+				for (int64_t j = 0; j <= i; j++)
+					QAT(s, i + 1, j + 1) = QAT(s, j + 1, i + 1) = Z[j * m + i] -
 						s->beta[i + 1] * s->beta[j + 1] / sigma;
 			}
 			s->st.refactors++;
@@ -482,15 +500,21 @@ join_s(SvcIncr *s, int64_t j, double *q, bool *joined, SvcError *err)
 	{
 		double		kappa = 1.0;
 
-		/* beta = -Q w, w = [1; K_Sj] */
-		for (int64_t a = 0; a <= m; a++)
-		{
-			double		v = QAT(s, a, 0);
+		/* beta = -Q w, w = [1; K_Sj], by Q's rows (symmetric) */
+		double	   *restrict bt = s->beta;
 
-			for (int64_t k = 0; k < m; k++)
-				v += QAT(s, a, k + 1) * q[s->S[k]];
-			s->beta[a] = -v;
+		for (int64_t a = 0; a <= m; a++)
+			bt[a] = QAT(s, 0, a);
+		for (int64_t k = 0; k < m; k++)
+		{
+			const double *restrict qk = &QAT(s, k + 1, 0);
+			double		wk = q[s->S[k]];
+
+			for (int64_t a = 0; a <= m; a++)
+				bt[a] += qk[a] * wk;
 		}
+		for (int64_t a = 0; a <= m; a++)
+			bt[a] = -bt[a];
 		kappa += s->beta[0];
 		for (int64_t k = 0; k < m; k++)
 			kappa += q[s->S[k]] * s->beta[k + 1];
@@ -498,9 +522,12 @@ join_s(SvcIncr *s, int64_t j, double *q, bool *joined, SvcError *err)
 			return SVC_OK;
 		for (int64_t a = 0; a <= m; a++)
 		{
+			double	   *restrict qa = &QAT(s, a, 0);
+			double		ba = bt[a];
+
 			for (int64_t b = 0; b <= m; b++)
-				QAT(s, a, b) += s->beta[a] * s->beta[b] / kappa;
-			QAT(s, a, m + 1) = QAT(s, m + 1, a) = s->beta[a] / kappa;
+				qa[b] += ba * bt[b] / kappa;
+			QAT(s, a, m + 1) = QAT(s, m + 1, a) = ba / kappa;
 		}
 		QAT(s, m + 1, m + 1) = 1.0 / kappa;
 	}
@@ -529,13 +556,19 @@ leave_s(SvcIncr *s, int64_t k, uint8_t set, SvcError *err)
 
 		for (int64_t a = 0; a <= m; a++)
 		{
-			double		qap = QAT(s, a, p);
+			double	   *restrict qa = &QAT(s, a, 0);
+			const double *restrict qp = &QAT(s, p, 0);
+			double		qap = qa[p];
 
 			if (a == p || qap == 0.0)
 				continue;
+
+			/*
+			 * b = p too (it is not read again: column p takes the last
+			 * one's or leaves Q), so that the loop has no branch
+			 */
 			for (int64_t b = 0; b <= m; b++)
-				if (b != p)
-					QAT(s, a, b) -= qap * QAT(s, p, b) / qpp;
+				qa[b] -= qap * qp[b] / qpp;
 		}
 		/* the last margin row into the hole */
 		if (p != last)
@@ -663,13 +696,20 @@ drive(SvcIncr *s, int64_t cand, double u, double v, double target, Event *how,
 			s->rhs[0] = v - u;
 			for (int64_t k = 0; k < m; k++)
 				s->rhs[k + 1] = cand >= 0 ? -u * s->kc[s->S[k]] : 0.0;
-			for (int64_t a = 0; a <= m; a++)
+			/* Q is symmetric: its rows, contiguous, in the order of the sums */
 			{
-				double		acc = 0.0;
+				double	   *restrict bt = s->beta;
 
+				for (int64_t a = 0; a <= m; a++)
+					bt[a] = 0.0;
 				for (int64_t k = 0; k <= m; k++)
-					acc += QAT(s, a, k) * s->rhs[k];
-				s->beta[a] = acc;
+				{
+					const double *restrict qk = &QAT(s, k, 0);
+					double		rk = s->rhs[k];
+
+					for (int64_t a = 0; a <= m; a++)
+						bt[a] += qk[a] * rk;
+				}
 			}
 			/* gam = beta_0 + K_iS beta_S + u K_ic */
 			for (int64_t i = 0; i < s->hi; i++)
