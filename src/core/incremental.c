@@ -1022,6 +1022,29 @@ all_at_bound(SvcIncr *s, SvcError *err)
 }
 
 /*
+ * The candidate into S with the column it brought (s->kc); a spare column
+ * becomes the candidate column from now on.  When the candidate does not
+ * join (in the span of S, see join_s), the spare goes back to the pool and
+ * *joined is false.
+ */
+static SvcStatus
+join_cand(SvcIncr *s, int64_t cand, bool *joined, SvcError *err)
+{
+	double	   *q = new_column(s, err);
+	SvcStatus	st;
+
+	*joined = false;
+	if (q == NULL)
+		return err->status;
+	st = join_s(s, cand, s->kc, joined, err);
+	if (*joined)
+		s->kc = q;
+	else
+		s->pool[s->n_pool++] = q;
+	return st;
+}
+
+/*
  * The candidate ended on the margin with 0 < alpha < C but in S's span:
  * a duplicate of a margin row (kernel 1 between them).  Two equal rows
  * count only by the sum of their alphas, so the twin takes the
@@ -1057,22 +1080,9 @@ place_twin(SvcIncr *s, int64_t cand, SvcError *err)
 	s->h[s->S[tw]] = 0.0;
 	if ((st = leave_s(s, tw, SET_E, err)) != SVC_OK)
 		return st;
-	{
-		double	   *q = new_column(s, err);
-
-		if (q == NULL)
-			return err->status;
-		st = join_s(s, cand, s->kc, &joined, err);
-		if (joined)
-			s->kc = q;
-		else
-		{
-			s->pool[s->n_pool++] = q;
-			if (st == SVC_OK)
-				st = svc_fail(err, SVC_ERR_INTERNAL,
-							  "a row on the margin duplicates the margin set");
-		}
-	}
+	if ((st = join_cand(s, cand, &joined, err)) == SVC_OK && !joined)
+		st = svc_fail(err, SVC_ERR_INTERNAL,
+					  "a row on the margin duplicates the margin set");
 	return st;
 }
 
@@ -1081,7 +1091,6 @@ static SvcStatus
 place(SvcIncr *s, int64_t cand, Event how, SvcError *err)
 {
 	bool		joined;
-	double	   *q;
 	SvcStatus	st;
 
 	if (how == EV_CAND_C)
@@ -1101,21 +1110,9 @@ place(SvcIncr *s, int64_t cand, Event how, SvcError *err)
 		s->set[cand] = SET_E;
 		return SVC_OK;
 	}
-	/* into S with the column it brought; a spare one replaces it */
-	q = new_column(s, err);
-	if (q == NULL)
-		return err->status;
-	st = join_s(s, cand, s->kc, &joined, err);
-	if (joined)
-		s->kc = q;
-	else
-	{
-		s->pool[s->n_pool++] = q;
-		if (st != SVC_OK)
-			return st;
-		return place_twin(s, cand, err);
-	}
-	return st;
+	if ((st = join_cand(s, cand, &joined, err)) != SVC_OK || joined)
+		return st;
+	return place_twin(s, cand, err);
 }
 
 SvcStatus
