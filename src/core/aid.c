@@ -768,6 +768,27 @@ split(Aid *s, double rho, double tf, int64_t *failed, SvcError *err)
 
 /* ---- the driver ---- */
 
+/* A solve's work, added to the totals. */
+static void
+count_solve(SvcAidResult *out, const SvcSmoResult *res)
+{
+	out->smo_iterations += res->iterations;
+	out->cache_hits += res->cache_hits;
+	out->cache_misses += res->cache_misses;
+}
+
+/* A solve's solution (all but alpha, which the caller maps to rows). */
+static void
+take_solution(SvcAidResult *out, const SvcSmoResult *res)
+{
+	out->objective = res->objective;
+	out->offset = res->offset;
+	out->r2 = res->r2;
+	out->smo_gap = res->gap;
+	out->n_free = res->n_free;
+	out->n_bound = res->n_bound;
+}
+
 /*
  * The polish (p->polish): when the gap stops the rounds, the clusters that
  * still straddle the sphere spread their weight over all their rows, so
@@ -824,20 +845,13 @@ polish(const SvcEnv *env, const double *x, int64_t n, int32_t d, const SvcAidPar
 	st = svc_smo_solve(env, xs, ns, d, &sp, &res, err);
 	if (st != SVC_OK)
 		goto done;
-	out->smo_iterations += res.iterations;
-	out->cache_hits += res.cache_hits;
-	out->cache_misses += res.cache_misses;
+	count_solve(out, &res);
 	if (res.objective <= out->objective)
 	{
 		memset(out->alpha, 0, sizeof(double) * (size_t) n);
 		for (k = 0; k < ns; k++)
 			out->alpha[idx[k]] = res.alpha[k];
-		out->objective = res.objective;
-		out->offset = res.offset;
-		out->r2 = res.r2;
-		out->smo_gap = res.gap;
-		out->n_free = res.n_free;
-		out->n_bound = res.n_bound;
+		take_solution(out, &res);
 		out->gap = out->objective - out->lower > 0 ?
 			fmin((out->objective - out->lower) / fmax(-out->lower, 1e-300), 1.0) : 0.0;
 	}
@@ -1063,10 +1077,8 @@ svc_aid_solve(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 			goto fail;
 		memcpy(s.a, res.alpha, sizeof(double) * (size_t) s.m);
 		rho = res.offset;
-		out->smo_iterations += res.iterations;
+		count_solve(out, &res);
 		rd.smo_iterations = res.iterations;
-		out->cache_hits += res.cache_hits;
-		out->cache_misses += res.cache_misses;
 		out->smo_gap = res.gap;
 		svc_smo_result_free(env, &res);
 		if ((st = record_round(env, out, &cap, s.m, err)) != SVC_OK)
