@@ -13,6 +13,7 @@
 #include "smo.h"
 #include "solver.h"
 #include "solver_smo.h"
+#include "state.h"
 #include "unit.h"
 #include "unit_data.h"
 
@@ -609,6 +610,83 @@ test_failures(void)
 	free(x);
 }
 
+
+/*
+ * A sphere trained on a sample of the rows seen: the rows the fit did not
+ * see have no term of their own in f, so the training rows' quantile left
+ * more than outlier_fraction of the table outside (10.4% of
+ * blobs_k100_d16 at 0.05).  The offset weighs the training rows by the
+ * share trained and stands for the others by the same sums without the
+ * row's own term (as a row beside it sees it): here 6.8% of all the
+ * rows end outside, where the training rows' quantile left 12.4%.
+ */
+static void
+test_sampled_share(void)
+{
+	const int64_t n = 12000;
+	const int32_t d = 16;
+	double	   *x = malloc(sizeof(double) * (size_t) n * d),
+			   *xs = malloc(sizeof(double) * d),
+				c[20][16];
+	SvcRng		rng;
+	SvcOptions	opt;
+	SvcModel	m;
+	SvcError	err;
+	uint8_t    *state;
+	int64_t		cap = 1024,
+				out = 0;
+
+	svc_rng_seed(&rng, 1016);
+	for (int k = 0; k < 20; k++)
+		for (int j = 0; j < d; j++)
+			c[k][j] = 10 * svc_rng_unit(&rng);
+	for (int64_t i = 0; i < n; i++)
+		for (int j = 0; j < d; j++)
+		{
+			/* a sum of uniforms: near-Gaussian, sd 0.5 */
+			double		g = svc_rng_unit(&rng) + svc_rng_unit(&rng) + svc_rng_unit(&rng) - 1.5;
+
+			x[(size_t) i * d + j] = c[i % 20][j] + g;
+		}
+	svc_options_default(&opt);
+	{
+		const char *o = "{\"solver\": \"smo\", \"sample\": 1500}";
+
+		CHECK(svc_options_parse(o, strlen(o), &opt, &err) == SVC_OK, "options: %s", err.message);
+	}
+	state = malloc(svc_state_size(d, cap));
+	svc_state_init(state, d, cap, &opt);
+	for (int64_t i = 0; i < n; i++)
+		while (!svc_state_add(state, x + (size_t) i * d))
+		{
+			int64_t		next = svc_state_next_capacity(state);
+			uint8_t    *grown = malloc(svc_state_size(d, next));
+
+			svc_state_copy(state, grown, next);
+			free(state);
+			state = grown;
+		}
+	memset(&m, 0, sizeof(m));
+	CHECK(svc_fit_state(&svc_env_malloc, state, &m, &err) == SVC_OK, "sampled fit: %s", err.message);
+	CHECK(m.rows_seen == n && m.rows_used == 1500, "rows seen %lld, used %lld",
+		  (long long) m.rows_seen, (long long) m.rows_used);
+	for (int64_t i = 0; i < n; i++)
+	{
+		svc_model_scale_row(&m, x + (size_t) i * d, xs);
+		out += svc_model_decision_scaled(&m, xs) < 0;
+	}
+	/* 2-10% at 0.05, as issue 34 asks of every exact solver (12.4% before) */
+	CHECK(out >= 0.02 * n && out <= 0.10 * n,
+		  "a sampled sphere leaves about outlier_fraction of all the rows outside: %lld of %lld",
+		  (long long) out, (long long) n);
+	printf("  sampled sphere: %lld of %lld rows outside (%.3f)\n", (long long) out, (long long) n,
+		   (double) out / n);
+	svc_model_free(&svc_env_malloc, &m);
+	free(state);
+	free(x);
+	free(xs);
+}
+
 /* ------------------------------------------------------------------ */
 
 int
@@ -620,5 +698,6 @@ main(void)
 	test_model_v4();
 	test_memory();
 	test_failures();
+	test_sampled_share();
 	return unit_summary("test_solver_smo");
 }
