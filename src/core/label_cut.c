@@ -24,7 +24,11 @@
  * spreads of its neighbour from the neighbour's peak.  A tail fragment of
  * a broad cluster lies within 2-3.6 spreads (plain 2-D blobs, noisy
  * embeddings), a small blob of its own beyond 4 in 2-D (2-7 in 8-16-D,
- * where the rule keeps fewer of them): doc/design-notes.md.
+ * where the rule keeps fewer of them): doc/design-notes.md.  A part under
+ * the floor in sample rows (a blob of 0.1% of the rows has 3 labelled rows)
+ * is held to the same test with the neighbour's spread at least the pooled
+ * spread of the cut in labelled rows: a small neighbour has one or two
+ * support vectors, so its own spread says nothing (doc/design-notes.md).
  */
 #define APART_SPREADS		4.0
 
@@ -39,6 +43,8 @@ typedef struct CutWork
 	bool	   *removed;		/* [M - 1] per edge */
 	/* "separated" (persistence and level): NULL when no part is in between */
 	double		small_apart;	/* the floor for a part apart from its neighbour */
+	double		least_rows;		/* below small_apart down to this, apart by pool */
+	double		pool;			/* the pooled spread, for parts under small_apart */
 	int32_t    *peak_eq;		/* [M]: the part's highest equilibrium, at its root */
 	int32_t    *sv_eq;			/* [n_sv]: the equilibrium nearest each support vector */
 	/* eom nodes: at most one per equilibrium and one per joining edge */
@@ -244,21 +250,26 @@ part_spread(const SvcModel *m, CutWork *w, int32_t r)
  * Whether the smaller part (root cs) lies apart from the larger (cl): its
  * peak beyond APART_SPREADS spreads of cl from cl's peak.  A larger part
  * without support vectors has no spread: the small one counts as apart.
+ * least: the smallest spread to count with.
  */
 static bool
-part_apart(const SvcModel *m, CutWork *w, int32_t cs, int32_t cl)
+part_apart(const SvcModel *m, CutWork *w, int32_t cs, int32_t cl, double least)
 {
 	double		d2 = sq_dist(m->eq + (size_t) w->peak_eq[cs] * (size_t) m->dims,
 							 m->eq + (size_t) w->peak_eq[cl] * (size_t) m->dims, m->dims);
 	double		spread = part_spread(m, w, cl);
 
+	if (spread < least)
+		spread = least;
 	return d2 > APART_SPREADS * APART_SPREADS * spread * spread;
 }
 
 /*
  * persistence or level: one pass, each edge decided on the parts it joins.
  * With peak_eq (option "separated"), a part of at least small_apart rows
- * but fewer than small stands only when it lies apart from the other.
+ * but fewer than small stands only when it lies apart from the other; one
+ * of at least least_rows but fewer than small_apart, when it lies apart
+ * with the other's spread at least the pooled spread.
  */
 static void
 cut_by_height(const SvcModel *m, CutWork *w, double small, bool by_level)
@@ -273,7 +284,7 @@ cut_by_height(const SvcModel *m, CutWork *w, double small, bool by_level)
 		double		s = height(m, m->edge_f[k]);
 		double		lower = w->peak[ca] < w->peak[cb] ? w->peak[ca] : w->peak[cb];
 		int32_t		cs = w->rows[ca] < w->rows[cb] ? ca : cb;
-		double		floor_rows = w->peak_eq ? w->small_apart : small;
+		double		floor_rows = w->peak_eq ? w->least_rows : small;
 		bool		keep;
 
 		if ((double) w->rows[ca] < floor_rows || (double) w->rows[cb] < floor_rows)
@@ -283,7 +294,8 @@ cut_by_height(const SvcModel *m, CutWork *w, double small, bool by_level)
 		else
 			keep = s >= m->opt.merge_ratio * lower;
 		if (!keep && w->peak_eq && (double) w->rows[cs] < small)
-			keep = !part_apart(m, w, cs, cs == ca ? cb : ca);
+			keep = !part_apart(m, w, cs, cs == ca ? cb : ca,
+							   (double) w->rows[cs] < w->small_apart ? w->pool : 0.0);
 		if (keep)
 		{
 			int64_t		sum = w->rows[ca] + w->rows[cb];
@@ -300,6 +312,34 @@ cut_by_height(const SvcModel *m, CutWork *w, double small, bool by_level)
 		else
 			w->removed[k] = true;
 	}
+}
+
+/*
+ * "separated": the pooled spread, the root mean square distance of every
+ * support vector from the peak of its part, weighted by |alpha|, in the
+ * cut that counts labelled rows (a first pass that sets no part apart).
+ */
+static double
+pooled_spread(const SvcModel *m, CutWork *w, double small, bool by_level)
+{
+	double		least = w->least_rows;
+	double		num = 0.0;
+	double		den = 0.0;
+
+	w->least_rows = small;
+	cut_by_height(m, w, small, by_level);
+	w->least_rows = least;
+	for (int32_t i = 0; i < m->n_sv; i++)
+	{
+		int32_t		r = svc_uf_find(w->parent, w->sv_eq[i]);
+		double		a = fabs(m->alpha[i]);
+
+		num += a * sq_dist(m->sv + (size_t) i * (size_t) m->dims,
+						   m->eq + (size_t) w->peak_eq[r] * (size_t) m->dims, m->dims);
+		den += a;
+	}
+	memset(w->removed, 0, sizeof(bool) * (size_t) w->M);
+	return den > 0.0 ? sqrt(num / den) : 0.0;
 }
 
 static int32_t
@@ -562,6 +602,7 @@ compute_cut(const SvcEnv *env, const SvcModel *m, int32_t *eq_cluster,
 		(by == SVC_CUT_BY_PERSISTENCE || by == SVC_CUT_BY_LEVEL))
 	{
 		w.small_apart = small_apart;
+		w.least_rows = 1.0;		/* a part with no labelled row never stands */
 		w.peak_eq = svc_alloc(env, sizeof(int32_t) * (size_t) m->n_eq, err);
 		w.sv_eq = svc_alloc(env, sizeof(int32_t) * (size_t) m->n_sv, err);
 		st = !w.peak_eq || !w.sv_eq ? SVC_ERR_NOMEM : assign_support_vectors(env, m, &w, err);
@@ -570,6 +611,7 @@ compute_cut(const SvcEnv *env, const SvcModel *m, int32_t *eq_cluster,
 			work_free(env, &w);
 			return st;
 		}
+		w.pool = pooled_spread(m, &w, small, by == SVC_CUT_BY_LEVEL);
 	}
 	switch (by)
 	{

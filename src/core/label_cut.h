@@ -38,7 +38,8 @@
  * but at least 5.  The tree's cuts and the complete graph's components
  * share it.  "separated" counts labelled rows here; the floor for a part
  * apart from its neighbour (persistence and level cuts) is
- * svc_cut_min_rows_apart's, in rows of the sample.
+ * svc_cut_min_rows_apart's, in rows of the sample (under it, a part of a
+ * labelled row or more stands when apart by the pooled spread).
  */
 double		svc_cut_min_rows(const SvcOptions *opt, int64_t rows, int64_t sample_rows);
 double		svc_cut_min_rows_apart(const SvcOptions *opt, int64_t rows, int64_t sample_rows);

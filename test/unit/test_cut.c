@@ -228,6 +228,57 @@ cut_separated(double eq2_at, const char *opts, int K, int64_t first_size)
 	svc_model_free(&svc_env_malloc, &m);
 }
 
+/*
+ * "separated" under the floor in sample rows: eq 1 (3 labelled rows, under
+ * the 5 that 50 rows of the 2,030-row sample make) between eq 0 (100 rows,
+ * one support vector on it: no spread of its own) and eq 2 (100 rows, at
+ * 100, support vectors 2 either side).  The cut in labelled rows keeps
+ * {0, 1} and {2}: pooled spread sqrt(0.9 * 4) = 1.9, so eq 1 stands only
+ * beyond 4 x 1.9 from eq 0, though eq 0's own spread is 0.
+ */
+static void
+cut_below_sample_floor(double eq1_at, const char *opts, int K)
+{
+	static const double sv_at[3] = {0.0, 98.0, 102.0};
+	static const double sv_alpha[3] = {0.1, 0.45, 0.45};
+	SvcModel	m;
+	SvcError	err;
+
+	memset(&m, 0, sizeof(m));
+	svc_options_default(&m.opt);
+	CHECK(svc_model_alloc(&svc_env_malloc, &m, 1, 3, 3, 1, 2, &err) == SVC_OK, "alloc");
+	m.offset = 0.5;
+	m.gamma = 1.0;
+	m.mul[0] = 1.0;
+	m.solver = SVC_SOLVER_BSGD;
+	m.boundary = SVC_BOUNDARY_HYPERPLANE;
+	m.rows_used = m.rows_seen = 2030;
+	m.eq[0] = 0.0;
+	m.eq[1] = eq1_at;
+	m.eq[2] = 100.0;
+	m.eq_rows[0] = 100;
+	m.eq_rows[1] = 3;
+	m.eq_rows[2] = 100;
+	for (int i = 0; i < 3; i++)
+	{
+		m.eq_f[i] = 0.5;
+		m.sv[i] = sv_at[i];
+		m.alpha[i] = sv_alpha[i];
+	}
+	m.edge_a[0] = 0;
+	m.edge_b[0] = 1;
+	m.edge_f[0] = 0.01 - 0.5;
+	m.edge_a[1] = 1;
+	m.edge_b[1] = 2;
+	m.edge_f[1] = 0.005 - 0.5;
+	CHECK(svc_options_parse_cut(opts, strlen(opts), &m.opt, &err) == SVC_OK, "%s", err.message);
+	CHECK(svc_cut_apply(&svc_env_malloc, &m, &err) == SVC_OK && m.n_clusters == K,
+		  "eq 1 (3 rows) at %g, %s: %d clusters (%d)", eq1_at, opts, K, m.n_clusters);
+	CHECK(svc_cut_check(&svc_env_malloc, &m, &err) == SVC_OK, "the check accepts it: %s",
+		  err.message);
+	svc_model_free(&svc_env_malloc, &m);
+}
+
 static void
 test_separated(void)
 {
@@ -240,6 +291,12 @@ test_separated(void)
 	/* level cuts decide the same way; eom and n_clusters count labelled rows */
 	cut_separated(1.5, "{\"min_cluster_size\": 50, \"level\": 0.3}", 2, 120);
 	cut_separated(10.0, "{\"min_cluster_size\": 50, \"cut\": \"eom\"}", 1, 162);
+	/* under the floor in sample rows: apart by the pooled spread */
+	cut_below_sample_floor(30.0, dflt, 3);
+	cut_below_sample_floor(5.0, dflt, 2);
+	cut_below_sample_floor(30.0, "{\"min_cluster_size\": 50, \"min_cluster_size_rows\": \"sample\"}", 2);
+	cut_below_sample_floor(30.0, "{\"min_cluster_size\": 50, \"min_cluster_size_rows\": \"labelled\"}", 2);
+	cut_below_sample_floor(30.0, "{\"min_cluster_size\": 50, \"level\": 0.3}", 3);
 }
 
 /* Shortest exact text of a double, and a report that grows as it needs. */
