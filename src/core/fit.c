@@ -142,10 +142,25 @@ svc_gamma_auto(const double *x, int64_t n, int32_t d, SvcGammaRule rule, SvcRng 
 }
 
 double
-svc_gamma_sphere(const double *x, int64_t n, int32_t d, SvcGammaRule rule,
+svc_sphere_width_ratio(const SvcOptions *opt, int32_t d)
+{
+	/*
+	 * Above 16 columns the quarter width left digits one cluster and
+	 * merged embeddings; half of it splits them, and the mixture offset
+	 * (threshold.c) keeps sampled fits' shares near outlier_fraction.
+	 * Given widths and "auto-d" (models before 0.5.0) keep the quarter.
+	 */
+	if (opt->gamma == 0.0 && opt->gamma_rule == SVC_GAMMA_RULE_AUTO &&
+		d > SVC_SPHERE_WIDE_DIMS)
+		return SVC_SPHERE_WIDTH_RATIO_WIDE;
+	return SVC_SPHERE_WIDTH_RATIO;
+}
+
+double
+svc_gamma_sphere(const double *x, int64_t n, int32_t d, const SvcOptions *opt,
 				 SvcRng *rng)
 {
-	return svc_gamma_auto(x, n, d, rule, rng) / SVC_SPHERE_WIDTH_RATIO;
+	return svc_gamma_auto(x, n, d, opt->gamma_rule, rng) / svc_sphere_width_ratio(opt, d);
 }
 
 /*
@@ -470,7 +485,7 @@ fit_scaled(const SvcEnv *env, double *rows, const int8_t *label, int64_t n, SvcM
 		/* its own stream: the SGD draws must not depend on it */
 		svc_rng_seed(&rng, m->opt.seed ^ SVC_SEED_TAG_GAMMA);
 		gamma = solver->boundary == SVC_BOUNDARY_SPHERE ?
-			svc_gamma_sphere(rows, n, m->dims, m->opt.gamma_rule, &rng) :
+			svc_gamma_sphere(rows, n, m->dims, &m->opt, &rng) :
 			svc_gamma_auto(rows, n, m->dims, m->opt.gamma_rule, &rng);
 	}
 	m->boundary = solver->boundary;

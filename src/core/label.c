@@ -18,6 +18,7 @@
 #include "label_algorithm3.h"
 #include "label_complete_graph.h"
 #include "label_cut.h"
+#include "fit.h"
 #include "kernel.h"
 #include "label_saddle.h"
 #include "score.h"
@@ -36,7 +37,7 @@
  * basins, each inside one cluster; the tree joins them by the heights of
  * a density of the same rows (a basin's peak: the densest of its rows or
  * its equilibrium): the kernel sum of the budgeted solver with
- * its default options and the model's seed, at SVC_SPHERE_WIDTH_RATIO
+ * its default options and the model's seed, at svc_sphere_width_ratio
  * times the sphere's gamma (with gamma "auto", the budgeted solver's own
  * width).  The heights are scaled so that the density's outlier_fraction
  * quantile on the rows stands at the sphere's offset: the tree's f is 0
@@ -68,7 +69,8 @@ sphere_tree(const SvcEnv *env, const SvcModel *m, SvcEqList *eqs, const double *
 	dm.dims = d;
 	/* part of the labelling, whose progress the caller reports: no SGD steps */
 	quiet.progress = NULL;
-	st = svc_train_bsgd(&quiet, xs, n, d, &o, m->gamma * SVC_SPHERE_WIDTH_RATIO, NULL, &dm, err);
+	st = svc_train_bsgd(&quiet, xs, n, d, &o, m->gamma * svc_sphere_width_ratio(&m->opt, d), NULL,
+						 &dm, err);
 	if (st != SVC_OK)
 		goto done;
 	for (int64_t i = 0; i < n; i++)

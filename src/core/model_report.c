@@ -164,12 +164,21 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 	{
 		/* the width's reason: the median it read, from the width itself */
 		double		f = svc_gamma_dims_factor(m->dims, m->opt.gamma_rule);
+		/*
+		 * the exact sphere's share of that width: known for the rule of
+		 * 0.5.0 on; a sphere by "auto-d" may be 0.4.0's, at the full width
+		 */
+		double		ratio = m->boundary == SVC_BOUNDARY_SPHERE &&
+			m->opt.gamma_rule == SVC_GAMMA_RULE_AUTO ?
+			svc_sphere_width_ratio(&m->opt, m->dims) : 1.0;
 
 		emit(&t, "\"gamma_reason\": \"256 / median squared distance of the scaled rows (%s)",
-			 num(&t, SVC_GAMMA_AUTO_FACTOR * f / m->gamma));
+			 num(&t, SVC_GAMMA_AUTO_FACTOR * f / (m->gamma * ratio)));
 		if (m->dims > 2)
 			emit(&t, " x %s (%s at %d dims)", num(&t, f),
 				 m->opt.gamma_rule == SVC_GAMMA_RULE_AUTO ? "max(2/d, 1/8)" : "2/d", m->dims);
+		if (ratio != 1.0)
+			emit(&t, " / %s (the exact sphere's share of the budgeted width)", num(&t, ratio));
 		emit(&t, "\", ");
 	}
 	emit(&t, "\"c\": %s, \"epsilon\": %s, \"tol\": %s, ",

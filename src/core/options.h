@@ -181,10 +181,15 @@ typedef struct SvcOptions
  * budgeted solver's automatic width (svc_gamma_sphere), and the heights
  * of its saddle tree come from a budgeted model at this many times the
  * sphere's gamma (label.c): doc/design-notes.md has the measurements.
+ * Above SVC_SPHERE_WIDE_DIMS columns, with gamma "auto" by
+ * SVC_GAMMA_RULE_AUTO, the ratio is SVC_SPHERE_WIDTH_RATIO_WIDE
+ * (svc_sphere_width_ratio, fit.h).
  */
 #ifndef SVC_SPHERE_WIDTH_RATIO
 #define SVC_SPHERE_WIDTH_RATIO 4.0
 #endif
+#define SVC_SPHERE_WIDTH_RATIO_WIDE 2.0
+#define SVC_SPHERE_WIDE_DIMS 16
 
 void		svc_options_default(SvcOptions *opt);
 

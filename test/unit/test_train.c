@@ -8,6 +8,7 @@
 #include "bsgd_select.h"
 #include "solver_bsgd.h"
 #include "model_codec.h"
+#include "model_report.h"
 #include "score.h"
 #include "unit.h"
 #include "unit_data.h"
@@ -730,60 +731,170 @@ fit_and_score(const double *x, const int32_t *truth, int64_t n, int32_t d, int32
 }
 
 /*
- * The default width beyond 16 dimensions: 8 clusters on a 4-D latent
- * space, mapped linearly to 96 columns with a little noise in every
- * column (as embeddings are).  The rule before 0.5.0 ("auto-d", 2/d) makes
- * the kernel 6 times wider and f has one hill; the default (2/d stops at
- * 1/8) finds the 8 clusters.
+ * 8 clusters on a 4-D latent space, mapped linearly to D columns with a
+ * little noise in every column (as embeddings are).
+ */
+enum
+{
+	LATENT_K = 8, LATENT_PER = 100, LATENT_L = 4, LATENT_D = 96
+};
+
+static void
+latent_rows(double *x, int32_t *truth)
+{
+	double		centre[LATENT_K][LATENT_L],
+				w[LATENT_L][LATENT_D];
+	SvcRng		rng;
+
+	svc_rng_seed(&rng, 33);
+	for (int c = 0; c < LATENT_K; c++)
+		for (int j = 0; j < LATENT_L; j++)
+			centre[c][j] = 2.0 * normal_draw(&rng);
+	for (int j = 0; j < LATENT_L; j++)
+		for (int q = 0; q < LATENT_D; q++)
+			w[j][q] = normal_draw(&rng) / 2.0;
+	for (int64_t i = 0; i < LATENT_K * LATENT_PER; i++)
+	{
+		double		z[LATENT_L];
+
+		truth[i] = (int32_t) (i % LATENT_K);
+		for (int j = 0; j < LATENT_L; j++)
+			z[j] = centre[truth[i]][j] + 0.2 * normal_draw(&rng);
+		for (int q = 0; q < LATENT_D; q++)
+		{
+			double		v = 0.1 * normal_draw(&rng);
+
+			for (int j = 0; j < LATENT_L; j++)
+				v += z[j] * w[j][q];
+			x[(size_t) i * LATENT_D + q] = v;
+		}
+	}
+}
+
+/*
+ * The default width beyond 16 dimensions: the rule before 0.5.0
+ * ("auto-d", 2/d) makes the kernel 6 times wider and f has one hill; the
+ * default (2/d stops at 1/8) finds the 8 clusters.
  */
 static void
 test_default_width_high_dims(void)
 {
-	enum
-	{
-		K = 8, PER = 100, L = 4, D = 96
-	};
-	int64_t		n = K * PER;
-	double	   *x = malloc(sizeof(double) * (size_t) n * D);
+	int64_t		n = LATENT_K * LATENT_PER;
+	double	   *x = malloc(sizeof(double) * (size_t) n * LATENT_D);
 	int32_t    *truth = malloc(sizeof(int32_t) * (size_t) n);
-	double		centre[K][L],
-				w[L][D],
-				pur,
+	double		pur,
 				inv;
-	SvcRng		rng;
 	int32_t		found;
 
-	svc_rng_seed(&rng, 33);
-	for (int c = 0; c < K; c++)
-		for (int j = 0; j < L; j++)
-			centre[c][j] = 2.0 * normal_draw(&rng);
-	for (int j = 0; j < L; j++)
-		for (int q = 0; q < D; q++)
-			w[j][q] = normal_draw(&rng) / 2.0;
-	for (int64_t i = 0; i < n; i++)
-	{
-		double		z[L];
-
-		truth[i] = (int32_t) (i % K);
-		for (int j = 0; j < L; j++)
-			z[j] = centre[truth[i]][j] + 0.2 * normal_draw(&rng);
-		for (int q = 0; q < D; q++)
-		{
-			double		v = 0.1 * normal_draw(&rng);
-
-			for (int j = 0; j < L; j++)
-				v += z[j] * w[j][q];
-			x[(size_t) i * D + q] = v;
-		}
-	}
-	found = fit_and_score(x, truth, n, D, K, "{}", &pur, &inv);
-	CHECK(found >= K - 1 && found <= K + 2 && pur >= 0.95 && inv >= 0.9,
+	latent_rows(x, truth);
+	found = fit_and_score(x, truth, n, LATENT_D, LATENT_K, "{}", &pur, &inv);
+	CHECK(found >= LATENT_K - 1 && found <= LATENT_K + 2 && pur >= 0.95 && inv >= 0.9,
 		  "96 columns, 8 clusters, defaults: %d clusters, purity %.3f, inverse %.3f", found, pur,
 		  inv);
-	found = fit_and_score(x, truth, n, D, K, "{\"gamma\": \"auto-d\"}", &pur, &inv);
+	found = fit_and_score(x, truth, n, LATENT_D, LATENT_K, "{\"gamma\": \"auto-d\"}", &pur, &inv);
 	CHECK(found <= 2, "96 columns, gamma \"auto-d\": %d clusters (the rule before 0.5.0)", found);
 	free(x);
 	free(truth);
+}
+
+/*
+ * gamma of a fit of the first n rows of x (d columns) with these options;
+ * reason (when not NULL, at most len bytes) gets svc_model_info_json's
+ * gamma_reason
+ */
+static double
+fit_gamma(const double *x, int64_t n, int32_t d, const char *json, char *reason, size_t len)
+{
+	SvcOptions	opt;
+	SvcModel	m;
+	SvcError	err;
+	double		g;
+
+	svc_options_default(&opt);
+	memset(&m, 0, sizeof(m));
+	CHECK(svc_options_parse(json, strlen(json), &opt, &err) == SVC_OK, "%s: %s", json, err.message);
+	CHECK(svc_fit_rows(&svc_env_malloc, x, n, d, &opt, &m, &err) == SVC_OK, "%s trains: %s", json,
+		  err.message);
+	g = m.gamma;
+	if (reason)
+	{
+		char	   *info = svc_model_info_json(&svc_env_malloc, &m, &err);
+		const char *at = info ? strstr(info, "\"gamma_reason\": \"") : NULL;
+		const char *end = at ? strchr(at + 17, '"') : NULL;
+
+		CHECK(end != NULL, "%s: the report has gamma_reason", json);
+		reason[0] = '\0';
+		if (end && (size_t) (end - at - 17) < len)
+		{
+			memcpy(reason, at + 17, (size_t) (end - at - 17));
+			reason[end - at - 17] = '\0';
+		}
+		free(info);
+	}
+	svc_model_free(&svc_env_malloc, &m);
+	return g;
+}
+
+/*
+ * The exact solvers' automatic width: a quarter of the budgeted solver's
+ * gamma up to 16 columns, half of it above with gamma "auto" (at a quarter
+ * the sphere's density tree had one hill on such rows); "auto-d" keeps a
+ * quarter.  The same rows and seed draw the same median, so the ratios are
+ * exact.  smo finds the 8 latent clusters (these rows split at either
+ * ratio; digits, in the quality benchmark, is one cluster at a quarter).
+ */
+static void
+test_sphere_width_high_dims(void)
+{
+	int64_t		n = LATENT_K * LATENT_PER;
+	double	   *x = malloc(sizeof(double) * (size_t) n * LATENT_D);
+	int32_t    *truth = malloc(sizeof(int32_t) * (size_t) n);
+	double	   *narrow = malloc(sizeof(double) * (size_t) n * 16);
+	double		pur,
+				inv;
+	int32_t		found;
+
+	latent_rows(x, truth);
+	for (int64_t i = 0; i < n; i++)
+		memcpy(narrow + i * 16, x + i * LATENT_D, 16 * sizeof(double));
+	{
+		char		rs[256],
+					rb[256];
+
+		CHECK(fit_gamma(x, n, LATENT_D, "{\"solver\": \"smo\"}", rs, sizeof(rs)) * 2 ==
+			  fit_gamma(x, n, LATENT_D, "{}", rb, sizeof(rb)),
+			  "96 columns: smo's automatic gamma is half of bsgd's");
+		/* the same median read, and the sphere's share named */
+		CHECK(strncmp(rs, rb, strlen(rb)) == 0 &&
+			  strcmp(rs + strlen(rb), " / 2 (the exact sphere's share of the budgeted width)") == 0,
+			  "smo's gamma_reason \"%s\", bsgd's \"%s\"", rs, rb);
+	}
+	CHECK(fit_gamma(x, n, LATENT_D, "{\"solver\": \"aid\", \"gamma\": \"auto-d\"}", NULL, 0) * 4 ==
+		  fit_gamma(x, n, LATENT_D, "{\"gamma\": \"auto-d\"}", NULL, 0),
+		  "96 columns, gamma \"auto-d\": aid's automatic gamma is a quarter of bsgd's");
+	CHECK(fit_gamma(narrow, n, 16, "{\"solver\": \"smo\"}", NULL, 0) * 4 ==
+		  fit_gamma(narrow, n, 16, "{}", NULL, 0),
+		  "16 columns: smo's automatic gamma is a quarter of bsgd's");
+	CHECK(fit_gamma(x, n, LATENT_D, "{\"solver\": \"smo\", \"gamma\": 0.5}", NULL, 0) == 0.5,
+		  "a given gamma is the sphere's");
+	{
+		SvcOptions	o;
+
+		svc_options_default(&o);
+		CHECK(svc_sphere_width_ratio(&o, 16) == 4 && svc_sphere_width_ratio(&o, 17) == 2,
+			  "the sphere's width ratio: 4 up to 16 columns, 2 above");
+		o.gamma = 0.5;
+		CHECK(svc_sphere_width_ratio(&o, 64) == 4, "with a given gamma the density tree's ratio is 4");
+		o.gamma = 0;
+		o.gamma_rule = SVC_GAMMA_RULE_DIM;
+		CHECK(svc_sphere_width_ratio(&o, 64) == 4, "with \"auto-d\" the ratio is 4");
+	}
+	found = fit_and_score(x, truth, n, LATENT_D, LATENT_K, "{\"solver\": \"smo\"}", &pur, &inv);
+	CHECK(found >= LATENT_K - 1 && found <= LATENT_K + 2 && pur >= 0.95 && inv >= 0.9,
+		  "96 columns, 8 clusters, smo: %d clusters, purity %.3f, inverse %.3f", found, pur, inv);
+	free(x);
+	free(truth);
+	free(narrow);
 }
 
 /*
@@ -1494,6 +1605,7 @@ main(void)
 	test_passes_draw_each_row_once();
 	test_gamma_auto_dimension();
 	test_default_width_high_dims();
+	test_sphere_width_high_dims();
 	test_default_smallest_cluster();
 	test_keep_isolated();
 	test_fit_fails_and_stops_cleanly();
