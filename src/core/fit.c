@@ -142,21 +142,6 @@ svc_gamma_auto(const double *x, int64_t n, int32_t d, SvcGammaRule rule, SvcRng 
 }
 
 double
-svc_sphere_width_ratio(const SvcOptions *opt, int32_t d)
-{
-	/*
-	 * Above 16 columns the quarter width left digits one cluster and
-	 * merged embeddings; half of it splits them, and the mixture offset
-	 * (threshold.c) keeps sampled fits' shares near outlier_fraction.
-	 * Given widths and "auto-d" (models before 0.5.0) keep the quarter.
-	 */
-	if (opt->gamma == 0.0 && opt->gamma_rule == SVC_GAMMA_RULE_AUTO &&
-		d > SVC_SPHERE_WIDE_DIMS)
-		return SVC_SPHERE_WIDTH_RATIO_WIDE;
-	return SVC_SPHERE_WIDTH_RATIO;
-}
-
-double
 svc_gamma_sphere(const double *x, int64_t n, int32_t d, const SvcOptions *opt,
 				 SvcRng *rng)
 {

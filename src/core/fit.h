@@ -25,15 +25,6 @@ double		svc_gamma_auto(const double *x, int64_t n, int32_t d, SvcGammaRule rule,
 double		svc_gamma_dims_factor(int32_t d, SvcGammaRule rule);
 
 /*
- * How many times the budgeted solver's automatic gamma is the sphere's
- * (options.h): SVC_SPHERE_WIDTH_RATIO, or SVC_SPHERE_WIDTH_RATIO_WIDE above
- * SVC_SPHERE_WIDE_DIMS columns with gamma "auto" by SVC_GAMMA_RULE_AUTO.
- * label.c's density tree uses the same ratio, so that at gamma "auto" its
- * width is the budgeted solver's own.
- */
-double		svc_sphere_width_ratio(const SvcOptions *opt, int32_t d);
-
-/*
  * The exact solvers' "auto" gamma: svc_gamma_auto / svc_sphere_width_ratio.
  * At the budgeted width the sphere keeps 60-100% of the rows as free
  * support vectors, all with f = 0 within the tolerance, and the

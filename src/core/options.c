@@ -1009,3 +1009,18 @@ svc_options_warm_check(const SvcOptions *init, const SvcOptions *given, SvcError
 	}
 	return SVC_OK;
 }
+
+double
+svc_sphere_width_ratio(const SvcOptions *opt, int32_t d)
+{
+	/*
+	 * Above 16 columns the quarter width left digits one cluster and
+	 * merged embeddings; half of it splits them, and the mixture offset
+	 * (threshold.c) keeps sampled fits' shares near outlier_fraction.
+	 * Given widths and "auto-d" (models before 0.5.0) keep the quarter.
+	 */
+	if (opt->gamma == 0.0 && opt->gamma_rule == SVC_GAMMA_RULE_AUTO &&
+		d > SVC_SPHERE_WIDE_DIMS)
+		return SVC_SPHERE_WIDTH_RATIO_WIDE;
+	return SVC_SPHERE_WIDTH_RATIO;
+}

@@ -183,13 +183,22 @@ typedef struct SvcOptions
  * sphere's gamma (label.c): doc/design-notes.md has the measurements.
  * Above SVC_SPHERE_WIDE_DIMS columns, with gamma "auto" by
  * SVC_GAMMA_RULE_AUTO, the ratio is SVC_SPHERE_WIDTH_RATIO_WIDE
- * (svc_sphere_width_ratio, fit.h).
+ * (svc_sphere_width_ratio below).
  */
 #ifndef SVC_SPHERE_WIDTH_RATIO
 #define SVC_SPHERE_WIDTH_RATIO 4.0
 #endif
 #define SVC_SPHERE_WIDTH_RATIO_WIDE 2.0
 #define SVC_SPHERE_WIDE_DIMS 16
+
+/*
+ * How many times the budgeted solver's automatic gamma is the sphere's:
+ * SVC_SPHERE_WIDTH_RATIO, or SVC_SPHERE_WIDTH_RATIO_WIDE above
+ * SVC_SPHERE_WIDE_DIMS columns with gamma "auto" by SVC_GAMMA_RULE_AUTO.
+ * label.c's density tree uses the same ratio, so that at gamma "auto" its
+ * width is the budgeted solver's own.
+ */
+double		svc_sphere_width_ratio(const SvcOptions *opt, int32_t d);
 
 void		svc_options_default(SvcOptions *opt);
 
