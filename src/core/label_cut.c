@@ -23,14 +23,20 @@
  * rows of the sample stands only when its peak lies more than this many
  * spreads of its neighbour from the neighbour's peak.  A tail fragment of
  * a broad cluster lies within 2-3.6 spreads (plain 2-D blobs, noisy
- * embeddings), a small blob of its own beyond 4 in 2-D (2-7 in 8-16-D,
- * where the rule keeps fewer of them): doc/design-notes.md.  A part under
+ * embeddings), a small blob of its own beyond 4 in 2-D (2-7 in 8-16-D:
+ * there the spread counts along the line between the peaks, below).  A part under
  * the floor in sample rows (a blob of 0.1% of the rows has 3 labelled rows)
  * is held to the same test with the neighbour's spread at least the pooled
  * spread of the cut in labelled rows: a small neighbour has one or two
  * support vectors, so its own spread says nothing (doc/design-notes.md).
  */
 #define APART_SPREADS		4.0
+/*
+ * Above two columns a spread counts along the line between the two peaks:
+ * the distance of the support vectors from a peak grows like sqrt(d) while
+ * the gap between the peaks does not (quick benchmark, design notes).
+ */
+#define APART_LINE_SPREADS	10.0
 
 typedef struct CutWork
 {
@@ -47,6 +53,7 @@ typedef struct CutWork
 	double		pool;			/* the pooled spread, for parts under small_apart */
 	int32_t    *peak_eq;		/* [M]: the part's highest equilibrium, at its root */
 	int32_t    *sv_eq;			/* [n_sv]: the equilibrium nearest each support vector */
+	double	   *line;			/* [dims]: unit vector between two peaks */
 	/* eom nodes: at most one per equilibrium and one per joining edge */
 	int32_t		n_nodes;
 	int32_t    *child0;
@@ -120,6 +127,7 @@ work_free(const SvcEnv *env, CutWork *w)
 	svc_free(env, w->selected);
 	svc_free(env, w->peak_eq);
 	svc_free(env, w->sv_eq);
+	svc_free(env, w->line);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -247,18 +255,63 @@ part_spread(const SvcModel *m, CutWork *w, int32_t r)
 }
 
 /*
+ * The spread of the part at root r along the unit vector u from its peak:
+ * the root mean square of its support vectors' offsets along u, weighted
+ * by |alpha|; 0 when it has none.
+ */
+static double
+part_line_spread(const SvcModel *m, CutWork *w, int32_t r, const double *u)
+{
+	const double *peak = m->eq + (size_t) w->peak_eq[r] * (size_t) m->dims;
+	double		num = 0.0;
+	double		den = 0.0;
+
+	for (int32_t i = 0; i < m->n_sv; i++)
+	{
+		const double *x = m->sv + (size_t) i * (size_t) m->dims;
+		double		a;
+		double		p = 0.0;
+
+		if (svc_uf_find(w->parent, w->sv_eq[i]) != r)
+			continue;
+		a = fabs(m->alpha[i]);
+		for (int32_t j = 0; j < m->dims; j++)
+			p += (x[j] - peak[j]) * u[j];
+		num += a * p * p;
+		den += a;
+	}
+	return den > 0.0 ? sqrt(num / den) : 0.0;
+}
+
+/*
  * Whether the smaller part (root cs) lies apart from the larger (cl): its
- * peak beyond APART_SPREADS spreads of cl from cl's peak.  A larger part
+ * peak beyond APART_SPREADS spreads of cl from cl's peak, or above two
+ * columns beyond APART_LINE_SPREADS spreads along the line between the
+ * peaks (least then counts per column, least / sqrt(d)).  A larger part
  * without support vectors has no spread: the small one counts as apart.
  * least: the smallest spread to count with.
  */
 static bool
 part_apart(const SvcModel *m, CutWork *w, int32_t cs, int32_t cl, double least)
 {
-	double		d2 = sq_dist(m->eq + (size_t) w->peak_eq[cs] * (size_t) m->dims,
-							 m->eq + (size_t) w->peak_eq[cl] * (size_t) m->dims, m->dims);
-	double		spread = part_spread(m, w, cl);
+	const double *ps = m->eq + (size_t) w->peak_eq[cs] * (size_t) m->dims;
+	const double *pl = m->eq + (size_t) w->peak_eq[cl] * (size_t) m->dims;
+	double		d2 = sq_dist(ps, pl, m->dims);
+	double		spread;
 
+	if (m->dims > 2 && d2 > 0.0)
+	{
+		double		dist = sqrt(d2);
+
+		for (int32_t j = 0; j < m->dims; j++)
+			w->line[j] = (ps[j] - pl[j]) / dist;
+		spread = part_line_spread(m, w, cl, w->line);
+		least /= sqrt((double) m->dims);
+		if (spread < least)
+			spread = least;
+		return d2 > APART_LINE_SPREADS * APART_LINE_SPREADS * spread * spread;
+	}
+	spread = part_spread(m, w, cl);
 	if (spread < least)
 		spread = least;
 	return d2 > APART_SPREADS * APART_SPREADS * spread * spread;
@@ -605,7 +658,8 @@ compute_cut(const SvcEnv *env, const SvcModel *m, int32_t *eq_cluster,
 		w.least_rows = 1.0;		/* a part with no labelled row never stands */
 		w.peak_eq = svc_alloc(env, sizeof(int32_t) * (size_t) m->n_eq, err);
 		w.sv_eq = svc_alloc(env, sizeof(int32_t) * (size_t) m->n_sv, err);
-		st = !w.peak_eq || !w.sv_eq ? SVC_ERR_NOMEM : assign_support_vectors(env, m, &w, err);
+		w.line = svc_alloc(env, sizeof(double) * (size_t) m->dims, err);
+		st = !w.peak_eq || !w.sv_eq || !w.line ? SVC_ERR_NOMEM : assign_support_vectors(env, m, &w, err);
 		if (st != SVC_OK)
 		{
 			work_free(env, &w);

@@ -279,6 +279,59 @@ cut_below_sample_floor(double eq1_at, const char *opts, int K)
 	svc_model_free(&svc_env_malloc, &m);
 }
 
+/*
+ * "separated" above two columns: eq 1 (20 labelled rows, in the band)
+ * on the x axis beside eq 0, whose support vectors lie at (+-1, +-6): a
+ * spread of sqrt(37) = 6.1 from its peak but 1 along the line to eq 1.
+ * In 3 columns eq 1 stands beyond 10 x 1 from eq 0; in 2 columns only
+ * beyond 4 x 6.1 = 24.3.  eq 2 (100 rows) lies 100 along x.
+ */
+static void
+cut_along_line(int dims, double eq1_at, int K)
+{
+	static const double sv_xy[6][2] = {{1, 6}, {1, -6}, {-1, 6}, {-1, -6}, {98, 0}, {102, 0}};
+	const char *opts = "{\"min_cluster_size\": 50}";
+	SvcModel	m;
+	SvcError	err;
+
+	memset(&m, 0, sizeof(m));
+	svc_options_default(&m.opt);
+	CHECK(svc_model_alloc(&svc_env_malloc, &m, dims, 6, 3, 1, 2, &err) == SVC_OK, "alloc");
+	m.offset = 0.5;
+	m.gamma = 1.0;
+	m.mul[0] = 1.0;
+	m.solver = SVC_SOLVER_BSGD;
+	m.boundary = SVC_BOUNDARY_HYPERPLANE;
+	m.rows_used = m.rows_seen = 2200;
+	memset(m.eq, 0, sizeof(double) * 3 * (size_t) dims);
+	memset(m.sv, 0, sizeof(double) * 6 * (size_t) dims);
+	m.eq[1 * dims] = eq1_at;
+	m.eq[2 * dims] = 100.0;
+	m.eq_rows[0] = 100;
+	m.eq_rows[1] = 20;
+	m.eq_rows[2] = 100;
+	for (int i = 0; i < 3; i++)
+		m.eq_f[i] = 0.5;
+	for (int i = 0; i < 6; i++)
+	{
+		m.sv[i * dims] = sv_xy[i][0];
+		m.sv[i * dims + 1] = sv_xy[i][1];
+		m.alpha[i] = i < 4 ? 0.2 : 0.1;
+	}
+	m.edge_a[0] = 0;
+	m.edge_b[0] = 1;
+	m.edge_f[0] = 0.01 - 0.5;
+	m.edge_a[1] = 1;
+	m.edge_b[1] = 2;
+	m.edge_f[1] = 0.005 - 0.5;
+	CHECK(svc_options_parse_cut(opts, strlen(opts), &m.opt, &err) == SVC_OK, "%s", err.message);
+	CHECK(svc_cut_apply(&svc_env_malloc, &m, &err) == SVC_OK && m.n_clusters == K,
+		  "%d columns, eq 1 (20 rows) at %g: %d clusters (%d)", dims, eq1_at, K, m.n_clusters);
+	CHECK(svc_cut_check(&svc_env_malloc, &m, &err) == SVC_OK, "the check accepts it: %s",
+		  err.message);
+	svc_model_free(&svc_env_malloc, &m);
+}
+
 static void
 test_separated(void)
 {
@@ -297,6 +350,11 @@ test_separated(void)
 	cut_below_sample_floor(30.0, "{\"min_cluster_size\": 50, \"min_cluster_size_rows\": \"sample\"}", 2);
 	cut_below_sample_floor(30.0, "{\"min_cluster_size\": 50, \"min_cluster_size_rows\": \"labelled\"}", 2);
 	cut_below_sample_floor(30.0, "{\"min_cluster_size\": 50, \"level\": 0.3}", 3);
+	/* above two columns the spread counts along the line between the peaks */
+	cut_along_line(3, 15.0, 3);
+	cut_along_line(3, 5.0, 2);
+	cut_along_line(2, 15.0, 2);
+	cut_along_line(2, 30.0, 3);
 }
 
 /* Shortest exact text of a double, and a report that grows as it needs. */
