@@ -9,6 +9,7 @@
  * its own labelling back bit for bit.
  */
 #include "label_cut.h"
+#include "kernel.h"
 #include "label_lineage.h"
 #include "unionfind.h"
 
@@ -185,20 +186,6 @@ parts_reset(const SvcModel *m, CutWork *w)
 	}
 }
 
-static double
-sq_dist(const double *a, const double *b, int32_t d)
-{
-	double		s = 0.0;
-
-	for (int32_t j = 0; j < d; j++)
-	{
-		double		t = a[j] - b[j];
-
-		s += t * t;
-	}
-	return s;
-}
-
 /*
  * The nearest equilibrium of every support vector, for the spreads of
  * the parts ("separated"; n_sv x n_eq distances, once per cut).
@@ -217,7 +204,7 @@ assign_support_vectors(const SvcEnv *env, const SvcModel *m, CutWork *w, SvcErro
 		w->sv_eq[i] = 0;
 		for (int32_t e = 0; e < m->n_eq; e++)
 		{
-			double		dd = sq_dist(m->sv + (size_t) i * d, m->eq + (size_t) e * d, m->dims);
+			double		dd = svc_sqdist(m->sv + (size_t) i * d, m->eq + (size_t) e * d, m->dims);
 
 			if (dd < best)
 			{
@@ -248,7 +235,7 @@ part_spread(const SvcModel *m, CutWork *w, int32_t r)
 		if (svc_uf_find(w->parent, w->sv_eq[i]) != r)
 			continue;
 		a = fabs(m->alpha[i]);
-		num += a * sq_dist(m->sv + (size_t) i * (size_t) m->dims, peak, m->dims);
+		num += a * svc_sqdist(m->sv + (size_t) i * (size_t) m->dims, peak, m->dims);
 		den += a;
 	}
 	return den > 0.0 ? sqrt(num / den) : 0.0;
@@ -296,7 +283,7 @@ part_apart(const SvcModel *m, CutWork *w, int32_t cs, int32_t cl, double least)
 {
 	const double *ps = m->eq + (size_t) w->peak_eq[cs] * (size_t) m->dims;
 	const double *pl = m->eq + (size_t) w->peak_eq[cl] * (size_t) m->dims;
-	double		d2 = sq_dist(ps, pl, m->dims);
+	double		d2 = svc_sqdist(ps, pl, m->dims);
 	double		spread;
 
 	if (m->dims > 2 && d2 > 0.0)
@@ -387,7 +374,7 @@ pooled_spread(const SvcModel *m, CutWork *w, double small, bool by_level)
 		int32_t		r = svc_uf_find(w->parent, w->sv_eq[i]);
 		double		a = fabs(m->alpha[i]);
 
-		num += a * sq_dist(m->sv + (size_t) i * (size_t) m->dims,
+		num += a * svc_sqdist(m->sv + (size_t) i * (size_t) m->dims,
 						   m->eq + (size_t) w->peak_eq[r] * (size_t) m->dims, m->dims);
 		den += a;
 	}

@@ -177,6 +177,59 @@ test_recut_size_rows(void)
 }
 
 /*
+ * Cut m (built by hand) with the cut options opts and check that it gives
+ * K clusters (and, when first_size >= 0, that the largest holds first_size
+ * rows) and that svc_cut_check accepts the result; frees m.  what says
+ * which case it is.
+ */
+static void
+cut_expect(SvcModel *m, const char *opts, int K, int64_t first_size, const char *what)
+{
+	SvcError	err;
+
+	CHECK(svc_options_parse_cut(opts, strlen(opts), &m->opt, &err) == SVC_OK, "%s", err.message);
+	CHECK(svc_cut_apply(&svc_env_malloc, m, &err) == SVC_OK && m->n_clusters == K &&
+		  (first_size < 0 || m->cluster_size[0] == first_size),
+		  "%s, %s: %d clusters (%d), the largest %lld rows (%lld)", what, opts, K,
+		  m->n_clusters, (long long) first_size,
+		  (long long) (m->n_clusters > 0 ? m->cluster_size[0] : 0));
+	CHECK(svc_cut_check(&svc_env_malloc, m, &err) == SVC_OK, "the check accepts it: %s",
+		  err.message);
+	svc_model_free(&svc_env_malloc, m);
+}
+
+/*
+ * The model of the band cases below: three equilibria of f = 0.5 in dims
+ * columns (coordinates zero), a chain of passes 0-1 and 1-2, n_sv support
+ * vectors (zero), gamma 1, rows_seen rows.
+ */
+static void
+band_model(SvcModel *m, int dims, int n_sv, int64_t rows_seen)
+{
+	SvcError	err;
+
+	memset(m, 0, sizeof(*m));
+	svc_options_default(&m->opt);
+	CHECK(svc_model_alloc(&svc_env_malloc, m, dims, n_sv, 3, 1, 2, &err) == SVC_OK, "alloc");
+	m->offset = 0.5;
+	m->gamma = 1.0;
+	m->mul[0] = 1.0;
+	m->solver = SVC_SOLVER_BSGD;
+	m->boundary = SVC_BOUNDARY_HYPERPLANE;
+	m->rows_used = m->rows_seen = rows_seen;
+	memset(m->eq, 0, sizeof(double) * 3 * (size_t) dims);
+	memset(m->sv, 0, sizeof(double) * (size_t) n_sv * (size_t) dims);
+	for (int i = 0; i < 3; i++)
+		m->eq_f[i] = 0.5;
+	m->edge_a[0] = 0;
+	m->edge_b[0] = 1;
+	m->edge_f[0] = 0.01 - 0.5;
+	m->edge_a[1] = 1;
+	m->edge_b[1] = 2;
+	m->edge_f[1] = 0.005 - 0.5;
+}
+
+/*
  * "separated" (the default): the hand tree of 162 labelled rows for a
  * sample of 1,620, min_cluster_size 50 (5 labelled rows apart, 50 not).
  * Its parts {0, 1} (80 rows), {2} (40) and {3, 4} (42) are all under 50:
@@ -194,6 +247,7 @@ cut_separated(double eq2_at, const char *opts, int K, int64_t first_size)
 	SvcModel	m;
 	SvcModel	t;
 	SvcError	err;
+	char		what[64];
 
 	make_tree(&t);
 	memset(&m, 0, sizeof(m));
@@ -218,14 +272,8 @@ cut_separated(double eq2_at, const char *opts, int K, int64_t first_size)
 		m.sv[i] = sv_at[i];
 		m.alpha[i] = 0.25;
 	}
-	CHECK(svc_options_parse_cut(opts, strlen(opts), &m.opt, &err) == SVC_OK, "%s", err.message);
-	CHECK(svc_cut_apply(&svc_env_malloc, &m, &err) == SVC_OK && m.n_clusters == K &&
-		  m.cluster_size[0] == first_size,
-		  "eq 2 at %g, %s: %d clusters (%d), the largest %lld rows (%lld)", eq2_at, opts, K,
-		  m.n_clusters, (long long) first_size, (long long) m.cluster_size[0]);
-	CHECK(svc_cut_check(&svc_env_malloc, &m, &err) == SVC_OK, "the check accepts it: %s",
-		  err.message);
-	svc_model_free(&svc_env_malloc, &m);
+	snprintf(what, sizeof(what), "eq 2 at %g", eq2_at);
+	cut_expect(&m, opts, K, first_size, what);
 }
 
 /*
@@ -242,18 +290,9 @@ cut_below_sample_floor(double eq1_at, const char *opts, int K)
 	static const double sv_at[3] = {0.0, 98.0, 102.0};
 	static const double sv_alpha[3] = {0.1, 0.45, 0.45};
 	SvcModel	m;
-	SvcError	err;
+	char		what[64];
 
-	memset(&m, 0, sizeof(m));
-	svc_options_default(&m.opt);
-	CHECK(svc_model_alloc(&svc_env_malloc, &m, 1, 3, 3, 1, 2, &err) == SVC_OK, "alloc");
-	m.offset = 0.5;
-	m.gamma = 1.0;
-	m.mul[0] = 1.0;
-	m.solver = SVC_SOLVER_BSGD;
-	m.boundary = SVC_BOUNDARY_HYPERPLANE;
-	m.rows_used = m.rows_seen = 2030;
-	m.eq[0] = 0.0;
+	band_model(&m, 1, 3, 2030);
 	m.eq[1] = eq1_at;
 	m.eq[2] = 100.0;
 	m.eq_rows[0] = 100;
@@ -261,22 +300,11 @@ cut_below_sample_floor(double eq1_at, const char *opts, int K)
 	m.eq_rows[2] = 100;
 	for (int i = 0; i < 3; i++)
 	{
-		m.eq_f[i] = 0.5;
 		m.sv[i] = sv_at[i];
 		m.alpha[i] = sv_alpha[i];
 	}
-	m.edge_a[0] = 0;
-	m.edge_b[0] = 1;
-	m.edge_f[0] = 0.01 - 0.5;
-	m.edge_a[1] = 1;
-	m.edge_b[1] = 2;
-	m.edge_f[1] = 0.005 - 0.5;
-	CHECK(svc_options_parse_cut(opts, strlen(opts), &m.opt, &err) == SVC_OK, "%s", err.message);
-	CHECK(svc_cut_apply(&svc_env_malloc, &m, &err) == SVC_OK && m.n_clusters == K,
-		  "eq 1 (3 rows) at %g, %s: %d clusters (%d)", eq1_at, opts, K, m.n_clusters);
-	CHECK(svc_cut_check(&svc_env_malloc, &m, &err) == SVC_OK, "the check accepts it: %s",
-		  err.message);
-	svc_model_free(&svc_env_malloc, &m);
+	snprintf(what, sizeof(what), "eq 1 (3 rows) at %g", eq1_at);
+	cut_expect(&m, opts, K, -1, what);
 }
 
 /*
@@ -290,46 +318,23 @@ static void
 cut_along_line(int dims, double eq1_at, int K)
 {
 	static const double sv_xy[6][2] = {{1, 6}, {1, -6}, {-1, 6}, {-1, -6}, {98, 0}, {102, 0}};
-	const char *opts = "{\"min_cluster_size\": 50}";
 	SvcModel	m;
-	SvcError	err;
+	char		what[64];
 
-	memset(&m, 0, sizeof(m));
-	svc_options_default(&m.opt);
-	CHECK(svc_model_alloc(&svc_env_malloc, &m, dims, 6, 3, 1, 2, &err) == SVC_OK, "alloc");
-	m.offset = 0.5;
-	m.gamma = 1.0;
-	m.mul[0] = 1.0;
-	m.solver = SVC_SOLVER_BSGD;
-	m.boundary = SVC_BOUNDARY_HYPERPLANE;
-	m.rows_used = m.rows_seen = 2200;
-	memset(m.eq, 0, sizeof(double) * 3 * (size_t) dims);
-	memset(m.sv, 0, sizeof(double) * 6 * (size_t) dims);
+	band_model(&m, dims, 6, 2200);
 	m.eq[1 * dims] = eq1_at;
 	m.eq[2 * dims] = 100.0;
 	m.eq_rows[0] = 100;
 	m.eq_rows[1] = 20;
 	m.eq_rows[2] = 100;
-	for (int i = 0; i < 3; i++)
-		m.eq_f[i] = 0.5;
 	for (int i = 0; i < 6; i++)
 	{
 		m.sv[i * dims] = sv_xy[i][0];
 		m.sv[i * dims + 1] = sv_xy[i][1];
 		m.alpha[i] = i < 4 ? 0.2 : 0.1;
 	}
-	m.edge_a[0] = 0;
-	m.edge_b[0] = 1;
-	m.edge_f[0] = 0.01 - 0.5;
-	m.edge_a[1] = 1;
-	m.edge_b[1] = 2;
-	m.edge_f[1] = 0.005 - 0.5;
-	CHECK(svc_options_parse_cut(opts, strlen(opts), &m.opt, &err) == SVC_OK, "%s", err.message);
-	CHECK(svc_cut_apply(&svc_env_malloc, &m, &err) == SVC_OK && m.n_clusters == K,
-		  "%d columns, eq 1 (20 rows) at %g: %d clusters (%d)", dims, eq1_at, K, m.n_clusters);
-	CHECK(svc_cut_check(&svc_env_malloc, &m, &err) == SVC_OK, "the check accepts it: %s",
-		  err.message);
-	svc_model_free(&svc_env_malloc, &m);
+	snprintf(what, sizeof(what), "%d columns, eq 1 (20 rows) at %g", dims, eq1_at);
+	cut_expect(&m, "{\"min_cluster_size\": 50}", K, -1, what);
 }
 
 static void
