@@ -2,6 +2,7 @@
 #include "threshold.h"
 #include "kernel.h"
 #include "score.h"
+#include "state_sample.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -47,18 +48,6 @@ mix_cmp(const void *a, const void *b)
 	if (x > y)
 		return 1;
 	return (int) ((const MixValue *) b)->own - (int) ((const MixValue *) a)->own;
-}
-
-/* FNV-1a over a row's bytes: the exact solvers' support vectors are copies of training rows */
-static uint64_t
-row_hash(const double *x, int32_t d)
-{
-	const unsigned char *p = (const unsigned char *) x;
-	uint64_t	h = 1469598103934665603ULL;
-
-	for (size_t i = 0; i < sizeof(double) * (size_t) d; i++)
-		h = (h ^ p[i]) * 1099511628211ULL;
-	return h;
 }
 
 /*
@@ -132,12 +121,16 @@ threshold_mixture(const SvcEnv *env, SvcModel *m, const double *rows, int64_t n,
 		st = SVC_ERR_NOMEM;
 		goto done;
 	}
-	/* the support vectors by their bytes (open addressing), each row's own term */
+	/*
+	 * the support vectors by their values (open addressing on the sample's
+	 * row key: the exact solvers' support vectors are copies of training
+	 * rows), each row's own term
+	 */
 	for (int64_t k = 0; k < cap; k++)
 		slot[k] = -1;
 	for (int64_t j = 0; j < m->n_sv; j++)
 	{
-		uint64_t	k = row_hash(m->sv + (size_t) j * d, d) & (uint64_t) (cap - 1);
+		uint64_t	k = svc_sample_key(m->sv + (size_t) j * d, d, 0) & (uint64_t) (cap - 1);
 
 		while (slot[k] >= 0)
 			k = (k + 1) & (uint64_t) (cap - 1);
@@ -148,7 +141,7 @@ threshold_mixture(const SvcEnv *env, SvcModel *m, const double *rows, int64_t n,
 		const double *x = rows + (size_t) i * d;
 
 		own[i] = 0.0;
-		for (uint64_t k = row_hash(x, d) & (uint64_t) (cap - 1); slot[k] >= 0;
+		for (uint64_t k = svc_sample_key(x, d, 0) & (uint64_t) (cap - 1); slot[k] >= 0;
 			 k = (k + 1) & (uint64_t) (cap - 1))
 			if (memcmp(m->sv + (size_t) slot[k] * d, x, sizeof(double) * (size_t) d) == 0)
 				own[i] += m->alpha[slot[k]];
