@@ -108,7 +108,8 @@ test/tools/wide_core: test/tools/wide_core.c $(SCORE_CHECK_OBJS) $(CORE_TEST_SRC
 # A table fitted as svc_train fits it and scored as svc_assign scores it,
 # without a server, for the quality benchmark's loop (test/bench/quality.py).
 # Options come as JSON text: the core's text reader too (options_text.c).
-test/tools/quality_cli: test/tools/quality_cli.c $(SCORE_CHECK_OBJS) $(CORE_TEST_SRCS) $(SVC_HEADERS)
+test/tools/quality_cli: test/tools/quality_cli.c $(SCORE_CHECK_OBJS) $(CORE_TEST_SRCS) $(SVC_HEADERS) \
+		test/unit/unit_state.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ test/tools/quality_cli.c $(SCORE_CHECK_OBJS) $(CORE_TEST_SRCS) $(MVEC_LIB) -lm
 
 .PHONY: unit unit-valgrind

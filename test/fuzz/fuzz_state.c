@@ -29,6 +29,7 @@
 #include "model.h"
 #include "state.h"
 #include "model_codec.h"
+#include "../unit/unit_state.h"
 
 #define STATE_OPTIONS_OFFSET 72		/* see the layout in state.h */
 #define FIT_MAX_KEPT 256
@@ -77,40 +78,11 @@ check_extract(const uint8_t *s, int32_t dims)
 	free(stats);
 }
 
-static size_t
-state_len(const uint8_t *s)
-{
-	return svc_state_size_warm(svc_state_dims(s), svc_state_capacity(s),
-							   svc_state_lab_capacity(s), svc_state_init_len(s));
-}
-
 /* Add a row with this label (0: unlabelled), growing as svc_train_transfn does. */
 static uint8_t *
 add_grow(uint8_t *s, const double *row, int label)
 {
-	bool		added = label ? svc_state_add_labelled(s, row, label) : svc_state_add(s, row);
-
-	if (!added)
-	{
-		int64_t		cap = svc_state_capacity(s),
-					lab_cap = svc_state_lab_capacity(s);
-		uint8_t    *grown;
-		size_t		len;
-
-		if (label)
-			lab_cap = svc_state_next_lab_capacity(s);
-		else
-			cap = svc_state_next_capacity(s);
-		FUZZ_CHECK(cap > svc_state_capacity(s) || lab_cap > svc_state_lab_capacity(s));
-		len = svc_state_size_warm(svc_state_dims(s), cap, lab_cap, svc_state_init_len(s));
-		FUZZ_CHECK(len > 0);
-		grown = calloc(1, len);
-		FUZZ_CHECK(grown != NULL);
-		svc_state_copy_labelled(s, grown, cap, lab_cap);
-		free(s);
-		s = grown;
-		FUZZ_CHECK(label ? svc_state_add_labelled(s, row, label) : svc_state_add(s, row));
-	}
+	FUZZ_CHECK(unit_state_add(&s, row, label) >= 0);
 	return s;
 }
 
@@ -125,13 +97,13 @@ check_add(const uint8_t *data, size_t size, int32_t dims)
 	for (int32_t j = 0; j < dims; j++)
 		row[j] = 0.25 * (j + 1) - (j % 2 ? 3.0 : 0.0);
 	s = add_grow(s, row, 0);
-	FUZZ_CHECK(svc_state_check(s, state_len(s), &err) == SVC_OK);
+	FUZZ_CHECK(svc_state_check(s, unit_state_len(s), &err) == SVC_OK);
 	/* a warm start takes no labelled rows (the glue has no such form) */
 	if (svc_state_init_len(s) == 0)
 	{
 		s = add_grow(s, row, 1);
 		s = add_grow(s, row, -1);
-		FUZZ_CHECK(svc_state_check(s, state_len(s), &err) == SVC_OK);
+		FUZZ_CHECK(svc_state_check(s, unit_state_len(s), &err) == SVC_OK);
 	}
 	free(row);
 	free(s);
@@ -249,7 +221,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	dims = svc_state_dims(data);
 	kept = svc_state_kept(data);
-	FUZZ_CHECK(state_len(data) == size);
+	FUZZ_CHECK(unit_state_len(data) == size);
 	FUZZ_CHECK(kept >= 0 && kept <= svc_state_capacity(data) &&
 			   svc_state_seen(data) >= kept);
 

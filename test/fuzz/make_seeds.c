@@ -22,6 +22,7 @@
 #include "state.h"
 #include "cvi_state.h"
 #include "model_codec.h"
+#include "../unit/unit_state.h"
 
 static const SvcEnv *env = &svc_env_malloc;
 
@@ -198,34 +199,18 @@ warm_state_seed(const char *dir, const char *name, int64_t n, int32_t d,
 	SvcModel	m;
 	SvcError	err;
 	double	   *x = blobs(n, d, 3, (uint64_t) n * 19 + (uint64_t) d);
-	int64_t		cap = 16;
 	uint8_t    *s;
 
 	if (svc_model_decode(env, init, init_len, &m, &err) != SVC_OK)
 		die(name, &err);
-	s = calloc(1, svc_state_size_warm(d, cap, 0, init_len));
+	s = unit_state_new(d, 16, &m.opt, init, init_len);
 	if (s == NULL)
 		die("out of memory", NULL);
-	svc_state_init(s, d, cap, &m.opt);
-	svc_state_set_init(s, init, init_len);
-	for (int64_t i = 0; i < n; i++)
-		if (!svc_state_add(s, x + i * d))
-		{
-			int64_t		next = svc_state_next_capacity(s);
-			uint8_t    *g = calloc(1, svc_state_size_warm(d, next, 0, init_len));
-
-			if (g == NULL)
-				die("out of memory", NULL);
-			svc_state_copy(s, g, next);
-			free(s);
-			s = g;
-			cap = next;
-			if (!svc_state_add(s, x + i * d))
-				die("state did not grow", NULL);
-		}
-	if (svc_state_check(s, svc_state_size_warm(d, cap, 0, init_len), &err) != SVC_OK)
+	if (!unit_state_add_rows(&s, x, n, NULL))
+		die("state did not grow", NULL);
+	if (svc_state_check(s, unit_state_len(s), &err) != SVC_OK)
 		die(name, &err);
-	write_file(dir, "state", name, s, svc_state_size_warm(d, cap, 0, init_len));
+	write_file(dir, "state", name, s, unit_state_len(s));
 	svc_model_free(env, &m);
 	free(s);
 	free(x);
@@ -238,8 +223,7 @@ state_seed(const char *dir, const char *name, int64_t n, int32_t d,
 	SvcOptions	opt;
 	SvcError	err;
 	double	   *x = blobs(n > 0 ? n : 1, d, 2, (uint64_t) n * 17 + (uint64_t) d);
-	int64_t		cap = 16,
-				lab_cap = 0;
+	int64_t		cap = 16;
 	uint8_t    *s;
 
 	svc_options_default(&opt);
@@ -247,34 +231,15 @@ state_seed(const char *dir, const char *name, int64_t n, int32_t d,
 		die(json, &err);
 	if (cap > opt.sample)
 		cap = opt.sample;
-	s = calloc(1, svc_state_size(d, cap));
+	s = unit_state_new(d, cap, &opt, NULL, 0);
 	if (s == NULL)
 		die("out of memory", NULL);
-	svc_state_init(s, d, cap, &opt);
 	for (int64_t i = 0; i < n; i++)
-	{
-		int8_t		label = seed_labels ? seed_label(i) : 0;
-
-		if (!(label ? svc_state_add_labelled(s, x + i * d, label) : svc_state_add(s, x + i * d)))
-		{
-			int64_t		next = label ? cap : svc_state_next_capacity(s);
-			int64_t		lab_next = label ? svc_state_next_lab_capacity(s) : lab_cap;
-			uint8_t    *g = calloc(1, svc_state_size_labelled(d, next, lab_next));
-
-			if (g == NULL)
-				die("out of memory", NULL);
-			svc_state_copy_labelled(s, g, next, lab_next);
-			free(s);
-			s = g;
-			cap = next;
-			lab_cap = lab_next;
-			if (!(label ? svc_state_add_labelled(s, x + i * d, label) : svc_state_add(s, x + i * d)))
-				die("state did not grow", NULL);
-		}
-	}
-	if (svc_state_check(s, svc_state_size_labelled(d, cap, lab_cap), &err) != SVC_OK)
+		if (unit_state_add(&s, x + i * d, seed_labels ? seed_label(i) : 0) < 0)
+			die("state did not grow", NULL);
+	if (svc_state_check(s, unit_state_len(s), &err) != SVC_OK)
 		die(name, &err);
-	write_file(dir, "state", name, s, svc_state_size_labelled(d, cap, lab_cap));
+	write_file(dir, "state", name, s, unit_state_len(s));
 	free(s);
 	free(x);
 }

@@ -26,6 +26,7 @@
 #include "options_text.h"
 #include "score.h"
 #include "state.h"
+#include "../unit/unit_state.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -129,18 +130,12 @@ main(int argc, char **argv)
 	cap = n < 1024 ? n : 1024;
 	if (cap > opt.sample)
 		cap = opt.sample;
-	state = malloc(svc_state_size(d, cap));
-	svc_state_init(state, d, cap, &opt);
-	for (int64_t i = 0; i < n; i++)
-		while (!svc_state_add(state, x + (size_t) i * d))
-		{
-			int64_t		next = svc_state_next_capacity(state);
-			uint8_t    *grown = malloc(svc_state_size(d, next));
-
-			svc_state_copy(state, grown, next);
-			free(state);
-			state = grown;
-		}
+	state = unit_state_new(d, cap, &opt, NULL, 0);
+	if (!state || !unit_state_add_rows(&state, x, n, NULL))
+	{
+		fprintf(stderr, "quality_cli: the training state did not grow\n");
+		return 1;
+	}
 	t_scan = now_ms() - t0;
 
 	t0 = now_ms();

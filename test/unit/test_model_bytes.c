@@ -21,6 +21,7 @@
 #include "options_text.h"
 #include "state.h"
 #include "unit.h"
+#include "unit_state.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -137,27 +138,18 @@ static uint8_t *
 state_of(const Dataset *ds, int64_t from, int64_t to, const SvcOptions *opt,
 		 uint64_t stream)
 {
-	int64_t		cap = 4;
-	uint8_t    *st = malloc(svc_state_size(ds->dims, cap));
+	uint8_t    *st = unit_state_new(ds->dims, 4, opt, NULL, 0);
 
-	svc_state_init(st, ds->dims, cap, opt);
 	if (stream > 0)
 		svc_state_set_stream(st, stream);
 	for (int64_t i = from; i < to; i++)
 	{
 		const double *row = ds->rows + (stream == 3 ? from + to - 1 - i : i) * ds->dims;
 
-		/* grown as the transition function grows it */
-		if (!svc_state_add(st, row))
+		if (unit_state_add(&st, row, 0) < 0)
 		{
-			int64_t		next = svc_state_next_capacity(st);
-			uint8_t    *grown = malloc(svc_state_size(ds->dims, next));
-
-			svc_state_copy(st, grown, next);
 			free(st);
-			st = grown;
-			if (!svc_state_add(st, row))
-				return NULL;	/* cannot happen: room for the row */
+			return NULL;		/* cannot happen: room for the row */
 		}
 	}
 	return st;

@@ -6,43 +6,16 @@
 #include "options.h"
 #include "state.h"
 #include "unit.h"
+#include "unit_data.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Add a row, growing the state as the aggregate does; returns the state. */
-static uint8_t *
-add_grow(uint8_t *buf, const double *row)
-{
-	if (!svc_state_add(buf, row))
-	{
-		int64_t		next = svc_state_next_capacity(buf);
-		uint8_t    *grown = calloc(1, svc_state_size_labelled(svc_state_dims(buf), next,
-															  svc_state_lab_capacity(buf)));
-
-		svc_state_copy(buf, grown, next);
-		free(buf);
-		buf = grown;
-		CHECK(svc_state_add(buf, row), "a grown state takes the row");
-	}
-	return buf;
-}
-
 static uint8_t *
 new_state(int32_t dims, const SvcOptions *opt)
 {
-	uint8_t    *buf = calloc(1, svc_state_size(dims, 4));
-
-	svc_state_init(buf, dims, 4, opt);
-	return buf;
-}
-
-static size_t
-state_len(const uint8_t *buf)
-{
-	return svc_state_size_labelled(svc_state_dims(buf), svc_state_capacity(buf),
-								   svc_state_lab_capacity(buf));
+	return unit_state_new(dims, 4, opt, NULL, 0);
 }
 
 /* Build a state of the given sample size and feed it rows first..last. */
@@ -59,9 +32,9 @@ state_with_rows(int64_t sample, int64_t first, int64_t last, size_t *len)
 	{
 		double		row[2] = {(double) i, (double) (i % 7)};
 
-		buf = add_grow(buf, row);
+		buf = unit_state_add_checked(buf, row, 0);
 	}
-	*len = state_len(buf);
+	*len = unit_state_len(buf);
 	return buf;
 }
 
@@ -72,7 +45,7 @@ state_of(const double *rows, int64_t n, int32_t dims, const SvcOptions *opt, con
 	uint8_t    *buf = new_state(dims, opt);
 
 	for (int64_t i = 0; i < n; i++)
-		buf = add_grow(buf, rows + (size_t) (perm ? perm[i] : i) * dims);
+		buf = unit_state_add_checked(buf, rows + (size_t) (perm ? perm[i] : i) * dims, 0);
 	return buf;
 }
 
@@ -183,7 +156,7 @@ test_duplicates_counted(void)
 	s = state_of(&rows[0][0], 6, 2, &opt, NULL);
 	CHECK(svc_state_kept(s) == 3 && svc_state_seen(s) == 6,
 		  "3 distinct rows of 6 (-0.0 and 0.0 are one): %lld", (long long) svc_state_kept(s));
-	CHECK(svc_state_check(s, state_len(s), &err) == SVC_OK, "checks: %s", err.detail);
+	CHECK(svc_state_check(s, unit_state_len(s), &err) == SVC_OK, "checks: %s", err.detail);
 	out = sample_of(s, &n, st);
 	CHECK(n == 6 && out[0] == 0 && !signbit(out[0]) && out[2] == 0 && out[4] == 1 &&
 		  out[10] == 4 && !signbit(out[11]), "every row back, -0.0 as 0.0, sorted");
@@ -230,7 +203,7 @@ test_extreme_magnitudes(void)
 				x[i] = base[i] * mags[k];
 			s = state_of(x, 40, 2, &opt, NULL);
 			one = state_of(base, 40, 2, &opt, NULL);
-			CHECK(svc_state_check(s, state_len(s), &err) == SVC_OK,
+			CHECK(svc_state_check(s, unit_state_len(s), &err) == SVC_OK,
 				  "state of rows at %g checks: %s", mags[k], err.detail);
 			r1 = sample_of(s, &n1, st);
 			r2 = sample_of(one, &n2, ref);
@@ -325,7 +298,7 @@ test_order_free(void)
 		opt.sample = 300;
 		ref = state_of(x, n, 2, &opt, NULL);
 		ref_rows = sample_of(ref, &ref_n, ref_st);
-		ref_len = state_len(ref);
+		ref_len = unit_state_len(ref);
 		CHECK(svc_state_check(ref, ref_len, &(SvcError) {0}) == SVC_OK, "reference checks");
 		CHECK(ref_n == 300, "range %lld: 300 rows to train on of %lld seen", (long long) ranges[r],
 			  (long long) svc_state_seen(ref));
@@ -354,7 +327,7 @@ test_order_free(void)
 					p -= q + 1;
 					q++;
 				}
-				part[q] = add_grow(part[q], x + 2 * (size_t) perm[i]);
+				part[q] = unit_state_add_checked(part[q], x + 2 * (size_t) perm[i], 0);
 			}
 			for (int p = 0; p < parts; p++)
 				merge_order[p] = p;
@@ -388,7 +361,7 @@ test_order_free(void)
 					all = merge_into(all, part[merge_order[p]]);
 					free(part[merge_order[p]]);
 				}
-			CHECK(svc_state_check(all, state_len(all), &(SvcError) {0}) == SVC_OK,
+			CHECK(svc_state_check(all, unit_state_len(all), &(SvcError) {0}) == SVC_OK,
 				  "trial %d: the merged state checks", trial);
 			rows = sample_of(all, &rn, st);
 			same &= rn == ref_n && svc_state_seen(all) == n &&
@@ -446,18 +419,7 @@ test_labelled_order_free(void)
 			const double *row = x + 2 * (size_t) perm[i];
 			int			label = perm[i] % 5 == 0 ? 0 : (perm[i] % 2 ? 1 : -1);
 
-			if (label == 0)
-				*s = add_grow(*s, row);
-			else if (!svc_state_add_labelled(*s, row, label))
-			{
-				int64_t		next = svc_state_next_lab_capacity(*s);
-				uint8_t    *g = calloc(1, svc_state_size_labelled(2, svc_state_capacity(*s), next));
-
-				svc_state_copy_labelled(*s, g, svc_state_capacity(*s), next);
-				free(*s);
-				*s = g;
-				CHECK(svc_state_add_labelled(*s, row, label), "the grown state takes the labelled row");
-			}
+			*s = unit_state_add_checked(*s, row, label);
 		}
 		{
 			int64_t		cap = svc_state_merged_kept(a, b);
@@ -533,7 +495,7 @@ strata_chi2(const int *shares, int m, int rep, int64_t sample, int seeds, int *d
 				/* the stratum in the first column, a value shared by rep rows */
 				double		row[2] = {(double) s, (double) (i / rep)};
 
-				buf = add_grow(buf, row);
+				buf = unit_state_add_checked(buf, row, 0);
 			}
 		rows = sample_of(buf, &got, st);
 		for (int64_t i = 0; i < got; i++)

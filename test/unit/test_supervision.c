@@ -376,45 +376,14 @@ static uint8_t *
 feed(uint8_t *buf, const double *x, const int8_t *lab, int64_t from, int64_t to)
 {
 	for (int64_t i = from; i < to; i++)
-	{
-		bool		ok = lab[i] ? svc_state_add_labelled(buf, x + 2 * i, lab[i]) :
-			svc_state_add(buf, x + 2 * i);
-
-		if (!ok)
-		{
-			int64_t		cap = svc_state_capacity(buf),
-						lcap = svc_state_lab_capacity(buf);
-			uint8_t    *grown;
-
-			if (lab[i])
-				lcap = svc_state_next_lab_capacity(buf);
-			else
-				cap = svc_state_next_capacity(buf);
-			grown = calloc(1, svc_state_size_labelled(2, cap, lcap));
-			svc_state_copy_labelled(buf, grown, cap, lcap);
-			free(buf);
-			buf = grown;
-			ok = lab[i] ? svc_state_add_labelled(buf, x + 2 * i, lab[i]) :
-				svc_state_add(buf, x + 2 * i);
-			CHECK(ok, "the grown state takes the row");
-		}
-	}
+		buf = unit_state_add_checked(buf, x + 2 * i, lab[i]);
 	return buf;
-}
-
-static size_t
-state_len(const uint8_t *buf)
-{
-	return svc_state_size_labelled(2, svc_state_capacity(buf), svc_state_lab_capacity(buf));
 }
 
 static uint8_t *
 empty_state(const SvcOptions *opt)
 {
-	uint8_t    *buf = calloc(1, svc_state_size(2, 4));
-
-	svc_state_init(buf, 2, 4, opt);
-	return buf;
+	return unit_state_new(2, 4, opt, NULL, 0);
 }
 
 static void
@@ -436,7 +405,7 @@ test_state(void)
 	opt.sample = 1000;
 
 	serial = feed(empty_state(&opt), x, lab, 0, n);
-	CHECK(svc_state_check(serial, state_len(serial), &err) == SVC_OK, "labelled state checks: %s",
+	CHECK(svc_state_check(serial, unit_state_len(serial), &err) == SVC_OK, "labelled state checks: %s",
 		  err.detail);
 	CHECK(svc_state_kept(serial) == n - 36 && svc_state_lab_kept(serial) == 36 &&
 		  svc_state_lab_seen(serial, 1) == 30 && svc_state_lab_seen(serial, -1) == 6,
@@ -458,7 +427,7 @@ test_state(void)
 		free(a);
 		a = grown;
 		CHECK(svc_state_merge(a, b, &err) == SVC_OK, "merge: %s", err.message);
-		CHECK(svc_state_check(a, state_len(a), &err) == SVC_OK, "merged state checks: %s",
+		CHECK(svc_state_check(a, unit_state_len(a), &err) == SVC_OK, "merged state checks: %s",
 			  err.detail);
 	}
 	CHECK(svc_fit_state(&svc_env_malloc, serial, &ms, &err) == SVC_OK &&
@@ -486,7 +455,7 @@ test_state(void)
 		o2.label_sample = 10;
 		s = feed(empty_state(&o2), x, lab, 0, n);
 		/* label_sample and its room for compactions (a quarter more) */
-		CHECK(svc_state_check(s, state_len(s), &err) == SVC_OK &&
+		CHECK(svc_state_check(s, unit_state_len(s), &err) == SVC_OK &&
 			  svc_state_lab_kept(s) >= 10 && svc_state_lab_kept(s) <= 12 &&
 			  svc_state_lab_capacity(s) <= 12 && svc_state_train_lab_rows(s) == 10,
 			  "labelled sample bounded by label_sample: %lld", (long long) svc_state_lab_kept(s));
@@ -499,7 +468,7 @@ test_state(void)
 
 	/* damage to the labelled part of the state */
 	{
-		size_t		len = state_len(serial);
+		size_t		len = unit_state_len(serial);
 		uint8_t    *d = malloc(len);
 		/* the labelled sample is the state's last area: its bound (16 bytes), then the rows */
 		size_t		lab0 = len - svc_sample_area_size(3, svc_state_lab_capacity(serial)) + 16;

@@ -11,6 +11,7 @@
 #include "options.h"
 #include "options_text.h"
 #include "unit.h"
+#include "unit_state.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -75,6 +76,21 @@ train(const char *json, const double *x, int64_t n)
 		exit(1);
 	}
 	return m;
+}
+
+/*
+ * Add a row with this label (0: none) to a state, grown when full
+ * (unit_state_add); a check each time it grows, that the grown state
+ * takes the row.  Returns the state.
+ */
+static inline uint8_t *
+unit_state_add_checked(uint8_t *s, const double *row, int label)
+{
+	int			added = unit_state_add(&s, row, label);
+
+	if (added != 0)
+		CHECK(added > 0, "the grown state takes the row");
+	return s;
 }
 
 /*
