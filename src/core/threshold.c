@@ -1,5 +1,7 @@
 /* threshold.c - the offset of f from a quantile of f on the training rows (threshold.h) */
 #include "threshold.h"
+#include "balltree.h"
+#include "kdtree.h"
 #include "kernel.h"
 #include "score.h"
 #include "state_sample.h"
@@ -75,6 +77,61 @@ mix_quantile(MixValue *val, int64_t count, double w, double target, double fallb
 }
 
 /*
+ * The training rows' nearest neighbours: a ball tree from this many
+ * dimensions, where a k-d tree's cells stop pruning (as label_saddle.c's
+ * data edges choose), else a k-d tree.
+ */
+#define NN_BALL_DIMS 16
+
+typedef struct RowTree
+{
+	bool		ball;
+	SvcKdTree	kd;
+	SvcBallTree bt;
+	int32_t    *group;			/* the ball tree's groups: one, unused */
+} RowTree;
+
+static SvcStatus
+row_tree_build(const SvcEnv *env, const double *rows, int64_t n, int32_t d, RowTree *t,
+			   SvcError *err)
+{
+	t->ball = d >= NN_BALL_DIMS;
+	if (!t->ball)
+		return svc_kd_build(env, rows, n, d, &t->kd, err);
+	t->group = svc_alloc0(env, sizeof(int32_t) * (size_t) n, err);
+	if (!t->group)
+		return SVC_ERR_NOMEM;
+	return svc_ball_build(env, rows, n, d, t->group, &t->bt, err);
+}
+
+static void
+row_tree_free(const SvcEnv *env, RowTree *t)
+{
+	svc_kd_free(env, &t->kd);
+	svc_ball_free(env, &t->bt);
+	svc_free(env, t->group);
+}
+
+/*
+ * The squared distance from row i (x) to its nearest other row, HUGE_VAL
+ * when there is none: the least svc_sqdist_many of x over the rows but
+ * i, as a scan finds it (both trees give its distances).  Of x's two
+ * nearest rows, ties to the lower index, one is not i.
+ */
+static double
+row_tree_nearest_other(const RowTree *t, const double *x, int64_t i)
+{
+	int64_t		idx[2];
+	double		d2[2];
+	int32_t		found = t->ball ? svc_ball_knearest(&t->bt, x, 2, idx, d2) :
+		svc_kd_knearest(&t->kd, x, 2, idx, d2);
+
+	if (found > 0 && idx[0] != i)
+		return d2[0];
+	return found > 1 ? d2[1] : HUGE_VAL;
+}
+
+/*
  * A sphere trained on a sample of the table's rows: the rows it did not
  * see have no term of their own in f, where each training row that is a
  * support vector has alpha_i K(x_i, x_i) = alpha_i, and the narrower the
@@ -91,7 +148,7 @@ mix_quantile(MixValue *val, int64_t count, double w, double target, double fallb
  * intervals [lo, hi] bracket the mixture's quantile between the one of
  * their lower ends and the one of their upper ends, and only the rows
  * whose values may fall between those two get their full sum (and their
- * nearest row, O(n d) each).
+ * nearest other row, from a tree of the rows made for the first of them).
  */
 static SvcStatus
 threshold_mixture(const SvcEnv *env, SvcModel *m, const double *rows, int64_t n,
@@ -102,8 +159,9 @@ threshold_mixture(const SvcEnv *env, SvcModel *m, const double *rows, int64_t n,
 	int64_t		cap = 1;
 	int64_t    *slot;
 	MixValue   *val;
-	double	   *own,
-			   *dist;
+	double	   *own;
+	RowTree		tree = {0};
+	bool		tree_made = false;
 	double		target = floor(m->opt.nu * (double) n),
 				top = 0.0,
 				q_lo,
@@ -115,8 +173,7 @@ threshold_mixture(const SvcEnv *env, SvcModel *m, const double *rows, int64_t n,
 	slot = svc_alloc(env, sizeof(int64_t) * (size_t) cap, err);
 	val = svc_alloc(env, sizeof(MixValue) * 2 * (size_t) n, err);
 	own = svc_alloc(env, sizeof(double) * (size_t) n, err);
-	dist = svc_alloc(env, sizeof(double) * (size_t) n, err);
-	if (!slot || !val || !own || !dist)
+	if (!slot || !val || !own)
 	{
 		st = SVC_ERR_NOMEM;
 		goto done;
@@ -185,12 +242,16 @@ threshold_mixture(const SvcEnv *env, SvcModel *m, const double *rows, int64_t n,
 		}
 		if (need_l)
 		{
-			double		nn = HUGE_VAL;
+			double		nn;
 
-			svc_sqdist_many(rows, NULL, n, d, x, dist);
-			for (int64_t j = 0; j < n; j++)
-				if (j != i && dist[j] < nn)
-					nn = dist[j];
+			if (!tree_made)
+			{
+				tree_made = true;
+				st = row_tree_build(env, rows, n, d, &tree, err);
+				if (st != SVC_OK)
+					goto done;
+			}
+			nn = row_tree_nearest_other(&tree, x, i);
 			l = t - own[i] * (1.0 - (nn < HUGE_VAL ? exp(-m->gamma * nn) : 0.0));
 		}
 		val[2 * i] = (MixValue) {t, true};
@@ -204,7 +265,7 @@ done:
 	svc_free(env, slot);
 	svc_free(env, val);
 	svc_free(env, own);
-	svc_free(env, dist);
+	row_tree_free(env, &tree);
 	return st;
 }
 
