@@ -21,6 +21,7 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/hsearch.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
@@ -287,6 +288,38 @@ get_options(FunctionCallInfo fcinfo, int argno)
 }
 
 /*
+ * A training row's features as doubles, with svc_check_features' checks
+ * and messages: a float8[] read in place; a real[] converted into a
+ * buffer the backend keeps (no allocation per row); integer and numeric
+ * arrays converted as PostgreSQL's casts to float8[] convert them.  So
+ * every overload of svc_train gives the model of
+ * svc_train(features::float8[]) on the same rows.
+ */
+static const double *
+train_features(ArrayType *arr, int *dims)
+{
+	static double *buf;			/* SVC_MAX_DIMS values, in TopMemoryContext */
+	Oid			elem = ARR_ELEMTYPE(arr);
+
+	if (elem == FLOAT8OID)
+		return svc_check_features(arr, 0, dims, "features");
+	if (elem == FLOAT4OID)
+	{
+		if (buf == NULL)
+			buf = MemoryContextAlloc(TopMemoryContext, sizeof(double) * SVC_MAX_DIMS);
+		return svc_check_features_float4(arr, 0, dims, "features", buf);
+	}
+	/* the transition functions on anyarray can be given any array */
+	if (!svc_is_feature_elem(elem))
+		ereport(ERROR,
+				errcode(ERRCODE_DATATYPE_MISMATCH),
+				errmsg("features must be double precision[], not %s",
+					   format_type_be(get_array_type(elem))),
+				errdetail("Arrays of double precision, real, numeric, bigint, integer and smallint are accepted."));
+	return svc_check_features(svc_to_float8_array(arr), 0, dims, "features");
+}
+
+/*
  * Add one row to the group's state (NULL: the first row): label 0 for an
  * unlabelled row, 1 or -1 for a labelled one (labelled: the form that
  * takes labels).  opts are the row's options; init (init_len bytes, 0:
@@ -305,7 +338,7 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 	SvcArrayCopy copy;
 
 	arr = svc_getarg_array(fcinfo, featarg, &copy);
-	values = svc_check_features(arr, 0, &dims, "features");
+	values = train_features(arr, &dims);
 	svc_check_train_row(&opts->opt, values, dims);
 
 	if (state == NULL)
@@ -559,7 +592,7 @@ svc_train_warm_transfn(PG_FUNCTION_ARGS)
 		wc->pair_raw = NULL;
 		if (optbytes != NULL)
 			svc_parse_options(DatumGetJsonbP(PG_GETARG_DATUM(2)), false, &opt);
-		(void) svc_check_features(PG_GETARG_ARRAYTYPE_P(1), 0, &dims, "features");
+		(void) train_features(PG_GETARG_ARRAYTYPE_P(1), &dims);
 		if (svc_fit_warm_check(&mc->model, dims, &opt, &err) != SVC_OK)
 			svc_report(&err);
 		if (wc->pair_options != NULL)
