@@ -140,6 +140,24 @@ svc_sample_key_of(const double *row, const uint8_t *bytes, int32_t width, bool l
 #define SVC_SAMPLE_WORD(i) \
 	(bytes ? svc_load_u64(bytes + 8 * (size_t) (i)) : \
 	 svc_sample_bits(labelled && (i) == width - 1 ? label : row[i]))
+	/*
+	 * A row's values (the transition's case): two pairs a step into two
+	 * sums, which the key adds (modulo 2^64, so in any order), without
+	 * the stored bytes' and the label's tests in the loop.
+	 */
+	if (bytes == NULL && !labelled)
+	{
+		uint64_t	acc2 = 0;
+
+		for (; j + 3 < width; j += 4)
+		{
+			acc += svc_sample_mum(svc_sample_bits(row[j]) ^ k[0],
+								  svc_sample_bits(row[j + 1]) ^ k[1] ^ (uint64_t) j);
+			acc2 += svc_sample_mum(svc_sample_bits(row[j + 2]) ^ k[2],
+								   svc_sample_bits(row[j + 3]) ^ k[3] ^ (uint64_t) (j + 2));
+		}
+		acc += acc2;
+	}
 	/* pairs of values, each pair's product independent of the others */
 	for (; j + 1 < width; j += 2)
 		acc += svc_sample_mum(SVC_SAMPLE_WORD(j) ^ k[j & 2],

@@ -5,6 +5,7 @@
 #include "bytes.h"
 #include "options.h"
 #include "state.h"
+#include "state_sample.h"
 #include "unit.h"
 #include "unit_data.h"
 
@@ -955,10 +956,46 @@ test_sample_fails_cleanly(void)
 	free(s);
 }
 
+/*
+ * A row's sample key: the transition's loop over its values (two sums)
+ * gives the key of the stored bytes' loop, and the key the one loop gave
+ * before (pinned: the sample, and so every model, depends on it).
+ */
+static void
+test_key_forms(void)
+{
+	static const int widths[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 128, 129, 768};
+	static const uint64_t pinned[] = {
+		UINT64_C(0xf3ca43c131fe2e5c), UINT64_C(0x3d2db62b90443eff), UINT64_C(0x59e51249239f2009),
+		UINT64_C(0x263eab12a8da1472), UINT64_C(0xb75be42a0275d4ee), UINT64_C(0x1bc2d40ccc1432d3),
+		UINT64_C(0x762239d9aa6f5165), UINT64_C(0x5f86a53f2c6d3e0f), UINT64_C(0xfff5a41e3156d5fa),
+		UINT64_C(0xebd1e13f50bc1575), UINT64_C(0x7c5d1b571066da4d), UINT64_C(0x9fccba8e7a97eb27),
+		UINT64_C(0x988eebcf4af6692c)
+	};
+	static double row[768];
+	static uint8_t bytes[8 * 768];
+
+	for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); w++)
+	{
+		int			n = widths[w];
+		uint64_t	seed = UINT64_C(0x1234567890abcdef);
+
+		for (int j = 0; j < n; j++)
+		{
+			row[j] = j % 5 == 3 ? -0.0 : ldexp((double) ((j * 37 + n * 11) % 201 - 100) / 8.0, j % 7 - 3);
+			svc_store_u64(bytes + 8 * (size_t) j, svc_sample_bits(row[j]));
+		}
+		CHECK(svc_sample_key(row, n, seed) == pinned[w], "width %d: the pinned key", n);
+		CHECK(svc_sample_key(row, n, seed) == svc_sample_key_of(NULL, bytes, n, false, 0.0, seed),
+			  "width %d: the row's key is its stored bytes' key", n);
+	}
+}
+
 int
 main(void)
 {
 	test_option_offsets();
+	test_key_forms();
 	test_fill_and_stats();
 	test_duplicates_counted();
 	test_extreme_magnitudes();
