@@ -36,8 +36,15 @@ CREATE DATABASE svclust_version_upgrade;
 \c svclust_version_upgrade
 CREATE EXTENSION svclust VERSION '0.1.0';
 SELECT extversion FROM pg_extension WHERE extname = 'svclust';
+-- a view on a real[] column made before 0.5.0's overloads stores the cast
+-- to float8[] and keeps the float8[] aggregate (the same model)
+CREATE TABLE emb AS
+SELECT i AS id, ARRAY[i % 2 * 10 + i * 0.01, i % 2]::real[] AS e FROM generate_series(1, 40) i;
+CREATE VIEW emb_model AS SELECT svc_train(e) AS m FROM emb;
 ALTER EXTENSION svclust UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'svclust';
+SELECT pg_get_viewdef('emb_model'::regclass) LIKE '%svc_train((emb.e)::double precision[])%' AS view_keeps_cast,
+       (SELECT m FROM emb_model) = (SELECT svc_train(e) FROM emb) AS same_model;
 SELECT (svc_model_info(svc_train(ARRAY[i % 2 * 10 + i * 0.01, i % 2]::float8[]))->>'n_clusters')::int >= 1 AS trains
 FROM generate_series(1, 40) i;
 \c :regress_db
