@@ -73,43 +73,77 @@ column_exp(const uint8_t *st, int32_t dims, int32_t j)
 	return svc_scale_exponent(fmax(fabs(lo), fabs(hi)));
 }
 
+/*
+ * A value scaled by 2^-e: by a multiplication when 2^-e is a normal
+ * double, which rounds as ldexp does (both round the exact product once),
+ * else by ldexp.
+ */
+static inline double
+scaled(double v, double factor, int e)
+{
+	return factor != 0.0 ? v * factor : ldexp(v, -e);
+}
+
 void
 svc_stats_of_counted(const uint8_t *st, int32_t dims, const double *rows,
 					 const uint64_t *count, int64_t n, const double *lab,
 					 const uint64_t *lab_count, int64_t n_lab, size_t lab_width,
 					 double *mean, double *stddev, double *min, double *max)
 {
+	double		total = 0.0;
+
+	/*
+	 * A row at a time, each column's sums in mean[] and stddev[] (and its
+	 * scale factor and exponent in min[] and max[] until the end): every
+	 * column takes its values in the order of the rows, as a column at a
+	 * time did, so the sums are the same; a wide sample is read twice
+	 * instead of twice per column.
+	 */
 	for (int32_t j = 0; j < dims; j++)
 	{
 		int			e = column_exp(st, dims, j);
-		double		s = 0.0,
-					ss = 0.0,
-					total = 0.0,
-					m;
 
-		for (int64_t i = 0; i < n + n_lab; i++)
+		min[j] = e >= -1022 && e <= 1022 ? ldexp(1.0, -e) : 0.0;
+		max[j] = (double) e;
+		mean[j] = 0.0;
+		stddev[j] = 0.0;
+	}
+	for (int64_t i = 0; i < n + n_lab; i++)
+	{
+		double		c = (double) (i < n ? (count ? count[i] : 1) :
+								  (lab_count ? lab_count[i - n] : 1));
+		const double *r = i < n ? rows + (size_t) i * dims : lab + (size_t) (i - n) * lab_width;
+
+		for (int32_t j = 0; j < dims; j++)
 		{
-			double		c = (double) (i < n ? (count ? count[i] : 1) :
-									  (lab_count ? lab_count[i - n] : 1));
-			double		v = ldexp(i < n ? rows[(size_t) i * dims + j] :
-								  lab[(size_t) (i - n) * lab_width + j], -e);
+			double		v = scaled(r[j], min[j], (int) max[j]);
 
-			s += c == 1.0 ? v : c * v;
-			total += c;
+			mean[j] += c == 1.0 ? v : c * v;
 		}
-		/* no row: 0 for both, as an empty state's statistics have always been */
-		m = total > 0 ? s / total : 0.0;
-		for (int64_t i = 0; i < n + n_lab; i++)
+		total += c;
+	}
+	/* no row: 0 for both, as an empty state's statistics have always been */
+	for (int32_t j = 0; j < dims; j++)
+		mean[j] = total > 0 ? mean[j] / total : 0.0;
+	for (int64_t i = 0; i < n + n_lab; i++)
+	{
+		double		c = (double) (i < n ? (count ? count[i] : 1) :
+								  (lab_count ? lab_count[i - n] : 1));
+		const double *r = i < n ? rows + (size_t) i * dims : lab + (size_t) (i - n) * lab_width;
+
+		for (int32_t j = 0; j < dims; j++)
 		{
-			double		c = (double) (i < n ? (count ? count[i] : 1) :
-									  (lab_count ? lab_count[i - n] : 1));
-			double		t = ldexp(i < n ? rows[(size_t) i * dims + j] :
-								  lab[(size_t) (i - n) * lab_width + j], -e) - m;
+			double		t = scaled(r[j], min[j], (int) max[j]) - mean[j];
 
-			ss += c == 1.0 ? t * t : c * (t * t);
+			stddev[j] += c == 1.0 ? t * t : c * (t * t);
 		}
-		mean[j] = ldexp(m, e);
-		stddev[j] = total > 0 ? ldexp(sqrt(ss / total), e) : 0.0;
+	}
+	for (int32_t j = 0; j < dims; j++)
+	{
+		int			e = (int) max[j];
+
+		mean[j] = ldexp(mean[j], e);
+		stddev[j] = total > 0 ? ldexp(sqrt(stddev[j] / total), e) : 0.0;
 		svc_stats_range(st, dims, j, &min[j], &max[j]);
 	}
 }
