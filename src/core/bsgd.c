@@ -627,10 +627,26 @@ bsgd_pick(Bsgd *g, int32_t p, int32_t k, bool nearest, SvcRng *rng)
 	 * No labelled rows: the list is every slot but p, and the nearest
 	 * come from a first sum by column that spares most distances
 	 */
-	if (nearest && g->weight == NULL && k <= b - 1 &&
-		svc_select_nearest_cols(g->sv, g->svt, (size_t) g->cap, b, g->d, p, xp, k,
-								g->kbuf, slots))
-		return k;
+	if (nearest && g->weight == NULL && k <= b - 1)
+	{
+		bool		done;
+
+		/*
+		 * p inserted at this step (the usual case under keep_isolated):
+		 * the step's kernel sum left its row's distances to the others
+		 * in d2, which serve as the first sums
+		 */
+		if (g->isolated && p == b - 1 && (g->pending == p || g->undo_slot == p))
+		{
+			memcpy(g->kbuf, g->d2, sizeof(double) * (size_t) p);
+			done = svc_select_nearest_given(g->sv, b, g->d, p, xp, k, g->kbuf, slots);
+		}
+		else
+			done = svc_select_nearest_cols(g->sv, g->svt, (size_t) g->cap, b, g->d, p, xp, k,
+										   g->kbuf, slots);
+		if (done)
+			return k;
+	}
 
 	/*
 	 * The listing works on locals: as far as the compiler knows, a store

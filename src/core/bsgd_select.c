@@ -201,25 +201,14 @@ svc_select_nearest(const double *dist, int32_t *idx, int32_t m, int32_t k)
 }
 
 /*
- * svc_select_nearest for the list of every slot 0..b-1 but p, in order,
- * whose distances to x are those svc_sqdist_many gives from rows, without
- * computing them all: first from cols (the same vectors by column, stride
- * apart), a loop over the slots that vectorises, then, for the rows that
- * can be among the k nearest by that first sum, svc_sqdist_many's own.
- * Both sum the same d squares, each within gamma = (d + 1) 2^-53 of the
- * exact sum, relatively (underflow aside), so a row whose first sum
- * exceeds the k-th smallest first sum by more than a factor (1 + gamma)^2
- * / (1 - gamma)^2 is not among the k nearest by the other either: the
- * cut-off allows 1 + 8 (d + 2) 2^-52, and DBL_MIN per square for
- * underflow; lanes_bound bounds the k-th smallest first sum.  work holds
- * b doubles.  False (idx untouched) where svc_select_nearest
- * would be (the caller then takes every distance and sorts) and where
- * k > 8, b < 9 or too many rows pass.
+ * The rest of svc_select_nearest_cols once work[0..b) holds first sums of
+ * the slots' distances to x: slack is what a first sum may exceed
+ * svc_sqdist_many's distance by in absolute terms (underflow), beyond the
+ * relative error the cut-off allows.
  */
-bool
-svc_select_nearest_cols(const double *rows, const double *cols, size_t stride,
-						int32_t b, int32_t d, int32_t p, const double *x, int32_t k,
-						double *work, int32_t *idx)
+static bool
+nearest_from_first(const double *rows, int32_t b, int32_t d, int32_t p, const double *x,
+				   int32_t k, double slack, double *work, int32_t *idx)
 {
 	double		top[SVC_MAX_K],
 				bound,
@@ -231,38 +220,13 @@ svc_select_nearest_cols(const double *rows, const double *cols, size_t stride,
 				nc = 0,
 				nw = 0;
 
-	if (k <= 0 || k > 8 || b < 9 || p < 0 || p >= b)
-		return false;
-	/* whole eights of slots with their sums in registers, then the rest */
-	for (int32_t i0 = 0; i0 + 8 <= b; i0 += 8)
-	{
-		v8			acc = {0};
-
-		for (int32_t j = 0; j < d; j++)
-		{
-			v8			u = load8(cols + (size_t) j * stride + i0) - x[j];
-
-			acc += u * u;
-		}
-		store8p(work + i0, &acc);
-	}
-	for (int32_t i = b / 8 * 8; i < b; i++)
-	{
-		double		acc = 0.0;
-
-		for (int32_t j = 0; j < d; j++)
-		{
-			double		u = cols[(size_t) j * stride + i] - x[j];
-
-			acc += u * u;
-		}
-		work[i] = acc;
-	}
+	if (k <= 0)
+		return false;			/* (the callers check; so the compiler knows) */
 	work[p] = HUGE_VAL;			/* not in the list */
 	bound = lanes_bound(work, b, k);
 	if (bound != bound)
 		return false;
-	cut = bound * (1.0 + 8.0 * (d + 2) * DBL_EPSILON) + (d + 1) * DBL_MIN;
+	cut = bound * (1.0 + 8.0 * (d + 2) * DBL_EPSILON) + slack;
 	if (!(cut < HUGE_VAL))
 		return false;			/* p would pass */
 	for (int32_t i = 0; i < b; i++)
@@ -293,4 +257,72 @@ svc_select_nearest_cols(const double *rows, const double *cols, size_t stride,
 		}
 	replay(exact, pos, cand, nw, k, idx);
 	return true;
+}
+
+/*
+ * svc_select_nearest for the list of every slot 0..b-1 but p, in order,
+ * whose distances to x are those svc_sqdist_many gives from rows, without
+ * computing them all: first from cols (the same vectors by column, stride
+ * apart), a loop over the slots that vectorises, then, for the rows that
+ * can be among the k nearest by that first sum, svc_sqdist_many's own.
+ * Both sum the same d squares, each within gamma = (d + 1) 2^-53 of the
+ * exact sum, relatively (underflow aside), so a row whose first sum
+ * exceeds the k-th smallest first sum by more than a factor (1 + gamma)^2
+ * / (1 - gamma)^2 is not among the k nearest by the other either: the
+ * cut-off allows 1 + 8 (d + 2) 2^-52, and DBL_MIN per square for
+ * underflow; lanes_bound bounds the k-th smallest first sum.  work holds
+ * b doubles.  False (idx untouched) where svc_select_nearest
+ * would be (the caller then takes every distance and sorts) and where
+ * k > 8, b < 9 or too many rows pass.
+ */
+bool
+svc_select_nearest_cols(const double *rows, const double *cols, size_t stride,
+						int32_t b, int32_t d, int32_t p, const double *x, int32_t k,
+						double *work, int32_t *idx)
+{
+	if (k <= 0 || k > 8 || b < 9 || p < 0 || p >= b)
+		return false;
+	/* whole eights of slots with their sums in registers, then the rest */
+	for (int32_t i0 = 0; i0 + 8 <= b; i0 += 8)
+	{
+		v8			acc = {0};
+
+		for (int32_t j = 0; j < d; j++)
+		{
+			v8			u = load8(cols + (size_t) j * stride + i0) - x[j];
+
+			acc += u * u;
+		}
+		store8p(work + i0, &acc);
+	}
+	for (int32_t i = b / 8 * 8; i < b; i++)
+	{
+		double		acc = 0.0;
+
+		for (int32_t j = 0; j < d; j++)
+		{
+			double		u = cols[(size_t) j * stride + i] - x[j];
+
+			acc += u * u;
+		}
+		work[i] = acc;
+	}
+	return nearest_from_first(rows, b, d, p, x, k, (d + 1) * DBL_MIN, work, idx);
+}
+
+/*
+ * svc_select_nearest_cols with the first sums given in work[0..b) (p's
+ * ignored): distances within SVC_SQDIST_REL_ERR(d) of svc_sqdist's,
+ * relatively, plus SVC_SQDIST_ABS_ERR(d), as svc_kernel_sum_cols_d2
+ * leaves them.  Then a row among the k nearest by svc_sqdist has a first
+ * sum within (1 + r)^2 of the bound, which the cut-off's 1 + 8 (d + 2)
+ * 2^-52 covers (r = (d + 2) 2^-51), plus (2 + r) times the absolute term.
+ */
+bool
+svc_select_nearest_given(const double *rows, int32_t b, int32_t d, int32_t p,
+						 const double *x, int32_t k, double *work, int32_t *idx)
+{
+	if (k <= 0 || k > 8 || b < 9 || p < 0 || p >= b)
+		return false;
+	return nearest_from_first(rows, b, d, p, x, k, 2.5 * SVC_SQDIST_ABS_ERR(d), work, idx);
 }

@@ -28,4 +28,12 @@ bool		svc_select_nearest_cols(const double *rows, const double *cols, size_t str
 									int32_t b, int32_t d, int32_t p, const double *x,
 									int32_t k, double *work, int32_t *idx);
 
+/*
+ * The same with the first sums given: work[0..b) the slots' squared
+ * distances to x as svc_kernel_sum_cols_d2 leaves them (within its error
+ * bound of svc_sqdist's; work[p] ignored and overwritten).
+ */
+bool		svc_select_nearest_given(const double *rows, int32_t b, int32_t d, int32_t p,
+									 const double *x, int32_t k, double *work, int32_t *idx);
+
 #endif							/* SVC_BSGD_SELECT_H */
