@@ -255,6 +255,9 @@ nearest_from_first(const double *rows, int32_t b, int32_t d, int32_t p, const do
 			cand[nw] = cand[c];
 			nw++;
 		}
+	/* fewer than k: a NaN distance where its first sum had none */
+	if (nw < k)
+		return false;
 	replay(exact, pos, cand, nw, k, idx);
 	return true;
 }

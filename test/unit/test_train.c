@@ -1261,6 +1261,7 @@ test_select_nearest_cols_is_the_sort(void)
 	SvcRng		rng;
 	int			taken = 0,
 				declined = 0,
+				given_taken = 0,
 				wrong = 0;
 
 	svc_rng_seed(&rng, 19);
@@ -1362,6 +1363,49 @@ test_select_nearest_cols_is_the_sort(void)
 			for (int32_t i = 0; i < cap; i++)
 				wrong += got[i] != -7;
 		}
+
+		/*
+		 * The first sums given (svc_select_nearest_given): the distances
+		 * svc_kernel_sum_cols_d2 leaves, and svc_sqdist_many's pushed to
+		 * either end of that error bound, slot by slot at random
+		 */
+		for (int variant = 0; variant < 2; variant++)
+		{
+			double	   *ones = malloc(sizeof(double) * (size_t) cap);
+
+			for (int32_t i = 0; i < cap; i++)
+				ones[i] = 1.0;
+			if (variant == 0)
+				(void) svc_kernel_sum_cols_d2(cols, (size_t) cap, ones, b, d, 1.0, x, work);
+			else
+			{
+				svc_sqdist_many(rows, NULL, b, d, x, work);
+				for (int32_t i = 0; i < b; i++)
+				{
+					double		e = SVC_SQDIST_REL_ERR(d) * work[i] + SVC_SQDIST_ABS_ERR(d);
+
+					/* (NaN and infinity stay: their first sums are those too) */
+					if (!isfinite(work[i]))
+						continue;
+					if (svc_rng_below(&rng, 2))
+						work[i] += e;
+					else
+						work[i] = work[i] - e > 0.0 ? work[i] - e : 0.0;
+				}
+			}
+			free(ones);
+			for (int32_t i = 0; i < cap; i++)
+				got[i] = -7;
+			if (svc_select_nearest_given(rows, b, d, p, x, k, work, got))
+			{
+				given_taken++;
+				if (memcmp(got, expect, sizeof(int32_t) * (size_t) k) != 0)
+					wrong++;
+			}
+			else
+				for (int32_t i = 0; i < cap; i++)
+					wrong += got[i] != -7;
+		}
 		free(rows);
 		free(cols);
 		free(work);
@@ -1370,9 +1414,10 @@ test_select_nearest_cols_is_the_sort(void)
 		free(expect);
 		free(got);
 	}
-	CHECK(wrong == 0, "the selection by columns differs from the sort in %d of 6000 trials", wrong);
+	CHECK(wrong == 0, "the selection by columns or from given first sums differs from the sort in %d of 6000 trials", wrong);
 	CHECK(taken > 3000 && declined > 200,
 		  "most selections taken (%d); small lists, k > 8 and NaN declined (%d)", taken, declined);
+	CHECK(given_taken > 6000, "most selections from given first sums taken (%d of 12000)", given_taken);
 }
 
 /*
