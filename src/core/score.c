@@ -104,18 +104,196 @@ split(const SvcModel *m, int32_t *perm, KeyIdx *tmp, int32_t lo, int32_t hi)
 
 /* ---------- wide rows: distances from float dot products ---------- */
 
-#define WIDE_SLOTS	SVC_WIDE_SLOTS	/* slots of one float group: 4 vectors of 16 */
+#define WIDE_SLOTS	SVC_WIDE_SLOTS	/* slots of one float group: 2 vectors of 16 */
+_Static_assert(SVC_WIDE_SLOTS == GRP * BLK, "a float group is a group");
 #define WIDE_RUN	16			/* coordinates summed in float, then in double */
 #define WIDE_MAX_COORD 0x1p60	/* rows and support vectors beyond it: double */
 #define WIDE_MAX_ETA 0x1p-10	/* a row whose exponents' bound passes it: double */
+/*
+ * Wide rows skip a group whose terms are all below 2^-b of a term, not
+ * 2^-50: b such that 2^-b is at most 2^-WIDE_PRUNE_BELOW of eta, the
+ * bound on their exponents' error from the float distances (about 1e-4 on
+ * unit rows), but at least WIDE_PRUNE_MIN.  What the skipped groups can
+ * add to f's bound is then a small share of what the float distances add;
+ * and what lets the groups of other clusters go.
+ */
+#define WIDE_PRUNE_BELOW 7
+#define WIDE_PRUNE_MIN 20
+#define PROJ		SVC_SCORE_PROJ
+#define PROJ_ROUNDS	2			/* power iterations for the projection */
 
 typedef float f16 __attribute__((vector_size(64)));
 #define F16_LO(a)	__builtin_shufflevector(a, a, 0, 1, 2, 3, 4, 5, 6, 7)
 #define F16_HI(a)	__builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15)
 
 /*
- * The slots as floats, 64 to a group, coordinate by coordinate within it
- * ([group][j][64], padding 0), with their squared norms in double.
+ * Orthonormalise the k rows of y ([k][d]) in place, twice over (modified
+ * Gram-Schmidt); rows that vanish are dropped.  Returns the rows kept.
+ */
+static int32_t
+proj_orthonormalise(double *y, int32_t k, int32_t d)
+{
+	int32_t		kept = 0;
+
+	for (int32_t r = 0; r < k; r++)
+	{
+		double	   *v = y + (size_t) r * d;
+		double		n0 = 0.0,
+					n1 = 0.0;
+
+		for (int32_t j = 0; j < d; j++)
+			n0 += v[j] * v[j];
+		for (int pass = 0; pass < 2; pass++)
+			for (int32_t q = 0; q < kept; q++)
+			{
+				const double *w = y + (size_t) q * d;
+				double		dot = 0.0;
+
+				for (int32_t j = 0; j < d; j++)
+					dot += v[j] * w[j];
+				for (int32_t j = 0; j < d; j++)
+					v[j] -= dot * w[j];
+			}
+		for (int32_t j = 0; j < d; j++)
+			n1 += v[j] * v[j];
+		/* nothing left of it beyond rounding: the rows span no more */
+		if (!(n1 > n0 * 1e-20 && n1 > 0.0))
+			continue;
+		n1 = 1.0 / sqrt(n1);
+		for (int32_t j = 0; j < d; j++)
+			y[(size_t) kept * d + j] = v[j] * n1;
+		kept++;
+	}
+	return kept;
+}
+
+/*
+ * The projection of a wide model: up to PROJ directions where the slots
+ * spread most (a randomised range finder on the centred slots: fixed
+ * signs, then PROJ_ROUNDS power iterations), nearly orthonormal, with a
+ * bound on the largest eigenvalue of Q Q' (Gershgorin on its computed
+ * Gram matrix, widened for that computation's rounding) so that
+ * ||Q v||^2 <= proj_lam ||v||^2 for every v; and every slot projected.
+ * Which directions are found changes how many groups are skipped, never
+ * a result.
+ */
+static SvcStatus
+proj_init(const SvcEnv *env, SvcScorer *s, SvcError *err)
+{
+	int32_t		d = s->dims,
+				n = s->n_blk * BLK,
+				k = PROJ;
+	double	   *a = svc_alloc(env, sizeof(double) * (size_t) n * d, err),
+			   *y = svc_alloc0(env, sizeof(double) * (size_t) k * d, err),
+			   *t = svc_alloc(env, sizeof(double) * (size_t) n * k, err);
+	SvcStatus	st = SVC_ERR_NOMEM;
+
+	s->proj_q = svc_alloc0(env, sizeof(double) * (size_t) d * PROJ, err);
+	s->proj_s = svc_alloc0(env, sizeof(double) * (size_t) s->n_blk * PROJ * BLK, err);
+	s->proj_z = svc_alloc0(env, sizeof(double) * PROJ, err);
+	if (!a || !y || !t || !s->proj_q || !s->proj_s || !s->proj_z)
+		goto done;
+	/* the slots, centred */
+	for (int32_t j = 0; j < d; j++)
+	{
+		double		mean = 0.0;
+
+		for (int32_t i = 0; i < n; i++)
+			mean += s->st[(size_t) (i / BLK) * BLK * d + (size_t) j * BLK + i % BLK];
+		mean /= n;
+		for (int32_t i = 0; i < n; i++)
+			a[(size_t) i * d + j] = s->st[(size_t) (i / BLK) * BLK * d + (size_t) j * BLK + i % BLK] - mean;
+	}
+	/* y = R' A with fixed pseudo-random signs */
+	for (int32_t r = 0; r < k; r++)
+		for (int32_t i = 0; i < n; i++)
+		{
+			uint64_t	h = ((uint64_t) (r + 1) * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t) (i + 1) * 0xc2b2ae3d27d4eb4fULL);
+			double		sign;
+
+			h ^= h >> 29;
+			h *= 0xbf58476d1ce4e5b9ULL;
+			h ^= h >> 32;
+			sign = (h & 1) ? 1.0 : -1.0;
+			for (int32_t j = 0; j < d; j++)
+				y[(size_t) r * d + j] += sign * a[(size_t) i * d + j];
+		}
+	k = proj_orthonormalise(y, k, d);
+	for (int round = 0; round < PROJ_ROUNDS && k > 0; round++)
+	{
+		/* y = (A' A) y, by t = A y' */
+		for (int32_t i = 0; i < n; i++)
+			for (int32_t r = 0; r < k; r++)
+			{
+				double		dot = 0.0;
+
+				for (int32_t j = 0; j < d; j++)
+					dot += a[(size_t) i * d + j] * y[(size_t) r * d + j];
+				t[(size_t) i * k + r] = dot;
+			}
+		memset(y, 0, sizeof(double) * (size_t) k * d);
+		for (int32_t i = 0; i < n; i++)
+			for (int32_t r = 0; r < k; r++)
+				for (int32_t j = 0; j < d; j++)
+					y[(size_t) r * d + j] += t[(size_t) i * k + r] * a[(size_t) i * d + j];
+		k = proj_orthonormalise(y, k, d);
+	}
+	if (k == 0)
+	{
+		st = SVC_OK;			/* the slots are one point: no projection */
+		goto done;
+	}
+	/* Gershgorin on Q Q', each entry within (d + 2) 2^-53 |q_r| |q_q| <= 2^-51 d */
+	{
+		double		lam = 0.0,
+					qn = 0.0;
+
+		for (int32_t r = 0; r < k; r++)
+		{
+			double		row = 0.0;
+
+			for (int32_t q = 0; q < k; q++)
+			{
+				double		g = 0.0;
+
+				for (int32_t j = 0; j < d; j++)
+					g += y[(size_t) r * d + j] * y[(size_t) q * d + j];
+				if (q == r)
+					qn = fmax(qn, g);
+				row += fabs(g);
+			}
+			lam = fmax(lam, row);
+		}
+		s->proj_lam = (lam + k * (d + 2.0) * 0x1p-51) * (1.0 + 0x1p-40);
+		s->proj_qn = sqrt(qn + (d + 2.0) * 0x1p-51) * (1.0 + 0x1p-40);
+	}
+	for (int32_t r = 0; r < k; r++)
+		for (int32_t j = 0; j < d; j++)
+			s->proj_q[(size_t) j * PROJ + r] = y[(size_t) r * d + j];
+	/* every slot projected: [block][PROJ][8] (rows past k stay 0) */
+	for (int32_t i = 0; i < n; i++)
+		for (int32_t r = 0; r < k; r++)
+		{
+			double		dot = 0.0;
+
+			for (int32_t j = 0; j < d; j++)
+				dot += y[(size_t) r * d + j] *
+					s->st[(size_t) (i / BLK) * BLK * d + (size_t) j * BLK + i % BLK];
+			s->proj_s[((size_t) (i / BLK) * PROJ + r) * BLK + i % BLK] = dot;
+		}
+	s->n_proj = k;
+	st = SVC_OK;
+done:
+	svc_free(env, a);
+	svc_free(env, y);
+	svc_free(env, t);
+	return st;
+}
+
+/*
+ * The slots as floats, a group's 32 coordinate by coordinate within it
+ * ([group][j][32], padding 0), with their squared norms in double, and
+ * the projection that bounds the distances from below.
  */
 static SvcStatus
 wide_init(const SvcEnv *env, SvcScorer *s, SvcError *err)
@@ -146,47 +324,53 @@ wide_init(const SvcEnv *env, SvcScorer *s, SvcError *err)
 		if (t < (size_t) s->m->n_sv)
 			s->sf_norm = fmax(s->sf_norm, sqrt(nrm) * (1.0 + 0x1p-40));
 	}
-	return SVC_OK;
+	return proj_init(env, s, err);
 }
 
 /*
- * Every slot's squared distance from x into s->d2, as ||x'||^2 + ||s'||^2
- * - 2 x'.s' with x' and s' the floats nearest x and s: float products
- * summed WIDE_RUN coordinates at a time, those sums in double.  Returns a
- * bound on each distance's error against the exact ||x - s||^2, or -1
- * where a coordinate of x is past WIDE_MAX_COORD (the caller then takes
- * the double distances).
+ * The row as floats for wide_group, and the bound on each squared
+ * distance's error against the exact ||x - s||^2 that wide_group's
+ * distances keep, or -1 where a coordinate of x is past WIDE_MAX_COORD
+ * or the bound is too wide (the caller then takes the double distances).
+ * *xn gets ||x||^2.
  *
- * With u = 2^-24 and v = 2^-53: each run of WIDE_RUN float multiply-adds
- * is within gamma_16 = 16u / (1 - 16u) of its sum of |x'_j s'_j|, in any
- * order; the d / 16 runs summed in double, the norms' d terms and the two
- * last operations add (2d + 1) v of (||x'|| + ||s'||)^2.  Rounding to
- * float moves x and s by at most rho = u (||x|| + ||s||) + 2d 2^-149
- * (subnormal floats), so the exact distances differ by at most
- * 2 rho (||x|| + ||s||) + rho^2.  Clamping at 0 only comes nearer.
- * The bound grows with the norms, not the distances: a row far from the
- * origin for its distances to the support vectors gets -1 as well.
+ * wide_group gives ||x'||^2 + ||s'||^2 - 2 x'.s' with x' and s' the
+ * floats nearest x and s: float products summed WIDE_RUN coordinates at a
+ * time, those sums in double.  With u = 2^-24 and v = 2^-53: each run of
+ * WIDE_RUN float multiply-adds is within gamma_16 = 16u / (1 - 16u) of
+ * its sum of |x'_j s'_j|, in any order; the d / 16 runs summed in double,
+ * the norms' d terms and the two last operations add (2d + 1) v of
+ * (||x'|| + ||s'||)^2.  Rounding to float moves x and s by at most
+ * rho = u (||x|| + ||s||) + 2d 2^-149 (subnormal floats), so the exact
+ * distances differ by at most 2 rho (||x|| + ||s||) + rho^2.  Clamping
+ * at 0 only comes nearer.  The bound grows with the norms, not the
+ * distances: a row far from the origin for its distances to the support
+ * vectors gets -1 as well.
  */
 static double
-wide_distances(SvcScorer *s, const double *x)
+wide_prep(SvcScorer *s, const double *x, double *xn_out)
 {
 	const double u = 0x1p-24,
 				v = 0x1p-53;
 	int32_t		d = s->dims;
 	float	   *restrict xf = s->xf;
-	double	   *restrict d2 = s->d2;
 	double		xx = 0.0,
 				xn = 0.0,
+				xmax = 0.0,
 				e;
 
+	/* no exit inside: the loop vectorises */
 	for (int32_t j = 0; j < d; j++)
 	{
-		if (!(fabs(x[j]) <= WIDE_MAX_COORD))
-			return -1.0;
+		double		a = fabs(x[j]);
+
+		xmax = a > xmax ? a : xmax;
 		xf[j] = (float) x[j];
 		xx += (double) xf[j] * (double) xf[j];
 		xn += x[j] * x[j];
 	}
+	if (!(xmax <= WIDE_MAX_COORD))
+		return -1.0;
 	{
 		double		a = sqrt(xn) + s->sv_norm,
 					ah = sqrt(xx) + s->sf_norm,
@@ -203,62 +387,197 @@ wide_distances(SvcScorer *s, const double *x)
 	 */
 	if (!(s->gmax * e <= WIDE_MAX_ETA))
 		return -1.0;
-	for (int32_t gq = 0; gq < s->n_wide; gq++)
+	s->xf_xx = xx;
+	*xn_out = xn;
+	return e;
+}
+
+/*
+ * Group g's squared distances from the row wide_prep took into s->d2:
+ * its 32 slots as two vectors of 16 lanes, each summed in two chains
+ * (even and odd coordinates) so that the multiply-adds do not wait on
+ * each other; a run's sums join before they go to double.
+ */
+static inline void
+wide_group(SvcScorer *s, int32_t g)
+{
+	int32_t		d = s->dims;
+	const float *restrict xf = s->xf;
+	const float *gf = s->sf + (size_t) g * WIDE_SLOTS * d;
+	const double *nrm = s->sfnorm + (size_t) g * WIDE_SLOTS;
+	double		xx = s->xf_xx;
+	v8			acc0 = {0},
+				acc1 = {0},
+				acc2 = {0},
+				acc3 = {0};
+
+	for (int32_t j0 = 0; j0 < d; j0 += WIDE_RUN)
 	{
-		const float *g = s->sf + (size_t) gq * WIDE_SLOTS * d;
-		const double *nrm = s->sfnorm + (size_t) gq * WIDE_SLOTS;
-		v8			acc[8] = {{0}};
+		int32_t		j1 = j0 + WIDE_RUN < d ? j0 + WIDE_RUN : d,
+					j = j0;
+		f16			a0 = {0},
+					a1 = {0},
+					b0 = {0},
+					b1 = {0};
 
-		for (int32_t j0 = 0; j0 < d; j0 += WIDE_RUN)
+		for (; j + 1 < j1; j += 2)
 		{
-			int32_t		j1 = j0 + WIDE_RUN < d ? j0 + WIDE_RUN : d;
-			f16			a0 = {0},
-						a1 = {0},
-						a2 = {0},
-						a3 = {0};
+			const float *gj = gf + (size_t) j * WIDE_SLOTS;
+			float		xj = xf[j],
+						xk = xf[j + 1];
+			f16			l0,
+						l1,
+						m0,
+						m1;
 
-			for (int32_t j = j0; j < j1; j++)
-			{
-				const float *gj = g + (size_t) j * WIDE_SLOTS;
-				float		xj = xf[j];
-				f16			l0,
-							l1,
-							l2,
-							l3;
-
-				memcpy(&l0, gj, sizeof(l0));
-				memcpy(&l1, gj + 16, sizeof(l1));
-				memcpy(&l2, gj + 32, sizeof(l2));
-				memcpy(&l3, gj + 48, sizeof(l3));
-				a0 += l0 * xj;
-				a1 += l1 * xj;
-				a2 += l2 * xj;
-				a3 += l3 * xj;
-			}
-			/*
-			 * each run's float sums into the double ones, by halves (a
-			 * shuffle, not a copy through memory: that kept the
-			 * accumulators of the loop above on the stack)
-			 */
-			acc[0] += __builtin_convertvector(F16_LO(a0), v8);
-			acc[1] += __builtin_convertvector(F16_HI(a0), v8);
-			acc[2] += __builtin_convertvector(F16_LO(a1), v8);
-			acc[3] += __builtin_convertvector(F16_HI(a1), v8);
-			acc[4] += __builtin_convertvector(F16_LO(a2), v8);
-			acc[5] += __builtin_convertvector(F16_HI(a2), v8);
-			acc[6] += __builtin_convertvector(F16_LO(a3), v8);
-			acc[7] += __builtin_convertvector(F16_HI(a3), v8);
+			memcpy(&l0, gj, sizeof(l0));
+			memcpy(&l1, gj + 16, sizeof(l1));
+			memcpy(&m0, gj + WIDE_SLOTS, sizeof(m0));
+			memcpy(&m1, gj + WIDE_SLOTS + 16, sizeof(m1));
+			a0 += l0 * xj;
+			a1 += l1 * xj;
+			b0 += m0 * xk;
+			b1 += m1 * xk;
 		}
-		for (int q = 0; q < 8; q++)
+		if (j < j1)
 		{
-			v8			dd = xx + load8(nrm + q * BLK) - 2.0 * acc[q];
+			const float *gj = gf + (size_t) j * WIDE_SLOTS;
+			float		xj = xf[j];
+			f16			l0,
+						l1;
 
+			memcpy(&l0, gj, sizeof(l0));
+			memcpy(&l1, gj + 16, sizeof(l1));
+			a0 += l0 * xj;
+			a1 += l1 * xj;
+		}
+		a0 += b0;
+		a1 += b1;
+		/* by halves: a shuffle, not a copy through memory (which kept
+		 * the accumulators of the loop above on the stack) */
+		acc0 += __builtin_convertvector(F16_LO(a0), v8);
+		acc1 += __builtin_convertvector(F16_HI(a0), v8);
+		acc2 += __builtin_convertvector(F16_LO(a1), v8);
+		acc3 += __builtin_convertvector(F16_HI(a1), v8);
+	}
+	{
+		v8			dd[4];
+		double	   *restrict d2 = s->d2 + (size_t) g * WIDE_SLOTS;
+
+		dd[0] = xx + load8(nrm) - 2.0 * acc0;
+		dd[1] = xx + load8(nrm + BLK) - 2.0 * acc1;
+		dd[2] = xx + load8(nrm + 2 * BLK) - 2.0 * acc2;
+		dd[3] = xx + load8(nrm + 3 * BLK) - 2.0 * acc3;
+		for (int q = 0; q < 4; q++)
+		{
 			for (int k = 0; k < BLK; k++)
-				dd[k] = dd[k] > 0.0 ? dd[k] : 0.0;
-			store8p(d2 + (size_t) gq * WIDE_SLOTS + q * BLK, &dd);
+				dd[q][k] = dd[q][k] > 0.0 ? dd[q][k] : 0.0;
+			store8p(d2 + q * BLK, &dd[q]);
 		}
 	}
-	return e;
+}
+
+static inline double
+hmin8p(const v8 *vp)
+{
+	v8			v = *vp;
+	double		a = v[0] < v[4] ? v[0] : v[4],
+				b = v[1] < v[5] ? v[1] : v[5],
+				c = v[2] < v[6] ? v[2] : v[6],
+				e = v[3] < v[7] ? v[3] : v[7];
+
+	a = a < c ? a : c;
+	b = b < e ? b : e;
+	return a < b ? a : b;
+}
+
+/*
+ * For every group, a bound on the log of its terms' weights at x,
+ * log sum |alpha_i| max(1, gamma_i) exp(-gamma_i ||x - s_i||^2), into
+ * s->gub, from the projection: ||x - s||^2 >= ||Q(x - s)||^2 / proj_lam.
+ * Qx and each Qs (proj_init) are within gamma_d qn ||.|| of their exact
+ * values per coordinate, delta = sqrt(k) gamma_d qn (||x|| + max ||s||)
+ * in all; the computed distance t' then within delta of ||Q(x - s)||,
+ * itself at most T = sqrt(proj_lam) (||x|| + max ||s||), so
+ * ||Q(x - s)||^2 >= t'^2 - 2 delta (T + delta); t'^2's own rounding is
+ * within (k + 3) 2^-53 of it, far inside the 2^-40 taken off.
+ */
+static void
+proj_bounds(SvcScorer *s, const double *x, double xn)
+{
+	int32_t		d = s->dims,
+				k = s->n_proj,
+				nb = s->n_blk;
+	const double *restrict q = s->proj_q;
+	double	   *restrict gub = s->gub;
+	v8			z0 = {0},
+				z1 = {0},
+				y0 = {0},
+				y1 = {0};
+	double		z[PROJ],
+				xnorm = sqrt(xn) * (1.0 + 0x1p-40),
+				gam = d * 0x1p-53 / (1.0 - d * 0x1p-53),
+				delta = sqrt((double) k) * gam * s->proj_qn * (xnorm + s->sv_norm) * (1.0 + 0x1p-40),
+				big = sqrt(s->proj_lam) * (xnorm + s->sv_norm) + delta,
+				slack = 2.0 * delta * (big + delta) * (1.0 + 0x1p-40),
+				inv = (1.0 - 0x1p-40) / s->proj_lam;
+	_Static_assert(PROJ == 2 * BLK, "the projected row is two v8");
+
+	/* even and odd coordinates in their own sums: four chains */
+	for (int32_t j = 0; j < d; j++)
+	{
+		if (j & 1)
+		{
+			y0 += x[j] * load8(q + (size_t) j * PROJ);
+			y1 += x[j] * load8(q + (size_t) j * PROJ + BLK);
+		}
+		else
+		{
+			z0 += x[j] * load8(q + (size_t) j * PROJ);
+			z1 += x[j] * load8(q + (size_t) j * PROJ + BLK);
+		}
+	}
+	z0 += y0;
+	z1 += y1;
+	store8p(z, &z0);
+	store8p(z + BLK, &z1);
+	for (int32_t g = 0; g < s->n_grp; g++)
+	{
+		int32_t		b0 = g * GRP,
+					b1 = b0 + GRP < nb ? b0 + GRP : nb;
+		v8			vmin;
+
+		for (int t = 0; t < BLK; t++)
+			vmin[t] = DBL_MAX;
+		for (int32_t b = b0; b < b1; b++)
+		{
+			const double *ps = s->proj_s + (size_t) b * PROJ * BLK;
+			v8			acc = {0},
+						lb;
+			vi8			lt;
+
+			for (int32_t r = 0; r < PROJ; r++)
+			{
+				v8			t = z[r] - load8(ps + (size_t) r * BLK);
+
+				acc += t * t;
+			}
+			lb = (acc * (1.0 - 0x1p-40) - slack) * inv;
+			/* max(lb, 0), exactly, without a branch */
+			lb = (lb + (v8) ((vu8) lb & 0x7fffffffffffffffULL)) * 0.5;
+			lb *= load8(s->width + (size_t) b * BLK);
+			/* the least gamma_i lb_i, by a mask */
+			lt = lb < vmin;
+			vmin = (v8) (((vi8) lb & lt) | ((vi8) vmin & ~lt));
+		}
+		{
+			double		emax = -hmin8p(&vmin),
+						ub = s->glnmass[g] + emax;
+
+			/* and this sum's rounding */
+			gub[g] = ub + 1e-9 * (1.0 + fabs(s->glnmass[g]) + fabs(emax));
+		}
+	}
 }
 
 SvcStatus
@@ -442,6 +761,9 @@ svc_scorer_free(const SvcEnv *env, SvcScorer *s)
 	svc_free(env, s->sf);
 	svc_free(env, s->sfnorm);
 	svc_free(env, s->xf);
+	svc_free(env, s->proj_q);
+	svc_free(env, s->proj_s);
+	svc_free(env, s->proj_z);
 	svc_free(env, s->bmax);
 	svc_free(env, s->kept);
 	svc_free(env, s->gcentre);
@@ -469,7 +791,7 @@ svc_scorer_free(const SvcEnv *env, SvcScorer *s)
  * other.  Returns how many blocks the group has.
  */
 static inline int
-group_distances(const SvcScorer *s, const double *x, int32_t g, v8 *acc)
+group_distances(SvcScorer *s, const double *x, int32_t g, v8 *acc)
 {
 	int32_t		d = s->dims,
 				b0 = g * GRP,
@@ -478,7 +800,8 @@ group_distances(const SvcScorer *s, const double *x, int32_t g, v8 *acc)
 
 	if (s->wide_on)
 	{
-		/* this pass's float distances (wide_distances) */
+		/* float distances (wide_group), for the groups a pass takes */
+		wide_group(s, g);
 		for (int q = 0; q < nq; q++)
 			acc[q] = load8(s->d2 + (size_t) (b0 + q) * BLK);
 		return nq;
@@ -564,6 +887,7 @@ typedef struct Sums
 	v8			abs;			/* |alpha_i| K_i / exp(shift) */
 	double		shift;			/* the exponent the kernel values are taken from */
 	double		cut;			/* blocks whose bound is below it are dropped */
+	double		prune_ln;		/* the cut below the largest term */
 	int32_t		n_kept;
 	int32_t		n_drop;
 	int32_t		n_reshift;		/* rescalings, each rounding once more */
@@ -628,7 +952,7 @@ group_head(SvcScorer *s, const double *x, int32_t g, Sums *u, v8 *acc, v8 *e,
 		vmax8p(&vtop, &e[q]);
 	}
 	top = hmax8p(&vtop);
-	cut = hmax8p(&vref) - PRUNE_LN;
+	cut = hmax8p(&vref) - u->prune_ln;
 	u->cut = cut > u->cut ? cut : u->cut;
 	if (u->n_kept == 0)
 		u->shift = top;
@@ -786,26 +1110,42 @@ pass_any(SvcScorer *s, const double *x, SvcScorePass *out, bool record)
 	double		best = -DBL_MAX;
 	Sums		u;
 
+	double		far = 0.0;		/* wide rows: a bound on every ||x - s_i|| */
 	memset(&u, 0, sizeof(u));
 	u.shift = -DBL_MAX;
 	u.cut = -DBL_MAX;
+	u.prune_ln = PRUNE_LN;
 	out->d2_err = 0.0;
 	out->eta = 0.0;
+	out->prune = 0x1p-50;
 	s->wide_on = false;
-	if (s->n_wide > 0)
+	if (s->n_wide > 0 && s->n_proj > 0)
 	{
-		double		e = wide_distances(s, x);
+		double		xn = 0.0,
+					e = wide_prep(s, x, &xn);
 
 		if (e >= 0.0)
 		{
+			int			bits = 50;
+
 			s->wide_on = true;
 			out->d2_err = e;
 			out->eta = s->gmax * e;
+			if (out->eta > 0x1p-60)
+			{
+				double		b = ceil(-log2(out->eta)) + WIDE_PRUNE_BELOW;
+
+				bits = b < WIDE_PRUNE_MIN ? WIDE_PRUNE_MIN : b > 50 ? 50 : (int) b;
+			}
+			u.prune_ln = bits * M_LN2;
+			out->prune = ldexp(1.0, -bits);
+			far = (sqrt(xn) + s->sv_norm) * (1.0 + 0x1p-40);
+			proj_bounds(s, x, xn);
 		}
 	}
 
 	/* each group's bound, eight groups at a time */
-	for (int32_t c = 0; c < ng; c += BLK)
+	for (int32_t c = 0; c < ng && !s->wide_on; c += BLK)
 	{
 		const double *gc = s->gcentre + (size_t) c * d;
 		v8			dd = {0};
@@ -826,7 +1166,7 @@ pass_any(SvcScorer *s, const double *x, SvcScorePass *out, bool record)
 		const double *gradius = s->gradius,
 				   *glnmass = s->glnmass,
 				   *ggmin = s->ggmin;
-		int32_t		gslots = (ng + BLK - 1) / BLK * BLK;
+		int32_t		gslots = s->wide_on ? 0 : (ng + BLK - 1) / BLK * BLK;
 
 		for (int32_t g = 0; g < gslots; g++)
 		{
@@ -859,7 +1199,7 @@ pass_any(SvcScorer *s, const double *x, SvcScorePass *out, bool record)
 				for (int32_t b = g * GRP; b < nb && b < (g + 1) * GRP; b++)
 					s->bmax[b] = -DBL_MAX;	/* skipped */
 			u.n_drop++;
-			u.dsum += s->gdist[g] + s->gradius[g];
+			u.dsum += s->wide_on ? far : s->gdist[g] + s->gradius[g];
 			continue;
 		}
 		if (record)
@@ -873,10 +1213,11 @@ pass_any(SvcScorer *s, const double *x, SvcScorePass *out, bool record)
 		/*
 		 * wide rows: every exponent is within eta of the exact one, so
 		 * each kept term within a factor exp(eta) and the dropped ones'
-		 * share of the largest within exp(2 eta) of 2^-50
+		 * share of the largest within exp(2 eta) of the cut's (2^-50, or
+		 * for wide rows prune)
 		 */
 		double		wide = exp(2.0 * out->eta);
-		double		rel = u.n_drop * ldexp(1.0, -50) * wide + expm1(out->eta) * (1.0 + 0x1p-30) +
+		double		rel = u.n_drop * out->prune * wide + expm1(out->eta) * (1.0 + 0x1p-30) +
 			(2.0 * s->m->n_sv + 64.0 + EXP8_REL + 2.0 * u.n_reshift) * U;
 
 		out->lam = hsum8p(&u.lam) * scale;

@@ -37,6 +37,14 @@
 #define SVC_SCORE_WIDE_DIMS 64
 
 /*
+ * Wide models also project the support vectors on this many directions
+ * where they spread most: a row's distances in that space bound its
+ * distances from below, so the groups whose terms cannot matter are
+ * skipped before their float distances are summed.
+ */
+#define SVC_SCORE_PROJ 16
+
+/*
  * The basin certificate of one equilibrium e: every row x with
  * ||x - e|| < radius and lambda(x) > level runs a trajectory that stays in
  * that ball (lambda = f + offset never decreases along a trajectory when
@@ -75,12 +83,20 @@ typedef struct SvcScorer
 	double		sv_norm;		/* largest ||s_i||, rounded up */
 	bool		positive;		/* every alpha > 0: trajectories climb */
 	/* wide models: distances from float dot products (score.c) */
-	int32_t		n_wide;			/* groups of 64 slots in sf; 0: none */
-	float	   *sf;				/* [n_wide][dims][64] the slots as floats */
-	double	   *sfnorm;			/* [n_wide * 64] their squared norms */
+	int32_t		n_wide;			/* groups of 32 slots in sf (one a group); 0: none */
+	float	   *sf;				/* [n_wide][dims][32] the slots as floats */
+	double	   *sfnorm;			/* [n_wide * 32] their squared norms */
 	double		sf_norm;		/* largest ||float s_i||, rounded up */
 	float	   *xf;				/* [dims] the row as floats */
 	bool		wide_on;		/* this pass took the float distances */
+	double		xf_xx;			/* this pass: ||float x||^2 */
+	/* wide models: lower bounds on distances from a projection (score.c) */
+	int32_t		n_proj;			/* rows of proj_q (0: none) */
+	double	   *proj_q;			/* [dims][SVC_SCORE_PROJ] nearly orthonormal rows */
+	double	   *proj_s;			/* [n_blk][SVC_SCORE_PROJ][8] the slots projected */
+	double	   *proj_z;			/* [SVC_SCORE_PROJ] workspace: the row projected */
+	double		proj_lam;		/* bound on the largest eigenvalue of Q Q' */
+	double		proj_qn;		/* bound on the largest row norm of Q */
 	/* prediction */
 	SvcTrajTol	tol;
 	SvcBasin   *basin;			/* [n_eq], NULL until svc_scorer_certify */

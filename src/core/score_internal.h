@@ -19,8 +19,8 @@
 #define BLK		SVC_SCORE_BLOCK
 _Static_assert(SVC_SCORE_BLOCK == 8, "a block is one v8 (vec8.h)");
 #define U			DBL_EPSILON
-/* wide models' float copy of the slots: groups of 64, [group][dims][64] */
-#define SVC_WIDE_SLOTS 64
+/* wide models' float copy of the slots: one group's 32, [group][dims][32] */
+#define SVC_WIDE_SLOTS 32
 typedef float SvcF8 __attribute__((vector_size(32)));
 
 /* What one pass over the support vectors at x gives. */
@@ -40,6 +40,8 @@ typedef struct SvcScorePass
 								 * (wide rows' float distances; else 0) */
 	double		eta;			/* bound on each exponent's error: the
 								 * widest gamma_i times d2_err */
+	double		prune;			/* a skipped group's or dropped block's
+								 * terms: at most this share of a term */
 	bool		p_ok;			/* p holds P(x) */
 } SvcScorePass;
 

@@ -133,14 +133,15 @@ pass_step(SvcScorer *s, const double *x, SvcScorePass *out)
 		/* rounding of a weighted mean of n_sv rows, in either code */
 		out->rnd = step_rounding(s, xmax);
 		/*
-		 * dropped terms: sum w_i d_i over them is at most 2^-50 w times
+		 * dropped terms: sum w_i d_i over them is at most prune (2^-50,
+		 * wide rows 2^-30) w times
 		 * their blocks' largest distances, and they move the mean by at
 		 * most their weight share times ||p - x||.  Weights off by a
 		 * factor exp(+-eta) move the mean of the kept ones (all positive
 		 * on this path) by at most expm1(eta) exp(eta) times the largest
 		 * ||s_i - P||, at most 2 sv_norm.
 		 */
-		out->p_err = ldexp(dsum + n_drop * sqrt(step), -50) * wide + out->rnd +
+		out->p_err = (dsum + n_drop * sqrt(step)) * out->prune * wide + out->rnd +
 			expm1(out->eta) * exp(out->eta) * 2.0 * s->sv_norm * (1.0 + 0x1p-30);
 		/*
 		 * and a mean of the float vectors: each within 2^-24 of its
@@ -149,7 +150,7 @@ pass_step(SvcScorer *s, const double *x, SvcScorePass *out)
 		 */
 		if (wide_on)
 			out->p_err += 0x1p-24 * s->sv_norm * (1.0 + 0x1p-30) + sqrt((double) d) * 0x1p-149;
-		out->drop = ldexp((double) n_drop, -50) * wide;
+		out->drop = n_drop * out->prune * wide;
 		out->p_ok = true;
 	}
 }

@@ -7,6 +7,7 @@
 #include "unit_data.h"
 #include "fit.h"
 #include "score.h"
+#include "score_internal.h"
 #include "label_trajectory.h"
 #include "kernel.h"
 
@@ -295,6 +296,132 @@ test_model(const char *what, int64_t n, int32_t d, const char *json,
 	free(x);
 }
 
+/*
+ * Wide models' kernel sums against a long double reference, row by row:
+ * the pruned sum of float distances must lie within the bound the scorer
+ * keeps (the projection that skips groups, the float distances, the exps),
+ * whatever gamma (the fit's, far narrower, far wider), for the training
+ * rows, rows far out (every term tiny, or the row's norm large for its
+ * distances), rows near a support vector and rows at the origin.  And the
+ * groups are skipped on some rows, or the test would not test them.
+ */
+static void
+test_wide_bound(const char *what, int64_t n, int32_t d, const char *json)
+{
+	double	   *x = embed_d(n, d, 5, 11);
+	/* the fit's, then narrower and wider (the widest: double distances) */
+	double		gammas[] = {0.0, 1e-4, 0.03, 1.0, 2000.0};
+	SvcOptions	opt;
+	SvcModel	m;
+	SvcError	err;
+	SvcRng		rng;
+	int64_t		nr = n + 40;
+	double	   *xs = malloc(sizeof(double) * (size_t) (nr * d));
+
+	memset(&m, 0, sizeof(m));
+	CHECK(parse(json, &opt, &err) == SVC_OK, "%s: options", what);
+	CHECK(svc_fit_rows(&svc_env_malloc, x, n, d, &opt, &m, &err) == SVC_OK, "%s: fit: %s",
+		  what, err.message);
+	svc_rng_seed(&rng, 5);
+	for (int64_t i = 0; i < n; i++)
+		svc_model_scale_row(&m, x + i * d, xs + i * d);
+	for (int64_t i = n; i < nr; i++)
+	{
+		int64_t		r = i - n;
+		const double *sv = m.sv + (size_t) (r % m.n_sv) * d;
+
+		for (int32_t j = 0; j < d; j++)
+		{
+			double		u = svc_rng_unit(&rng) - 0.5;
+
+			switch (r % 4)
+			{
+				case 0:			/* near a support vector */
+					xs[i * d + j] = sv[j] + 1e-3 * u;
+					break;
+				case 1:			/* far out: every term below e^-600 of 1 */
+					xs[i * d + j] = sv[j] * 60.0 + u;
+					break;
+				case 2:			/* a few times the spread away */
+					xs[i * d + j] = sv[j] * 3.0 + u;
+					break;
+				default:		/* the origin, nearly */
+					xs[i * d + j] = 1e-12 * u;
+					break;
+			}
+		}
+	}
+	for (size_t gi = 0; gi < sizeof(gammas) / sizeof(gammas[0]); gi++)
+	{
+		SvcScorer	s;
+		int64_t		bad = 0,
+					dropped = 0,
+					wide = 0;
+		double		worst = 0.0;
+
+		if (gammas[gi] > 0.0)
+			m.gamma = gammas[gi];
+		CHECK(svc_scorer_init(&svc_env_malloc, &m, &s, &err) == SVC_OK, "%s: init", what);
+		CHECK(s.n_proj > 0, "%s: a projection", what);
+		for (int64_t i = 0; i < nr; i++)
+		{
+			const double *xi = xs + i * d;
+			SvcScorePass ps;
+			long double ref = 0.0L,
+						refabs = 0.0L;
+
+			if (!svc_scorer_row_in_range(&s, xi))
+				continue;
+			svc_scorer_pass_sum(&s, xi, &ps);
+			for (int32_t t = 0; t < m.n_sv; t++)
+			{
+				long double d2 = 0.0L,
+							k;
+				const double *sv = m.sv + (size_t) t * d;
+				double		g = m.sv_gamma ? m.sv_gamma[t] : m.gamma;
+
+				for (int32_t j = 0; j < d; j++)
+				{
+					long double dj = (long double) xi[j] - sv[j];
+
+					d2 += dj * dj;
+				}
+				k = expl(-(long double) g * d2);
+				ref += m.alpha[t] * k;
+				refabs += fabsl(m.alpha[t] * k);
+			}
+			wide += s.wide_on;
+			dropped += s.wide_on && ps.n_drop > 0;
+			/*
+			 * the double distances' bound is against the double full
+			 * sum (whose exponents carry the distances' rounding times
+			 * gamma d^2: the same in both codes), the float distances'
+			 * against the exact one; the reference's own rounding is far
+			 * below 1e-15 of its terms
+			 */
+			if (!s.wide_on)
+				ref = svc_kernel_sum(m.sv, m.alpha, m.sv_gamma, m.n_sv, d, m.gamma, xi);
+			if (!(fabsl(ref - ps.lam) <= ps.lam_err + 1e-15L * refabs + 1e-300L))
+			{
+				bad++;
+				if (ps.lam_err > 0.0)
+					worst = fmax(worst, (double) (fabsl(ref - ps.lam) / ps.lam_err));
+			}
+		}
+		CHECK(bad == 0, "%s, gamma %g: %lld sums outside the scorer's bound (worst %g of it)",
+			  what, m.gamma, (long long) bad, worst);
+		if (gammas[gi] < 1000.0)
+			CHECK(wide > n / 2, "%s, gamma %g: %lld rows took the float distances", what, m.gamma,
+				  (long long) wide);
+		if (gi == 0)
+			CHECK(dropped > n / 4, "%s: groups skipped on %lld rows", what, (long long) dropped);
+		svc_scorer_free(&svc_env_malloc, &s);
+	}
+	svc_model_free(&svc_env_malloc, &m);
+	free(xs);
+	free(x);
+}
+
 int
 main(void)
 {
@@ -312,5 +439,7 @@ main(void)
 			   0.05, true);
 	test_model("embed 300-D, widths", 600, 300,
 			   "{\"gamma\": 4, \"scale\": \"none\", \"budget\": 80, \"bandwidth_k\": 5}", 1.0, false);
+	test_wide_bound("wide bound 128-D", 800, 128, "{\"budget\": 150}");
+	test_wide_bound("wide bound 768-D", 200, 768, "{\"gamma\": 40, \"scale\": \"none\", \"budget\": 60}");
 	return unit_summary("test_score");
 }
