@@ -112,7 +112,7 @@ _Static_assert(SVC_WIDE_SLOTS == GRP * BLK, "a float group is a group");
 /*
  * Wide rows skip a group whose terms are all below 2^-b of a term, not
  * 2^-50: b such that 2^-b is at most 2^-WIDE_PRUNE_BELOW of eta, the
- * bound on their exponents' error from the float distances (about 1e-4 on
+ * bound on their exponents' error from the float distances (about 1e-5 on
  * unit rows), but at least WIDE_PRUNE_MIN.  What the skipped groups can
  * add to f's bound is then a small share of what the float distances add;
  * and what lets the groups of other clusters go.
@@ -338,8 +338,9 @@ wide_init(const SvcEnv *env, SvcScorer *s, SvcError *err)
  * floats nearest x and s: float products summed WIDE_RUN coordinates at a
  * time, those sums in double.  With u = 2^-24 and v = 2^-53: each run of
  * WIDE_RUN float multiply-adds is within gamma_16 = 16u / (1 - 16u) of
- * its sum of |x'_j s'_j|, in any order; the d / 16 runs summed in double,
- * the norms' d terms and the two last operations add (2d + 1) v of
+ * its sum of |x'_j s'_j|, in any order, so 2 x'.s' within 2 gamma_16
+ * ||x'|| ||s'|| (Cauchy-Schwarz); the d / 16 runs summed in double, the
+ * norms' d terms and the two last operations add (2d + 1) v of
  * (||x'|| + ||s'||)^2.  Rounding to float moves x and s by at most
  * rho = u (||x|| + ||s||) + 2d 2^-149 (subnormal floats), so the exact
  * distances differ by at most 2 rho (||x|| + ||s||) + rho^2.  Clamping
@@ -373,10 +374,12 @@ wide_prep(SvcScorer *s, const double *x, double *xn_out)
 		return -1.0;
 	{
 		double		a = sqrt(xn) + s->sv_norm,
-					ah = sqrt(xx) + s->sf_norm,
+					xh = sqrt(xx),
+					ah = xh + s->sf_norm,
 					rho = u * a + 2.0 * d * 0x1p-149;
 
-		e = ((2.0 * d + 1.0) * v + WIDE_RUN * u / (1.0 - WIDE_RUN * u)) * ah * ah +
+		e = (2.0 * d + 1.0) * v * ah * ah +
+			2.0 * (WIDE_RUN * u / (1.0 - WIDE_RUN * u)) * xh * s->sf_norm +
 			2.0 * rho * a + rho * rho;
 		/* and this bound's own rounding */
 		e *= 1.0 + 0x1p-30;
