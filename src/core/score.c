@@ -527,18 +527,17 @@ proj_bounds(SvcScorer *s, const double *x, double xn)
 	_Static_assert(PROJ == 2 * BLK, "the projected row is two v8");
 
 	/* even and odd coordinates in their own sums: four chains */
-	for (int32_t j = 0; j < d; j++)
+	for (int32_t j = 0; j + 1 < d; j += 2)
 	{
-		if (j & 1)
-		{
-			y0 += x[j] * load8(q + (size_t) j * PROJ);
-			y1 += x[j] * load8(q + (size_t) j * PROJ + BLK);
-		}
-		else
-		{
-			z0 += x[j] * load8(q + (size_t) j * PROJ);
-			z1 += x[j] * load8(q + (size_t) j * PROJ + BLK);
-		}
+		z0 += x[j] * load8(q + (size_t) j * PROJ);
+		z1 += x[j] * load8(q + (size_t) j * PROJ + BLK);
+		y0 += x[j + 1] * load8(q + (size_t) (j + 1) * PROJ);
+		y1 += x[j + 1] * load8(q + (size_t) (j + 1) * PROJ + BLK);
+	}
+	if (d & 1)
+	{
+		z0 += x[d - 1] * load8(q + (size_t) (d - 1) * PROJ);
+		z1 += x[d - 1] * load8(q + (size_t) (d - 1) * PROJ + BLK);
 	}
 	z0 += y0;
 	z1 += y1;

@@ -210,19 +210,24 @@ eq_dists_model(const SvcScorer *s, const double *x, double *restrict dist)
 	/* fewer than a vector's worth: by rows, which is faster there */
 	if (n < 8)
 		return eq_dists(s->m->eq, n, s->dims, x, dist);
-	for (int32_t i = 0; i < n; i++)
-		dist[i] = 0.0;
-	for (int32_t j = 0; j < s->dims; j++)
+	/*
+	 * eight equilibria at a time, their sums in a register over every
+	 * coordinate (not through dist[] at each one), each in coordinate
+	 * order as before; the last eight end at n (overlapping the eight
+	 * before them, which get the same values again)
+	 */
+	for (int32_t i0 = 0; i0 < n; i0 += BLK)
 	{
-		const double *restrict col = s->eqc + (size_t) j * n;
-		double		xj = x[j];
+		int32_t		at = i0 + BLK <= n ? i0 : n - BLK;
+		v8			acc = {0};
 
-		for (int32_t i = 0; i < n; i++)
+		for (int32_t j = 0; j < s->dims; j++)
 		{
-			double		t = col[i] - xj;
+			v8			t = load8(s->eqc + (size_t) j * n + at) - x[j];
 
-			dist[i] += t * t;
+			acc += t * t;
 		}
+		store8p(dist + at, &acc);
 	}
 	for (int32_t i = 0; i < n; i++)
 	{

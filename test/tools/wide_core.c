@@ -120,6 +120,7 @@ main(int argc, char **argv)
 				t_pred = 0,
 				fsum = 0;
 	int64_t		csum = 0;
+	uint64_t	fh = 1469598103934665603ULL;
 
 	for (; a < argc && strncmp(argv[a], "--", 2) == 0; a += 2)
 	{
@@ -183,24 +184,37 @@ main(int argc, char **argv)
 		{
 			t0 = cpu_now();
 			svc_model_scale_row(&m, x + i * d, xs);
-			fsum += svc_scorer_decision(&s, xs);
+			{
+				double		f = svc_scorer_decision(&s, xs);
+				uint64_t	bits;
+
+				memcpy(&bits, &f, sizeof(bits));
+				fh = (fh ^ bits) * 1099511628211ULL;
+				fsum += f;
+			}
 			t_dec += cpu_now() - t0;
 		}
 		for (int64_t i = 0; i < n_score; i++)
 		{
 			t0 = cpu_now();
 			svc_model_scale_row(&m, x + i * d, xs);
-			csum += svc_scorer_predict(&s, xs, NULL);
+			{
+				int32_t		c = svc_scorer_predict(&s, xs, NULL);
+
+				fh = (fh ^ (uint64_t) c) * 1099511628211ULL;
+				csum += c;
+			}
 			t_pred += cpu_now() - t0;
 		}
 	}
 	printf("%lld rows x %d, fit on %lld: %.3f s; %d support vectors, %d equilibria, %d clusters, "
 		   "gamma %.4g; decision %.2f us a row, predict %.2f us a row (%.1f%% at the first point, "
-		   "%.1f%% full trajectories); sums %.6g %lld\n",
+		   "%.1f%% full trajectories); sums %.6g %lld, hash of every f and cluster %016llx\n",
 		   (long long) n, d, (long long) (n < opt.sample ? n : opt.sample), t_fit, m.n_sv, m.n_eq,
 		   m.n_clusters, m.gamma, 1e6 * t_dec / (n_score * repeat), 1e6 * t_pred / (n_score * repeat),
 		   100.0 * s.n_first / (double) (s.n_rows ? s.n_rows : 1),
-		   100.0 * s.n_fallback / (double) (s.n_rows ? s.n_rows : 1), fsum, (long long) csum);
+		   100.0 * s.n_fallback / (double) (s.n_rows ? s.n_rows : 1), fsum, (long long) csum,
+		   (unsigned long long) fh);
 	svc_scorer_free(&svc_env_malloc, &s);
 	svc_model_free(&svc_env_malloc, &m);
 	free(x);
