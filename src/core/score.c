@@ -190,8 +190,7 @@ proj_init(const SvcEnv *env, SvcScorer *s, SvcError *err)
 
 	s->proj_q = svc_alloc0(env, sizeof(double) * (size_t) d * PROJ, err);
 	s->proj_s = svc_alloc0(env, sizeof(double) * (size_t) s->n_blk * PROJ * BLK, err);
-	s->proj_z = svc_alloc0(env, sizeof(double) * PROJ, err);
-	if (!a || !y || !t || !s->proj_q || !s->proj_s || !s->proj_z)
+	if (!a || !y || !t || !s->proj_q || !s->proj_s)
 		goto done;
 	/* the slots, centred */
 	for (int32_t j = 0; j < d; j++)
@@ -498,8 +497,9 @@ hmin8p(const v8 *vp)
  * For every group, a bound on the log of its terms' weights at x,
  * log sum |alpha_i| max(1, gamma_i) exp(-gamma_i ||x - s_i||^2), into
  * s->gub, from the projection: ||x - s||^2 >= ||Q(x - s)||^2 / proj_lam.
- * Qx and each Qs (proj_init) are within gamma_d qn ||.|| of their exact
- * values per coordinate, delta = sqrt(k) gamma_d qn (||x|| + max ||s||)
+ * Qx and each Qs (proj_init) are within gamma_{d+1} qn ||.|| of their
+ * exact values per coordinate (d products summed in any order, each
+ * rounded or fused), delta = sqrt(k) gamma_{d+1} qn (||x|| + max ||s||)
  * in all; the computed distance t' then within delta of ||Q(x - s)||,
  * itself at most T = sqrt(proj_lam) (||x|| + max ||s||), so
  * ||Q(x - s)||^2 >= t'^2 - 2 delta (T + delta); t'^2's own rounding is
@@ -519,7 +519,7 @@ proj_bounds(SvcScorer *s, const double *x, double xn)
 				y1 = {0};
 	double		z[PROJ],
 				xnorm = sqrt(xn) * (1.0 + 0x1p-40),
-				gam = d * 0x1p-53 / (1.0 - d * 0x1p-53),
+				gam = (d + 1.0) * 0x1p-53 / (1.0 - (d + 1.0) * 0x1p-53),
 				delta = sqrt((double) k) * gam * s->proj_qn * (xnorm + s->sv_norm) * (1.0 + 0x1p-40),
 				big = sqrt(s->proj_lam) * (xnorm + s->sv_norm) + delta,
 				slack = 2.0 * delta * (big + delta) * (1.0 + 0x1p-40),
@@ -765,7 +765,6 @@ svc_scorer_free(const SvcEnv *env, SvcScorer *s)
 	svc_free(env, s->xf);
 	svc_free(env, s->proj_q);
 	svc_free(env, s->proj_s);
-	svc_free(env, s->proj_z);
 	svc_free(env, s->bmax);
 	svc_free(env, s->kept);
 	svc_free(env, s->gcentre);

@@ -94,7 +94,6 @@ typedef struct SvcScorer
 	int32_t		n_proj;			/* rows of proj_q (0: none) */
 	double	   *proj_q;			/* [dims][SVC_SCORE_PROJ] nearly orthonormal rows */
 	double	   *proj_s;			/* [n_blk][SVC_SCORE_PROJ][8] the slots projected */
-	double	   *proj_z;			/* [SVC_SCORE_PROJ] workspace: the row projected */
 	double		proj_lam;		/* bound on the largest eigenvalue of Q Q' */
 	double		proj_qn;		/* bound on the largest row norm of Q */
 	/* prediction */
