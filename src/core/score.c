@@ -112,7 +112,7 @@ _Static_assert(SVC_WIDE_SLOTS == GRP * BLK, "a float group is a group");
 /*
  * Wide rows skip a group whose terms are all below 2^-b of a term, not
  * 2^-50: b such that 2^-b is at most 2^-WIDE_PRUNE_BELOW of eta, the
- * bound on their exponents' error from the float distances (about 1e-5 on
+ * bound on their exponents' error from the float distances (about 4e-5 on
  * unit rows), but at least WIDE_PRUNE_MIN.  What the skipped groups can
  * add to f's bound is then a small share of what the float distances add;
  * and what lets the groups of other clusters go.
