@@ -20,6 +20,7 @@
 #include <string.h>
 
 #define GRP		4				/* blocks per group, bounded by a ball */
+#define PROJ_KEYS	SVC_SCORE_PROJ	/* wide models split on their projection */
 #define PRUNE_LN	(50.0 * M_LN2)	/* skip a block below 2^-50 of a term */
 #define EXP_FLOOR	(-700.0)	/* as kernel.c */
 #define RESHIFT		40.0		/* kernel values up to e^40 before a new shift */
@@ -57,9 +58,11 @@ cmp_keyidx(const void *a, const void *b)
  * as a whole.
  */
 static void
-split(const SvcModel *m, int32_t *perm, KeyIdx *tmp, int32_t lo, int32_t hi)
+split(const SvcModel *m, const double *keys, int32_t *perm, KeyIdx *tmp, int32_t lo, int32_t hi)
 {
-	int32_t		d = m->dims;
+	/* keys (wide models): the support vectors projected, PROJ_KEYS each */
+	int32_t		d = keys ? PROJ_KEYS : m->dims;
+	const double *v = keys ? keys : m->sv;
 	int32_t		best = 0;
 	double		spread = -1.0;
 	int32_t		mid;
@@ -73,10 +76,10 @@ split(const SvcModel *m, int32_t *perm, KeyIdx *tmp, int32_t lo, int32_t hi)
 
 		for (int32_t k = lo; k < hi; k++)
 		{
-			double		v = m->sv[(size_t) perm[k] * d + j];
+			double		c = v[(size_t) perm[k] * d + j];
 
-			mn = v < mn ? v : mn;
-			mx = v > mx ? v : mx;
+			mn = c < mn ? c : mn;
+			mx = c > mx ? c : mx;
 		}
 		if (mx - mn > spread)
 		{
@@ -86,7 +89,7 @@ split(const SvcModel *m, int32_t *perm, KeyIdx *tmp, int32_t lo, int32_t hi)
 	}
 	for (int32_t k = lo; k < hi; k++)
 	{
-		tmp[k - lo].key = m->sv[(size_t) perm[k] * d + best];
+		tmp[k - lo].key = v[(size_t) perm[k] * d + best];
 		tmp[k - lo].idx = perm[k];
 	}
 	qsort(tmp, (size_t) (hi - lo), sizeof(KeyIdx), cmp_keyidx);
@@ -98,8 +101,8 @@ split(const SvcModel *m, int32_t *perm, KeyIdx *tmp, int32_t lo, int32_t hi)
 
 		mid = lo + ((hi - lo) / 2 + unit - 1) / unit * unit;
 	}
-	split(m, perm, tmp, lo, mid);
-	split(m, perm, tmp, mid, hi);
+	split(m, keys, perm, tmp, lo, mid);
+	split(m, keys, perm, tmp, mid, hi);
 }
 
 /* ---------- wide rows: distances from float dot products ---------- */
@@ -168,6 +171,53 @@ proj_orthonormalise(double *y, int32_t k, int32_t d)
 }
 
 /*
+ * Up to PROJ directions where the n rows of a ([n][d], centred) spread
+ * most, orthonormal, into y ([PROJ][d]); t is [n][PROJ] workspace.
+ * Returns how many (rows of a that span less give fewer).
+ */
+static int32_t
+proj_basis(const double *a, int32_t n, int32_t d, double *y, double *t)
+{
+	int32_t		k = PROJ;
+
+	/* y = R' A with fixed pseudo-random signs */
+	for (int32_t r = 0; r < k; r++)
+		for (int32_t i = 0; i < n; i++)
+		{
+			uint64_t	h = ((uint64_t) (r + 1) * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t) (i + 1) * 0xc2b2ae3d27d4eb4fULL);
+			double		sign;
+
+			h ^= h >> 29;
+			h *= 0xbf58476d1ce4e5b9ULL;
+			h ^= h >> 32;
+			sign = (h & 1) ? 1.0 : -1.0;
+			for (int32_t j = 0; j < d; j++)
+				y[(size_t) r * d + j] += sign * a[(size_t) i * d + j];
+		}
+	k = proj_orthonormalise(y, k, d);
+	for (int round = 0; round < PROJ_ROUNDS && k > 0; round++)
+	{
+		/* y = (A' A) y, by t = A y' */
+		for (int32_t i = 0; i < n; i++)
+			for (int32_t r = 0; r < k; r++)
+			{
+				double		dot = 0.0;
+
+				for (int32_t j = 0; j < d; j++)
+					dot += a[(size_t) i * d + j] * y[(size_t) r * d + j];
+				t[(size_t) i * k + r] = dot;
+			}
+		memset(y, 0, sizeof(double) * (size_t) k * d);
+		for (int32_t i = 0; i < n; i++)
+			for (int32_t r = 0; r < k; r++)
+				for (int32_t j = 0; j < d; j++)
+					y[(size_t) r * d + j] += t[(size_t) i * k + r] * a[(size_t) i * d + j];
+		k = proj_orthonormalise(y, k, d);
+	}
+	return k;
+}
+
+/*
  * The projection of a wide model: up to PROJ directions where the slots
  * spread most (a randomised range finder on the centred slots: fixed
  * signs, then PROJ_ROUNDS power iterations), nearly orthonormal, with a
@@ -203,40 +253,7 @@ proj_init(const SvcEnv *env, SvcScorer *s, SvcError *err)
 		for (int32_t i = 0; i < n; i++)
 			a[(size_t) i * d + j] = s->st[(size_t) (i / BLK) * BLK * d + (size_t) j * BLK + i % BLK] - mean;
 	}
-	/* y = R' A with fixed pseudo-random signs */
-	for (int32_t r = 0; r < k; r++)
-		for (int32_t i = 0; i < n; i++)
-		{
-			uint64_t	h = ((uint64_t) (r + 1) * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t) (i + 1) * 0xc2b2ae3d27d4eb4fULL);
-			double		sign;
-
-			h ^= h >> 29;
-			h *= 0xbf58476d1ce4e5b9ULL;
-			h ^= h >> 32;
-			sign = (h & 1) ? 1.0 : -1.0;
-			for (int32_t j = 0; j < d; j++)
-				y[(size_t) r * d + j] += sign * a[(size_t) i * d + j];
-		}
-	k = proj_orthonormalise(y, k, d);
-	for (int round = 0; round < PROJ_ROUNDS && k > 0; round++)
-	{
-		/* y = (A' A) y, by t = A y' */
-		for (int32_t i = 0; i < n; i++)
-			for (int32_t r = 0; r < k; r++)
-			{
-				double		dot = 0.0;
-
-				for (int32_t j = 0; j < d; j++)
-					dot += a[(size_t) i * d + j] * y[(size_t) r * d + j];
-				t[(size_t) i * k + r] = dot;
-			}
-		memset(y, 0, sizeof(double) * (size_t) k * d);
-		for (int32_t i = 0; i < n; i++)
-			for (int32_t r = 0; r < k; r++)
-				for (int32_t j = 0; j < d; j++)
-					y[(size_t) r * d + j] += t[(size_t) i * k + r] * a[(size_t) i * d + j];
-		k = proj_orthonormalise(y, k, d);
-	}
+	k = proj_basis(a, n, d, y, t);
 	if (k == 0)
 	{
 		st = SVC_OK;			/* the slots are one point: no projection */
@@ -287,6 +304,68 @@ done:
 	svc_free(env, y);
 	svc_free(env, t);
 	return st;
+}
+
+/*
+ * Wide models: the support vectors projected on their widest directions
+ * (proj_basis), [n_sv][PROJ_KEYS], for split(): blocks and groups of
+ * support vectors near each other in those directions, which the
+ * projection's bounds can skip together.  *keys stays NULL for narrower
+ * models, where split() takes the coordinates.
+ */
+static SvcStatus
+proj_keys(const SvcEnv *env, const SvcModel *m, double **keys, SvcError *err)
+{
+	int32_t		d = m->dims,
+				n = m->n_sv,
+				k;
+	double	   *a,
+			   *y,
+			   *t;
+	bool		ok = d >= SVC_SCORE_WIDE_DIMS && n >= 2;
+
+	*keys = NULL;
+	for (size_t i = 0; ok && i < (size_t) n * d; i++)
+		ok = fabs(m->sv[i]) <= WIDE_MAX_COORD;
+	if (!ok)
+		return SVC_OK;
+	a = svc_alloc(env, sizeof(double) * (size_t) n * d, err);
+	y = svc_alloc0(env, sizeof(double) * (size_t) PROJ * d, err);
+	t = svc_alloc(env, sizeof(double) * (size_t) n * PROJ, err);
+	*keys = svc_alloc0(env, sizeof(double) * (size_t) n * PROJ_KEYS, err);
+	if (!a || !y || !t || !*keys)
+	{
+		svc_free(env, a);
+		svc_free(env, y);
+		svc_free(env, t);
+		svc_free(env, *keys);
+		*keys = NULL;
+		return SVC_ERR_NOMEM;
+	}
+	for (int32_t j = 0; j < d; j++)
+	{
+		double		mean = 0.0;
+
+		for (int32_t i = 0; i < n; i++)
+			mean += m->sv[(size_t) i * d + j];
+		mean /= n;
+		for (int32_t i = 0; i < n; i++)
+			a[(size_t) i * d + j] = m->sv[(size_t) i * d + j] - mean;
+	}
+	k = proj_basis(a, n, d, y, t);
+	for (int32_t i = 0; i < n; i++)
+		for (int32_t r = 0; r < k; r++)
+		{
+			double		dot = 0.0;
+
+			for (int32_t j = 0; j < d; j++)
+				dot += y[(size_t) r * d + j] * m->sv[(size_t) i * d + j];
+			(*keys)[(size_t) i * PROJ_KEYS + r] = dot;
+		}
+	svc_free(env, a);
+	svc_free(env, y);
+	svc_free(env, t);
+	return SVC_OK;
 }
 
 /*
@@ -589,6 +668,7 @@ svc_scorer_init(const SvcEnv *env, const SvcModel *m, SvcScorer *s, SvcError *er
 				d = m->dims;
 	int32_t    *perm = NULL;
 	KeyIdx	   *tmp = NULL;
+	double	   *keys = NULL;
 	size_t		slots;
 	SvcStatus	st = SVC_ERR_NOMEM;
 
@@ -615,7 +695,13 @@ svc_scorer_init(const SvcEnv *env, const SvcModel *m, SvcScorer *s, SvcError *er
 		goto fail;
 	for (int32_t i = 0; i < n; i++)
 		perm[i] = i;
-	split(m, perm, tmp, 0, n);
+	st = proj_keys(env, m, &keys, err);
+	if (st != SVC_OK)
+		goto fail;
+	st = SVC_ERR_NOMEM;
+	split(m, keys, perm, tmp, 0, n);
+	svc_free(env, keys);
+	keys = NULL;
 
 	s->n_blk = (n + BLK - 1) / BLK;
 	s->n_grp = (s->n_blk + GRP - 1) / GRP;
@@ -746,6 +832,7 @@ svc_scorer_init(const SvcEnv *env, const SvcModel *m, SvcScorer *s, SvcError *er
 fail:
 	svc_free(env, perm);
 	svc_free(env, tmp);
+	svc_free(env, keys);
 	svc_scorer_free(env, s);
 	return st;
 }
