@@ -218,6 +218,26 @@ proj_basis(const double *a, int32_t n, int32_t d, double *y, double *t)
 }
 
 /*
+ * proj_basis of the n rows of a ([n][d]) once centred: each column's mean
+ * (summed in the order of the rows) taken from it in place.
+ */
+static int32_t
+proj_centred_basis(double *a, int32_t n, int32_t d, double *y, double *t)
+{
+	for (int32_t j = 0; j < d; j++)
+	{
+		double		mean = 0.0;
+
+		for (int32_t i = 0; i < n; i++)
+			mean += a[(size_t) i * d + j];
+		mean /= n;
+		for (int32_t i = 0; i < n; i++)
+			a[(size_t) i * d + j] -= mean;
+	}
+	return proj_basis(a, n, d, y, t);
+}
+
+/*
  * The projection of a wide model: up to PROJ directions where the slots
  * spread most (a randomised range finder on the centred slots: fixed
  * signs, then PROJ_ROUNDS power iterations), nearly orthonormal, with a
@@ -242,18 +262,11 @@ proj_init(const SvcEnv *env, SvcScorer *s, SvcError *err)
 	s->proj_s = svc_alloc0(env, sizeof(double) * (size_t) s->n_blk * PROJ * BLK, err);
 	if (!a || !y || !t || !s->proj_q || !s->proj_s)
 		goto done;
-	/* the slots, centred */
-	for (int32_t j = 0; j < d; j++)
-	{
-		double		mean = 0.0;
-
-		for (int32_t i = 0; i < n; i++)
-			mean += s->st[(size_t) (i / BLK) * BLK * d + (size_t) j * BLK + i % BLK];
-		mean /= n;
-		for (int32_t i = 0; i < n; i++)
-			a[(size_t) i * d + j] = s->st[(size_t) (i / BLK) * BLK * d + (size_t) j * BLK + i % BLK] - mean;
-	}
-	k = proj_basis(a, n, d, y, t);
+	/* the slots, row by row */
+	for (int32_t i = 0; i < n; i++)
+		for (int32_t j = 0; j < d; j++)
+			a[(size_t) i * d + j] = s->st[(size_t) (i / BLK) * BLK * d + (size_t) j * BLK + i % BLK];
+	k = proj_centred_basis(a, n, d, y, t);
 	if (k == 0)
 	{
 		st = SVC_OK;			/* the slots are one point: no projection */
@@ -342,17 +355,8 @@ proj_keys(const SvcEnv *env, const SvcModel *m, double **keys, SvcError *err)
 		*keys = NULL;
 		return SVC_ERR_NOMEM;
 	}
-	for (int32_t j = 0; j < d; j++)
-	{
-		double		mean = 0.0;
-
-		for (int32_t i = 0; i < n; i++)
-			mean += m->sv[(size_t) i * d + j];
-		mean /= n;
-		for (int32_t i = 0; i < n; i++)
-			a[(size_t) i * d + j] = m->sv[(size_t) i * d + j] - mean;
-	}
-	k = proj_basis(a, n, d, y, t);
+	memcpy(a, m->sv, sizeof(double) * (size_t) n * d);
+	k = proj_centred_basis(a, n, d, y, t);
 	for (int32_t i = 0; i < n; i++)
 		for (int32_t r = 0; r < k; r++)
 		{

@@ -84,6 +84,20 @@ scaled(double v, double factor, int e)
 	return factor != 0.0 ? v * factor : ldexp(v, -e);
 }
 
+/* Row i of the sample's rows then its labelled rows, and its count. */
+static inline const double *
+stats_row(const double *rows, const uint64_t *count, int64_t n, const double *lab,
+		  const uint64_t *lab_count, size_t lab_width, int32_t dims, int64_t i, double *c)
+{
+	if (i < n)
+	{
+		*c = (double) (count ? count[i] : 1);
+		return rows + (size_t) i * dims;
+	}
+	*c = (double) (lab_count ? lab_count[i - n] : 1);
+	return lab + (size_t) (i - n) * lab_width;
+}
+
 void
 svc_stats_of_counted(const uint8_t *st, int32_t dims, const double *rows,
 					 const uint64_t *count, int64_t n, const double *lab,
@@ -110,9 +124,8 @@ svc_stats_of_counted(const uint8_t *st, int32_t dims, const double *rows,
 	}
 	for (int64_t i = 0; i < n + n_lab; i++)
 	{
-		double		c = (double) (i < n ? (count ? count[i] : 1) :
-								  (lab_count ? lab_count[i - n] : 1));
-		const double *r = i < n ? rows + (size_t) i * dims : lab + (size_t) (i - n) * lab_width;
+		double		c;
+		const double *r = stats_row(rows, count, n, lab, lab_count, lab_width, dims, i, &c);
 
 		for (int32_t j = 0; j < dims; j++)
 		{
@@ -127,9 +140,8 @@ svc_stats_of_counted(const uint8_t *st, int32_t dims, const double *rows,
 		mean[j] = total > 0 ? mean[j] / total : 0.0;
 	for (int64_t i = 0; i < n + n_lab; i++)
 	{
-		double		c = (double) (i < n ? (count ? count[i] : 1) :
-								  (lab_count ? lab_count[i - n] : 1));
-		const double *r = i < n ? rows + (size_t) i * dims : lab + (size_t) (i - n) * lab_width;
+		double		c;
+		const double *r = stats_row(rows, count, n, lab, lab_count, lab_width, dims, i, &c);
 
 		for (int32_t j = 0; j < dims; j++)
 		{
