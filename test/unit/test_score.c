@@ -248,6 +248,36 @@ test_model(const char *what, int64_t n, int32_t d, const char *json,
 	}
 
 	/*
+	 * Every allocation of the scorer's set-up failing in turn (the
+	 * projection of wide models among them): an error, nothing leaked,
+	 * until enough are left and it succeeds.
+	 */
+	{
+		long		left = 0;
+
+		for (;; left++)
+		{
+			UnitBudget	b = {left, 0};
+			SvcEnv		env = {.alloc = unit_fail_after_alloc, .release = unit_counted_free,
+			.realloc = unit_fail_after_realloc, .ctx = &b};
+			SvcScorer	t;
+			SvcStatus	st = svc_scorer_init(&env, &m, &t, &err);
+
+			if (st == SVC_OK)
+			{
+				svc_scorer_free(&env, &t);
+				CHECK(b.live == 0, "%s: init: %ld blocks left", what, b.live);
+				break;
+			}
+			CHECK(st == SVC_ERR_NOMEM && err.status == SVC_ERR_NOMEM,
+				  "%s: init with %ld allocations: %d", what, left, (int) st);
+			CHECK(b.live == 0, "%s: init failing after %ld allocations: %ld blocks left",
+				  what, left, b.live);
+		}
+		CHECK(left >= (d >= SVC_SCORE_WIDE_DIMS ? 30 : 20), "%s: init's allocations: %ld", what, left);
+	}
+
+	/*
 	 * The distances to the equilibria and their columns are allocated at
 	 * the first prediction: where that fails, every row takes the full
 	 * trajectory (the same clusters) and nothing leaks.  With one
