@@ -1,8 +1,7 @@
 /* label_saddle.c - the saddle tree: candidate, connecting and data edges, and their maximum spanning tree */
 #include "label_saddle.h"
-#include "kdtree.h"
-#include "balltree.h"
 #include "kernel.h"
+#include "rowtree.h"
 #include "unionfind.h"
 
 #include <float.h>
@@ -19,8 +18,6 @@
 #define DATA_MAX_SIGMA		4.0		/* ... no farther than 4 sigma */
 #define DATA_STEP_SIGMA		0.5		/* ... checked every half sigma */
 #define DATA_MAX_STEPS		8
-/* from this many dimensions the data paths search a ball tree (balltree.h) */
-#define DATA_BALL_DIMS		16
 
 /*
  * Saddle height between two equilibria: the lowest lambda on the straight
@@ -362,9 +359,7 @@ data_edges(const SvcEnv *env, const SvcModel *m, const SvcEqList *eqs,
 	int32_t		d = m->dims;
 	double		sigma = 1.0 / sqrt(2.0 * m->gamma);
 	double		max_d2 = (DATA_MAX_SIGMA * sigma) * (DATA_MAX_SIGMA * sigma);
-	SvcKdTree	tree = {0};
-	SvcBallTree ball = {0};
-	bool		use_ball;
+	SvcRowTree	tree = {0};
 	int64_t		idx[DATA_KNN + 1];
 	double		nd2[DATA_KNN + 1];
 	SvcEdge	   *out = NULL;
@@ -374,15 +369,7 @@ data_edges(const SvcEnv *env, const SvcModel *m, const SvcEqList *eqs,
 	int64_t		every = svc_label_units_per_check(m);
 	SvcStatus	st;
 
-	use_ball = d >= DATA_BALL_DIMS;
-	if (use_ball)
-		st = svc_ball_build(env, xs, n, d, roweq, &ball, err);
-	else
-	{
-		st = svc_kd_build(env, xs, n, d, &tree, err);
-		if (st == SVC_OK)
-			st = svc_kd_set_groups(env, &tree, roweq, err);
-	}
+	st = svc_rowtree_build(env, xs, n, d, roweq, &tree, err);
 	if (st != SVC_OK)
 		goto done;
 	pt = svc_alloc(env, sizeof(double) * (size_t) d, err);
@@ -408,15 +395,12 @@ data_edges(const SvcEnv *env, const SvcModel *m, const SvcEqList *eqs,
 		 * proposes none.  In separated clusters, nearly every row.
 		 */
 		{
-			double		r2 = use_ball ? svc_ball_kth_bound(&ball, i, DATA_KNN + 1) :
-				svc_kd_kth_bound(&tree, i, DATA_KNN + 1);
+			double		r2 = svc_rowtree_kth_bound(&tree, i, DATA_KNN + 1);
 
-			if (!(use_ball ? svc_ball_other_within(&ball, roweq[i], xi, r2 < max_d2 ? r2 : max_d2) :
-				  svc_kd_other_within(&tree, roweq[i], xi, r2 < max_d2 ? r2 : max_d2)))
+			if (!svc_rowtree_other_within(&tree, roweq[i], xi, r2 < max_d2 ? r2 : max_d2))
 				continue;
 		}
-		found = use_ball ? svc_ball_knearest(&ball, xi, DATA_KNN + 1, idx, nd2) :
-			svc_kd_knearest(&tree, xi, DATA_KNN + 1, idx, nd2);
+		found = svc_rowtree_knearest(&tree, xi, DATA_KNN + 1, idx, nd2);
 		for (int32_t r = 0; r < found; r++)
 		{
 			int64_t		j = idx[r];
@@ -477,8 +461,7 @@ data_edges(const SvcEnv *env, const SvcModel *m, const SvcEqList *eqs,
 	}
 	st = SVC_OK;
 done:
-	svc_kd_free(env, &tree);
-	svc_ball_free(env, &ball);
+	svc_rowtree_free(env, &tree);
 	svc_free(env, out);
 	svc_free(env, pt);
 	return st;

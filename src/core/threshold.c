@@ -1,8 +1,7 @@
 /* threshold.c - the offset of f from a quantile of f on the training rows (threshold.h) */
 #include "threshold.h"
-#include "balltree.h"
-#include "kdtree.h"
 #include "kernel.h"
+#include "rowtree.h"
 #include "score.h"
 #include "state_sample.h"
 
@@ -77,54 +76,17 @@ mix_quantile(MixValue *val, int64_t count, double w, double target, double fallb
 }
 
 /*
- * The training rows' nearest neighbours: a ball tree from this many
- * dimensions, where a k-d tree's cells stop pruning (as label_saddle.c's
- * data edges choose), else a k-d tree.
- */
-#define NN_BALL_DIMS 16
-
-typedef struct RowTree
-{
-	bool		ball;
-	SvcKdTree	kd;
-	SvcBallTree bt;
-	int32_t    *group;			/* the ball tree's groups: one, unused */
-} RowTree;
-
-static SvcStatus
-row_tree_build(const SvcEnv *env, const double *rows, int64_t n, int32_t d, RowTree *t,
-			   SvcError *err)
-{
-	t->ball = d >= NN_BALL_DIMS;
-	if (!t->ball)
-		return svc_kd_build(env, rows, n, d, &t->kd, err);
-	t->group = svc_alloc0(env, sizeof(int32_t) * (size_t) n, err);
-	if (!t->group)
-		return SVC_ERR_NOMEM;
-	return svc_ball_build(env, rows, n, d, t->group, &t->bt, err);
-}
-
-static void
-row_tree_free(const SvcEnv *env, RowTree *t)
-{
-	svc_kd_free(env, &t->kd);
-	svc_ball_free(env, &t->bt);
-	svc_free(env, t->group);
-}
-
-/*
  * The squared distance from row i (x) to its nearest other row, HUGE_VAL
  * when there is none: the least svc_sqdist_many of x over the rows but
  * i, as a scan finds it (both trees give its distances).  Of x's two
  * nearest rows, ties to the lower index, one is not i.
  */
 static double
-row_tree_nearest_other(const RowTree *t, const double *x, int64_t i)
+row_tree_nearest_other(const SvcRowTree *t, const double *x, int64_t i)
 {
 	int64_t		idx[2];
 	double		d2[2];
-	int32_t		found = t->ball ? svc_ball_knearest(&t->bt, x, 2, idx, d2) :
-		svc_kd_knearest(&t->kd, x, 2, idx, d2);
+	int32_t		found = svc_rowtree_knearest(t, x, 2, idx, d2);
 
 	if (found > 0 && idx[0] != i)
 		return d2[0];
@@ -160,7 +122,7 @@ threshold_mixture(const SvcEnv *env, SvcModel *m, const double *rows, int64_t n,
 	int64_t    *slot;
 	MixValue   *val;
 	double	   *own;
-	RowTree		tree = {0};
+	SvcRowTree	tree = {0};
 	bool		tree_made = false;
 	double		target = floor(m->opt.nu * (double) n),
 				top = 0.0,
@@ -247,7 +209,7 @@ threshold_mixture(const SvcEnv *env, SvcModel *m, const double *rows, int64_t n,
 			if (!tree_made)
 			{
 				tree_made = true;
-				st = row_tree_build(env, rows, n, d, &tree, err);
+				st = svc_rowtree_build(env, rows, n, d, NULL, &tree, err);
 				if (st != SVC_OK)
 					goto done;
 			}
@@ -265,7 +227,7 @@ done:
 	svc_free(env, slot);
 	svc_free(env, val);
 	svc_free(env, own);
-	row_tree_free(env, &tree);
+	svc_rowtree_free(env, &tree);
 	return st;
 }
 
