@@ -87,10 +87,54 @@ block_total(double *buf, size_t m, const double *alpha, double total)
  * the rows, so each row's sum runs in sqdist's order and the loops
  * vectorise without a horizontal sum per row.
  */
+typedef double v4d __attribute__((vector_size(32)));
+
+#define CHUNK 32				/* rows whose sums stay in registers */
+
+/*
+ * CHUNK rows' sums in registers across all d coordinates: the plain loop
+ * below loads and stores each row's partial sum at every coordinate,
+ * which on wide rows cost as much as reading the rows.  Each row's sum is
+ * the same expression, term by term in coordinate order, so the same bits.
+ */
+static inline void
+cols_sqdist_chunk(const double *cols, size_t stride, int32_t d, const double *x,
+				  double *out)
+{
+	v4d			acc[CHUNK / 4];
+
+	for (int k = 0; k < CHUNK / 4; k++)
+		acc[k] = (v4d) {0.0, 0.0, 0.0, 0.0};
+	for (size_t j = 0; j < (size_t) d; j++, cols += stride)
+	{
+		double		xj = x[j];
+		v4d			xv = {xj, xj, xj, xj};
+
+		for (int k = 0; k < CHUNK / 4; k++)
+		{
+			v4d			t;
+
+			memcpy(&t, cols + 4 * k, sizeof(t));
+			t = t - xv;
+			acc[k] += t * t;
+		}
+	}
+	memcpy(out, acc, sizeof(acc));
+}
+
 static inline void
 cols_sqdist(const double *cols, size_t stride, size_t m, int32_t d, const double *x,
 			double *out)
 {
+	size_t		done = 0;
+
+	for (; done + CHUNK <= m; done += CHUNK)
+		cols_sqdist_chunk(cols + done, stride, d, x, out + done);
+	if (done == m)
+		return;
+	cols += done;
+	out += done;
+	m -= done;
 	for (size_t i = 0; i < m; i++)
 		out[i] = 0.0;
 	for (size_t j = 0; j < (size_t) d; j++, cols += stride)
