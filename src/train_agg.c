@@ -140,17 +140,18 @@ checked_state_size(int32 dims, int64 capacity, int64 lab_capacity, size_t init_l
 
 /*
  * Allocate a state of the given capacities and room for an init model of
- * init_len bytes in CurrentMemoryContext.
+ * init_len bytes in CurrentMemoryContext.  Zeroed (the rows past the kept
+ * ones are part of the value's bytes) unless for svc_state_copy_labelled,
+ * which writes every byte: a wide state's growth zeroed tens of MB twice.
  */
 static bytea *
-new_state(int32 dims, int64 capacity, int64 lab_capacity, size_t init_len)
+new_state(int32 dims, int64 capacity, int64 lab_capacity, size_t init_len, bool zeroed)
 {
 	size_t		len = checked_state_size(dims, capacity, lab_capacity, init_len, capacity,
 										 lab_capacity);
 	bytea	   *s;
 
-	/* zeroed: the rows past the kept ones are part of the value's bytes */
-	s = (bytea *) palloc0(len + VARHDRSZ);
+	s = (bytea *) (zeroed ? palloc0(len + VARHDRSZ) : palloc(len + VARHDRSZ));
 	SET_VARSIZE(s, len + VARHDRSZ);
 	return s;
 }
@@ -414,7 +415,7 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 								  labelled ? svc_state_max_lab_capacity(&opts->opt) : 0,
 								  init_len, opts->opt.sample,
 								  labelled ? opts->opt.label_sample : 0);
-		state = new_state(dims, first, 0, init_len);
+		state = new_state(dims, first, 0, init_len, true);
 		svc_state_init(STATE_DATA(state), dims, first, &opts->opt);
 		if (init_len > 0)
 			svc_state_set_init(STATE_DATA(state), init, init_len);
@@ -468,7 +469,7 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 			capacity = svc_state_next_capacity(old);
 		else
 			lab_capacity = svc_state_next_lab_capacity(old);
-		grown = new_state(dims, capacity, lab_capacity, svc_state_init_len(old));
+		grown = new_state(dims, capacity, lab_capacity, svc_state_init_len(old), false);
 		svc_state_copy_labelled(old, STATE_DATA(grown), capacity, lab_capacity);
 		state = grown;
 		added = label == 0 ? svc_state_add(STATE_DATA(state), values) :
@@ -712,7 +713,7 @@ svc_train_combinefn(PG_FUNCTION_ARGS)
 		int64		cap = Max(need, svc_state_capacity(STATE_DATA(a)));
 		int64		lab_cap = Max(need_lab, svc_state_lab_capacity(STATE_DATA(a)));
 		bytea	   *grown = new_state(svc_state_dims(STATE_DATA(a)), cap, lab_cap,
-										  svc_state_init_len(STATE_DATA(a)));
+										  svc_state_init_len(STATE_DATA(a)), false);
 
 		svc_state_copy_labelled(STATE_DATA(a), STATE_DATA(grown), cap, lab_cap);
 		a = grown;

@@ -147,6 +147,7 @@ int64_t		svc_state_lab_seen(const uint8_t *buf, int label);
 /* Every row the state has counted, labelled or not. */
 int64_t		svc_state_rows_seen(const uint8_t *buf);
 int64_t		svc_state_next_lab_capacity(const uint8_t *buf);
+/* Writes every byte of dst, whatever it held (svc_state_size_warm of it). */
 void		svc_state_copy_labelled(const uint8_t *src, uint8_t *dst, int64_t new_capacity,
 									int64_t new_lab_capacity);
 /* The labelled slots a merge of b into a keeps (a needs room for them). */

@@ -205,7 +205,8 @@ SvcSampleOffer svc_sample_offer_slot(const SvcSampleArea *a, int64_t *kept, int6
 
 /*
  * Copy the header and kept slots from src into dst (capacity >= kept,
- * same width) and build dst's table.
+ * same width) and build dst's table; the rest of dst's area zeroed, so
+ * every byte of it is written.
  */
 void		svc_sample_copy(const SvcSampleArea *src, const SvcSampleArea *dst, int64_t kept);
 

@@ -428,6 +428,22 @@ test_labelled_order_free(void)
 
 			cap = cap > svc_state_capacity(a) ? cap : svc_state_capacity(a);
 			lab_cap = lab_cap > svc_state_lab_capacity(a) ? lab_cap : svc_state_lab_capacity(a);
+			/* the copy writes every byte (the transition grows states unzeroed) */
+			for (int64_t extra = 0; extra <= 7; extra += 7)
+			{
+				size_t		sz = svc_state_size_labelled(2, cap + extra, lab_cap + extra);
+				uint8_t    *zero = calloc(1, sz),
+						   *dirty = malloc(sz);
+
+				memset(dirty, 0xa5, sz);
+				svc_state_copy_labelled(trial % 2 ? a : b, zero, cap + extra, lab_cap + extra);
+				svc_state_copy_labelled(trial % 2 ? a : b, dirty, cap + extra, lab_cap + extra);
+				CHECK(memcmp(zero, dirty, sz) == 0,
+					  "a copy over 0xa5 bytes equals the copy over zeros (%lld spare slots)",
+					  (long long) extra);
+				free(zero);
+				free(dirty);
+			}
 			m = calloc(1, svc_state_size_labelled(2, cap, lab_cap));
 			svc_state_copy_labelled(trial % 2 ? a : b, m, cap, lab_cap);
 			CHECK(svc_state_merge(m, trial % 2 ? b : a, &err) == SVC_OK, "labelled merge");
