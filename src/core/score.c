@@ -12,7 +12,20 @@
 #include "score.h"
 #include "score_internal.h"
 #include "kernel.h"
+/*
+ * gcc takes exp8p's lane by lane n for read before set where a pass sums
+ * a range of a group's blocks (a false -Wmaybe-uninitialized); vec8.h's
+ * own -Wpsabi setting is for all of this file, so it is set again
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "vec8.h"
+#pragma GCC diagnostic pop
+#pragma GCC diagnostic ignored "-Wpsabi"
+#else
+#include "vec8.h"
+#endif
 
 #include <float.h>
 #include <math.h>
@@ -20,6 +33,7 @@
 #include <string.h>
 
 #define GRP		4				/* blocks per group, bounded by a ball */
+#define HALF	2				/* wide models: blocks of half a group */
 #define PROJ_KEYS	SVC_SCORE_PROJ	/* wide models split on their projection */
 #define PRUNE_LN	(50.0 * M_LN2)	/* skip a block below 2^-50 of a term */
 #define EXP_FLOOR	(-700.0)	/* as kernel.c */
@@ -108,6 +122,8 @@ split(const SvcModel *m, const double *keys, int32_t *perm, KeyIdx *tmp, int32_t
 /* ---------- wide rows: distances from float dot products ---------- */
 
 #define WIDE_SLOTS	SVC_WIDE_SLOTS	/* slots of one float group: 2 vectors of 16 */
+#define WIDE_HALF	SVC_WIDE_HALF	/* a vector of them, HALF blocks */
+_Static_assert(SVC_WIDE_HALF == HALF * BLK, "a float half is HALF blocks");
 _Static_assert(SVC_WIDE_SLOTS == GRP * BLK, "a float group is a group");
 #define WIDE_RUN	16			/* coordinates summed in float, then in double */
 #define WIDE_MAX_COORD 0x1p60	/* rows and support vectors beyond it: double */
@@ -256,11 +272,13 @@ proj_init(const SvcEnv *env, SvcScorer *s, SvcError *err)
 	double	   *a = svc_alloc(env, sizeof(double) * (size_t) n * d, err),
 			   *y = svc_alloc0(env, sizeof(double) * (size_t) k * d, err),
 			   *t = svc_alloc(env, sizeof(double) * (size_t) n * k, err);
+	size_t		gslots = (size_t) (s->n_grp + BLK - 1) / BLK * BLK;
 	SvcStatus	st = SVC_ERR_NOMEM;
 
 	s->proj_q = svc_alloc0(env, sizeof(double) * (size_t) d * PROJ, err);
 	s->proj_s = svc_alloc0(env, sizeof(double) * (size_t) s->n_blk * PROJ * BLK, err);
-	if (!a || !y || !t || !s->proj_q || !s->proj_s)
+	s->ghalf = svc_alloc(env, sizeof(double) * 2 * gslots, err);
+	if (!a || !y || !t || !s->proj_q || !s->proj_s || !s->ghalf)
 		goto done;
 	/* the slots, row by row */
 	for (int32_t i = 0; i < n; i++)
@@ -373,8 +391,8 @@ proj_keys(const SvcEnv *env, const SvcModel *m, double **keys, SvcError *err)
 }
 
 /*
- * The slots as floats, a group's 32 coordinate by coordinate within it
- * ([group][j][32], padding 0), with their squared norms in double, and
+ * The slots as floats, each half of a group coordinate by coordinate
+ * ([group][half][j][16], padding 0), with their squared norms in double, and
  * the projection that bounds the distances from below.
  */
 static SvcStatus
@@ -391,7 +409,8 @@ wide_init(const SvcEnv *env, SvcScorer *s, SvcError *err)
 		return SVC_ERR_NOMEM;
 	for (size_t t = 0; t < slots; t++)
 	{
-		float	   *g = s->sf + t / WIDE_SLOTS * WIDE_SLOTS * d + t % WIDE_SLOTS;
+		float	   *g = s->sf + t / WIDE_SLOTS * WIDE_SLOTS * d +
+			t % WIDE_SLOTS / WIDE_HALF * WIDE_HALF * d + t % WIDE_HALF;
 		const double *blk = s->st + t / BLK * BLK * d + t % BLK;
 		double		nrm = 0.0;
 
@@ -399,7 +418,7 @@ wide_init(const SvcEnv *env, SvcScorer *s, SvcError *err)
 		{
 			float		v = (float) blk[(size_t) j * BLK];
 
-			g[(size_t) j * WIDE_SLOTS] = v;
+			g[(size_t) j * WIDE_HALF] = v;
 			nrm += (double) v * (double) v;
 		}
 		s->sfnorm[t] = nrm;
@@ -507,7 +526,8 @@ wide_group(SvcScorer *s, int32_t g)
 
 		for (; j + 1 < j1; j += 2)
 		{
-			const float *gj = gf + (size_t) j * WIDE_SLOTS;
+			const float *gj = gf + (size_t) j * WIDE_HALF,
+					   *hj = gj + (size_t) WIDE_HALF * d;
 			float		xj = xf[j],
 						xk = xf[j + 1];
 			f16			l0,
@@ -516,9 +536,9 @@ wide_group(SvcScorer *s, int32_t g)
 						m1;
 
 			memcpy(&l0, gj, sizeof(l0));
-			memcpy(&l1, gj + 16, sizeof(l1));
-			memcpy(&m0, gj + WIDE_SLOTS, sizeof(m0));
-			memcpy(&m1, gj + WIDE_SLOTS + 16, sizeof(m1));
+			memcpy(&l1, hj, sizeof(l1));
+			memcpy(&m0, gj + WIDE_HALF, sizeof(m0));
+			memcpy(&m1, hj + WIDE_HALF, sizeof(m1));
 			a0 += l0 * xj;
 			a1 += l1 * xj;
 			b0 += m0 * xk;
@@ -526,13 +546,13 @@ wide_group(SvcScorer *s, int32_t g)
 		}
 		if (j < j1)
 		{
-			const float *gj = gf + (size_t) j * WIDE_SLOTS;
+			const float *gj = gf + (size_t) j * WIDE_HALF;
 			float		xj = xf[j];
 			f16			l0,
 						l1;
 
 			memcpy(&l0, gj, sizeof(l0));
-			memcpy(&l1, gj + 16, sizeof(l1));
+			memcpy(&l1, gj + (size_t) WIDE_HALF * d, sizeof(l1));
 			a0 += l0 * xj;
 			a1 += l1 * xj;
 		}
@@ -562,6 +582,76 @@ wide_group(SvcScorer *s, int32_t g)
 	}
 }
 
+/*
+ * One half of group g (h 0: its first 16 slots, 1: its last) into its
+ * place in s->d2, summed as wide_group sums (within the same bound), in
+ * four chains: one vector of slots has half the independent sums.
+ */
+static inline void
+wide_half(SvcScorer *s, int32_t g, int h)
+{
+	int32_t		d = s->dims;
+	const float *restrict xf = s->xf;
+	const float *gf = s->sf + (size_t) g * WIDE_SLOTS * d + (size_t) h * WIDE_HALF * d;
+	const double *nrm = s->sfnorm + (size_t) g * WIDE_SLOTS + h * WIDE_HALF;
+	double		xx = s->xf_xx;
+	v8			acc0 = {0},
+				acc1 = {0};
+
+	for (int32_t j0 = 0; j0 < d; j0 += WIDE_RUN)
+	{
+		int32_t		j1 = j0 + WIDE_RUN < d ? j0 + WIDE_RUN : d,
+					j = j0;
+		f16			a0 = {0},
+					b0 = {0},
+					c0 = {0},
+					e0 = {0};
+
+		for (; j + 3 < j1; j += 4)
+		{
+			const float *gj = gf + (size_t) j * WIDE_HALF;
+			f16			l0,
+						m0,
+						n0,
+						o0;
+
+			memcpy(&l0, gj, sizeof(l0));
+			memcpy(&m0, gj + WIDE_HALF, sizeof(m0));
+			memcpy(&n0, gj + 2 * WIDE_HALF, sizeof(n0));
+			memcpy(&o0, gj + 3 * WIDE_HALF, sizeof(o0));
+			a0 += l0 * xf[j];
+			b0 += m0 * xf[j + 1];
+			c0 += n0 * xf[j + 2];
+			e0 += o0 * xf[j + 3];
+		}
+		for (; j < j1; j++)
+		{
+			f16			l0;
+
+			memcpy(&l0, gf + (size_t) j * WIDE_HALF, sizeof(l0));
+			a0 += l0 * xf[j];
+		}
+		a0 += b0;
+		c0 += e0;
+		a0 += c0;
+		acc0 += __builtin_convertvector(F16_LO(a0), v8);
+		acc1 += __builtin_convertvector(F16_HI(a0), v8);
+	}
+	{
+		v8			dd[2];
+		double	   *restrict d2 = s->d2 + (size_t) g * WIDE_SLOTS + h * WIDE_HALF;
+
+		dd[0] = xx + load8(nrm) - 2.0 * acc0;
+		dd[1] = xx + load8(nrm + BLK) - 2.0 * acc1;
+		for (int q = 0; q < 2; q++)
+		{
+			for (int k = 0; k < BLK; k++)
+				dd[q][k] = dd[q][k] > 0.0 ? dd[q][k] : 0.0;
+			store8p(d2 + q * BLK, &dd[q]);
+		}
+	}
+}
+
 static inline double
 hmin8p(const v8 *vp)
 {
@@ -577,9 +667,9 @@ hmin8p(const v8 *vp)
 }
 
 /*
- * For every group, a bound on the log of its terms' weights at x,
- * log sum |alpha_i| max(1, gamma_i) exp(-gamma_i ||x - s_i||^2), into
- * s->gub, from the projection: ||x - s||^2 >= ||Q(x - s)||^2 / proj_lam.
+ * Bounds on the log of a group's terms' weights at x,
+ * log sum |alpha_i| max(1, gamma_i) exp(-gamma_i ||x - s_i||^2), from the
+ * projection: ||x - s||^2 >= ||Q(x - s)||^2 / proj_lam.
  * Qx and each Qs (proj_init) are within gamma_{d+1} qn ||.|| of their
  * exact values per coordinate (d products summed in any order, each
  * rounded or fused), delta = sqrt(k) gamma_{d+1} qn (||x|| + max ||s||)
@@ -587,28 +677,29 @@ hmin8p(const v8 *vp)
  * itself at most T = sqrt(proj_lam) (||x|| + max ||s||), so
  * ||Q(x - s)||^2 >= t'^2 - 2 delta (T + delta); t'^2's own rounding is
  * within (k + 3) 2^-53 of it, far inside the 2^-40 taken off.
+ *
+ * proj_row projects the row, proj_group bounds one group.  (A first bound
+ * by a ball around each group's projected slots settled none of them on
+ * 128-D embeddings: a group's ball is as wide as the gaps between them.)
  */
 static void
-proj_bounds(SvcScorer *s, const double *x, double xn)
+proj_row(SvcScorer *s, const double *x, double xn)
 {
 	int32_t		d = s->dims,
-				k = s->n_proj,
-				nb = s->n_blk;
+				k = s->n_proj;
 	const double *restrict q = s->proj_q;
-	double	   *restrict gub = s->gub;
 	v8			z0 = {0},
 				z1 = {0},
 				y0 = {0},
 				y1 = {0};
-	double		z[PROJ],
-				xnorm = sqrt(xn) * (1.0 + 0x1p-40),
+	double		xnorm = sqrt(xn) * (1.0 + 0x1p-40),
 				gam = (d + 1.0) * 0x1p-53 / (1.0 - (d + 1.0) * 0x1p-53),
 				delta = sqrt((double) k) * gam * s->proj_qn * (xnorm + s->sv_norm) * (1.0 + 0x1p-40),
-				big = sqrt(s->proj_lam) * (xnorm + s->sv_norm) + delta,
-				slack = 2.0 * delta * (big + delta) * (1.0 + 0x1p-40),
-				inv = (1.0 - 0x1p-40) / s->proj_lam;
+				big = sqrt(s->proj_lam) * (xnorm + s->sv_norm) + delta;
 	_Static_assert(PROJ == 2 * BLK, "the projected row is two v8");
 
+	s->proj_slack = 2.0 * delta * (big + delta) * (1.0 + 0x1p-40);
+	s->proj_inv = (1.0 - 0x1p-40) / s->proj_lam;
 	/* even and odd coordinates in their own sums: four chains */
 	for (int32_t j = 0; j + 1 < d; j += 2)
 	{
@@ -624,44 +715,69 @@ proj_bounds(SvcScorer *s, const double *x, double xn)
 	}
 	z0 += y0;
 	z1 += y1;
-	store8p(z, &z0);
-	store8p(z + BLK, &z1);
-	for (int32_t g = 0; g < s->n_grp; g++)
+	store8p(s->proj_z, &z0);
+	store8p(s->proj_z + BLK, &z1);
+}
+
+/* log of a group's largest weight from the least gamma_i lb_i, and its sum's rounding */
+static inline double
+proj_gub(double glnmass, double emax)
+{
+	return glnmass + emax + 1e-9 * (1.0 + fabs(glnmass) + fabs(emax));
+}
+
+/*
+ * Group g's bound from its slots into s->gub, and each half's (its first
+ * and last HALF blocks, with the whole group's mass) into s->ghalf.
+ */
+static inline void
+proj_group(SvcScorer *s, int32_t g)
+{
+	const double *z = s->proj_z;
+	double		slack = s->proj_slack,
+				inv = s->proj_inv;
+	int32_t		b0 = g * GRP,
+				b1 = b0 + GRP < s->n_blk ? b0 + GRP : s->n_blk;
+	v8			vmin,
+				vh0;
+
+	for (int t = 0; t < BLK; t++)
+		vmin[t] = DBL_MAX;
+	vh0 = vmin;
+	for (int32_t b = b0; b < b1; b++)
 	{
-		int32_t		b0 = g * GRP,
-					b1 = b0 + GRP < nb ? b0 + GRP : nb;
-		v8			vmin;
+		const double *ps = s->proj_s + (size_t) b * PROJ * BLK;
+		v8			acc = {0},
+					lb;
+		vi8			lt;
 
-		for (int t = 0; t < BLK; t++)
-			vmin[t] = DBL_MAX;
-		for (int32_t b = b0; b < b1; b++)
+		for (int32_t r = 0; r < PROJ; r++)
 		{
-			const double *ps = s->proj_s + (size_t) b * PROJ * BLK;
-			v8			acc = {0},
-						lb;
-			vi8			lt;
+			v8			t = z[r] - load8(ps + (size_t) r * BLK);
 
-			for (int32_t r = 0; r < PROJ; r++)
-			{
-				v8			t = z[r] - load8(ps + (size_t) r * BLK);
-
-				acc += t * t;
-			}
-			lb = (acc * (1.0 - 0x1p-40) - slack) * inv;
-			/* max(lb, 0), exactly, without a branch */
-			lb = (lb + (v8) ((vu8) lb & 0x7fffffffffffffffULL)) * 0.5;
-			lb *= load8(s->width + (size_t) b * BLK);
-			/* the least gamma_i lb_i, by a mask */
-			lt = lb < vmin;
-			vmin = (v8) (((vi8) lb & lt) | ((vi8) vmin & ~lt));
+			acc += t * t;
 		}
+		lb = (acc * (1.0 - 0x1p-40) - slack) * inv;
+		/* max(lb, 0), exactly, without a branch */
+		lb = (lb + (v8) ((vu8) lb & 0x7fffffffffffffffULL)) * 0.5;
+		lb *= load8(s->width + (size_t) b * BLK);
+		/* the least gamma_i lb_i, by a mask */
+		lt = lb < vmin;
+		vmin = (v8) (((vi8) lb & lt) | ((vi8) vmin & ~lt));
+		if (b == b0 + HALF - 1)
 		{
-			double		emax = -hmin8p(&vmin),
-						ub = s->glnmass[g] + emax;
-
-			/* and this sum's rounding */
-			gub[g] = ub + 1e-9 * (1.0 + fabs(s->glnmass[g]) + fabs(emax));
+			vh0 = vmin;
+			for (int t = 0; t < BLK; t++)
+				vmin[t] = DBL_MAX;
 		}
+	}
+	{
+		double		m0 = hmin8p(&vh0),
+					m1 = hmin8p(&vmin);
+
+		s->ghalf[2 * g] = proj_gub(s->glnmass[g], -m0);
+		s->ghalf[2 * g + 1] = proj_gub(s->glnmass[g], -m1);
+		s->gub[g] = proj_gub(s->glnmass[g], -(m0 < m1 ? m0 : m1));
 	}
 }
 
@@ -856,6 +972,7 @@ svc_scorer_free(const SvcEnv *env, SvcScorer *s)
 	svc_free(env, s->xf);
 	svc_free(env, s->proj_q);
 	svc_free(env, s->proj_s);
+	svc_free(env, s->ghalf);
 	svc_free(env, s->bmax);
 	svc_free(env, s->kept);
 	svc_free(env, s->gcentre);
@@ -883,7 +1000,7 @@ svc_scorer_free(const SvcEnv *env, SvcScorer *s)
  * other.  Returns how many blocks the group has.
  */
 static inline int
-group_distances(SvcScorer *s, const double *x, int32_t g, v8 *acc)
+group_distances(SvcScorer *s, const double *x, int32_t g, v8 *acc, int q0, int q1)
 {
 	int32_t		d = s->dims,
 				b0 = g * GRP,
@@ -893,8 +1010,11 @@ group_distances(SvcScorer *s, const double *x, int32_t g, v8 *acc)
 	if (s->wide_on)
 	{
 		/* float distances (wide_group), for the groups a pass takes */
-		wide_group(s, g);
-		for (int q = 0; q < nq; q++)
+		if (q0 == 0 && q1 > HALF)
+			wide_group(s, g);
+		else
+			wide_half(s, g, q0 / HALF);
+		for (int q = q0; q < q1; q++)
 			acc[q] = load8(s->d2 + (size_t) (b0 + q) * BLK);
 		return nq;
 	}
@@ -1021,7 +1141,7 @@ reshift(SvcScorer *s, Sums *u, double shift, bool recorded)
  */
 static inline __attribute__((always_inline)) int
 group_head(SvcScorer *s, const double *x, int32_t g, Sums *u, v8 *acc, v8 *e,
-		   bool recorded)
+		   bool recorded, int q0, int q1)
 {
 	const double *width = s->width,
 			   *lnref = s->lnref;
@@ -1029,11 +1149,11 @@ group_head(SvcScorer *s, const double *x, int32_t g, Sums *u, v8 *acc, v8 *e,
 				vtop;
 	double		top,
 				cut;
-	int			nq = group_distances(s, x, g, acc);
+	int			nq = group_distances(s, x, g, acc, q0, q1);
 
 	for (int k = 0; k < BLK; k++)
 		vref[k] = vtop[k] = -DBL_MAX;
-	for (int q = 0; q < nq; q++)
+	for (int q = q0; q < q1; q++)
 	{
 		int32_t		b = g * GRP + q;
 		v8			r;
@@ -1064,7 +1184,7 @@ group_head(SvcScorer *s, const double *x, int32_t g, Sums *u, v8 *acc, v8 *e,
  * kernel value is 0 anyway).
  */
 static inline void
-take_group(SvcScorer *s, const double *x, int32_t g, Sums *u)
+take_group(SvcScorer *s, const double *x, int32_t g, Sums *u, int q0, int q1)
 {
 	/*
 	 * Local pointers and sums: without strict aliasing, every store
@@ -1081,16 +1201,16 @@ take_group(SvcScorer *s, const double *x, int32_t g, Sums *u)
 	double		bm[GRP],
 				cut,
 				shift;
-	int			nq = group_head(s, x, g, u, acc, e, true);
 
+	group_head(s, x, g, u, acc, e, true, q0, q1);
 	cut = u->cut;
 	shift = u->shift;
-	for (int q = 0; q < nq; q++)
+	for (int q = q0; q < q1; q++)
 	{
 		store8p(d2 + (size_t) (g * GRP + q) * BLK, &acc[q]);
 		bm[q] = hmax8p(&e[q]);
 	}
-	for (int q = 0; q < nq; q++)
+	for (int q = q0; q < q1; q++)
 	{
 		int32_t		b = g * GRP + q;
 
@@ -1107,7 +1227,7 @@ take_group(SvcScorer *s, const double *x, int32_t g, Sums *u)
 			kv[nk][t] = kv[nk][t] > EXP_FLOOR ? kv[nk][t] : EXP_FLOOR;
 		nk++;
 	}
-	u->n_drop += nq - nk;
+	u->n_drop += q1 - q0 - nk;
 	exp_blocks(kv, nk);
 	{
 		const double *alpha = s->alpha,
@@ -1139,7 +1259,7 @@ take_group(SvcScorer *s, const double *x, int32_t g, Sums *u)
  * (measured: doc/design-notes.md).
  */
 static inline void
-sum_group(SvcScorer *s, const double *x, int32_t g, Sums *u)
+sum_group(SvcScorer *s, const double *x, int32_t g, Sums *u, int q0, int q1)
 {
 	const double *alpha = s->alpha,
 			   *aabs = s->aabs;
@@ -1147,24 +1267,24 @@ sum_group(SvcScorer *s, const double *x, int32_t g, Sums *u)
 				e[GRP],
 				lam,
 				abs;
-	int			nq = group_head(s, x, g, u, acc, e, false);
 
+	group_head(s, x, g, u, acc, e, false, q0, q1);
 	lam = u->lam;
 	abs = u->abs;
 	if (EXP_BY_GROUP)
 	{
-		for (int q = 0; q < nq; q++)
+		for (int q = q0; q < q1; q++)
 		{
 			e[q] -= u->shift;
 			for (int t = 0; t < BLK; t++)
 				e[q][t] = e[q][t] > EXP_FLOOR ? e[q][t] : EXP_FLOOR;
 		}
-		exp_blocks(e, nq);
+		exp_blocks(e + q0, q1 - q0);
 	}
-	for (int q = 0; q < nq; q++)
+	for (int i = 0; i < q1 - q0; i++)
 	{
-		int32_t		b = g * GRP + q;
-		v8			kv = e[q];
+		int32_t		b = g * GRP + q0 + i;
+		v8			kv = e[q0 + i];
 
 		if (!EXP_BY_GROUP)
 		{
@@ -1178,7 +1298,70 @@ sum_group(SvcScorer *s, const double *x, int32_t g, Sums *u)
 	}
 	u->lam = lam;
 	u->abs = abs;
-	u->n_kept += nq;
+	u->n_kept += q1 - q0;
+}
+
+/* blocks [q0, q1) of group g, for either pass */
+static inline __attribute__((always_inline)) void
+run_blocks(SvcScorer *s, const double *x, int32_t g, Sums *u, bool record, int q0, int q1)
+{
+	if (record)
+		take_group(s, x, g, u, q0, q1);
+	else
+		sum_group(s, x, g, u, q0, q1);
+}
+
+/*
+ * Group g; for wide rows, the half whose bound is higher first, then the
+ * other unless its bound is below the cut by then (a skipped half counts
+ * as a skipped group).  Both halves above the cut from the start: the
+ * whole group at once, which reads the row's floats once.
+ */
+static inline __attribute__((always_inline)) void
+pass_group(SvcScorer *s, const double *x, int32_t g, Sums *u, bool record, double far)
+{
+	int			nq = s->n_blk - g * GRP < GRP ? s->n_blk - g * GRP : GRP,
+				lo = 0,
+				hi = nq,
+				lo2 = 0,
+				hi2 = 0;
+	double		other = 0.0;
+
+	if (s->wide_on && nq > HALF)
+	{
+		int			h = s->ghalf[2 * g + 1] > s->ghalf[2 * g];
+
+		other = s->ghalf[2 * g + 1 - h];
+		if (!(u->n_kept > 0 && other > u->cut))
+		{
+			lo = h ? HALF : 0;
+			hi = h ? nq : HALF;
+			lo2 = h ? 0 : HALF;
+			hi2 = h ? HALF : nq;
+		}
+	}
+	/* one call of run_blocks: each is a copy of the group's code */
+	for (int k = 0; k < 2; k++)
+	{
+		if (k == 1)
+		{
+			if (lo2 == hi2)
+				break;
+			if (!(other > u->cut))
+			{
+				if (record)
+					for (int q = lo2; q < hi2; q++)
+						s->bmax[g * GRP + q] = -DBL_MAX;	/* skipped */
+				u->n_drop++;
+				u->dsum += far;
+				s->n_half_drop++;
+				break;
+			}
+			lo = lo2;
+			hi = hi2;
+		}
+		run_blocks(s, x, g, u, record, lo, hi);
+	}
 }
 
 /*
@@ -1232,7 +1415,9 @@ pass_any(SvcScorer *s, const double *x, SvcScorePass *out, bool record)
 			u.prune_ln = bits * M_LN2;
 			out->prune = ldexp(1.0, -bits);
 			far = (sqrt(xn) + s->sv_norm) * (1.0 + 0x1p-40);
-			proj_bounds(s, x, xn);
+			proj_row(s, x, xn);
+			for (int32_t g = 0; g < ng; g++)
+				proj_group(s, g);
 		}
 	}
 
@@ -1277,15 +1462,14 @@ pass_any(SvcScorer *s, const double *x, SvcScorePass *out, bool record)
 			first = g;
 		}
 
-	if (record)
-		take_group(s, x, first, &u);
-	else
-		sum_group(s, x, first, &u);
-	for (int32_t g = 0; g < ng; g++)
+	/* the first group, then the others in order */
+	for (int32_t i = -1; i < ng; i++)
 	{
-		if (g == first)
+		int32_t		g = i < 0 ? first : i;
+
+		if (i == first)
 			continue;
-		if (s->gub[g] <= u.cut)
+		if (i >= 0 && s->gub[g] <= u.cut)
 		{
 			if (record)
 				for (int32_t b = g * GRP; b < nb && b < (g + 1) * GRP; b++)
@@ -1294,10 +1478,7 @@ pass_any(SvcScorer *s, const double *x, SvcScorePass *out, bool record)
 			u.dsum += s->wide_on ? far : s->gdist[g] + s->gradius[g];
 			continue;
 		}
-		if (record)
-			take_group(s, x, g, &u);
-		else
-			sum_group(s, x, g, &u);
+		pass_group(s, x, g, &u, record, far);
 	}
 
 	{

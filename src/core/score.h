@@ -84,7 +84,7 @@ typedef struct SvcScorer
 	bool		positive;		/* every alpha > 0: trajectories climb */
 	/* wide models: distances from float dot products (score.c) */
 	int32_t		n_wide;			/* groups of 32 slots in sf (one a group); 0: none */
-	float	   *sf;				/* [n_wide][dims][32] the slots as floats */
+	float	   *sf;				/* [n_wide][2][dims][16] the slots as floats */
 	double	   *sfnorm;			/* [n_wide * 32] their squared norms */
 	double		sf_norm;		/* largest ||float s_i||, rounded up */
 	float	   *xf;				/* [dims] the row as floats */
@@ -96,6 +96,10 @@ typedef struct SvcScorer
 	double	   *proj_s;			/* [n_blk][SVC_SCORE_PROJ][8] the slots projected */
 	double		proj_lam;		/* bound on the largest eigenvalue of Q Q' */
 	double		proj_qn;		/* bound on the largest row norm of Q */
+	double	   *ghalf;			/* [2 n_grp] workspace: bound of each half of a group */
+	double		proj_z[SVC_SCORE_PROJ];	/* this pass: the row projected */
+	double		proj_slack;		/* this pass: the bounds' rounding */
+	double		proj_inv;		/* this pass: 1 / proj_lam, rounded down */
 	/* prediction */
 	SvcTrajTol	tol;
 	SvcBasin   *basin;			/* [n_eq], NULL until svc_scorer_certify */
@@ -118,6 +122,7 @@ typedef struct SvcScorer
 	int64_t		n_first;		/* rows settled at their first point */
 	int64_t		n_fallback;		/* rows that ran the full trajectory */
 	int64_t		n_full_sum;		/* decisions the full sum settled */
+	int64_t		n_half_drop;	/* halves of taken groups skipped (wide) */
 } SvcScorer;
 
 /* Build a scorer for m (which must outlive it); allocations from env. */

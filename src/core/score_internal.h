@@ -19,8 +19,12 @@
 #define BLK		SVC_SCORE_BLOCK
 _Static_assert(SVC_SCORE_BLOCK == 8, "a block is one v8 (vec8.h)");
 #define U			DBL_EPSILON
-/* wide models' float copy of the slots: one group's 32, [group][dims][32] */
+/*
+ * wide models' float copy of the slots: one group's 32 by halves of 16,
+ * [group][half][dims][16], so that a half alone reads one run of memory
+ */
 #define SVC_WIDE_SLOTS 32
+#define SVC_WIDE_HALF 16
 typedef float SvcF8 __attribute__((vector_size(32)));
 
 /* What one pass over the support vectors at x gives. */

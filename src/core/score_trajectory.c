@@ -86,16 +86,17 @@ pass_step(SvcScorer *s, const double *x, SvcScorePass *out)
 		vwq += wk * load8(s->d2 + (size_t) b * BLK);
 		if (wide_on)
 		{
-			/* the block's floats, eight lanes of its group (score.c) */
+			/* the block's floats, eight lanes of its half group (score.c) */
+			int32_t		q = b % (SVC_WIDE_SLOTS / BLK);
 			const float *fb = s->sf + (size_t) (b / (SVC_WIDE_SLOTS / BLK)) * SVC_WIDE_SLOTS * d +
-				(size_t) (b % (SVC_WIDE_SLOTS / BLK)) * BLK;
+				(size_t) (q * BLK / SVC_WIDE_HALF) * SVC_WIDE_HALF * d + (q * BLK) % SVC_WIDE_HALF;
 
 			for (int32_t j = 0; j < d; j++)
 			{
 				SvcF8		sv;
 				v8			acc;
 
-				memcpy(&sv, fb + (size_t) j * SVC_WIDE_SLOTS, sizeof(sv));
+				memcpy(&sv, fb + (size_t) j * SVC_WIDE_HALF, sizeof(sv));
 				acc = load8(s->pacc + (size_t) j * BLK) + wk * __builtin_convertvector(sv, v8);
 				store8p(s->pacc + (size_t) j * BLK, &acc);
 			}

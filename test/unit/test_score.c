@@ -386,6 +386,7 @@ test_wide_bound(const char *what, int64_t n, int32_t d, const char *json)
 		SvcScorer	s;
 		int64_t		bad = 0,
 					dropped = 0,
+					halves,
 					wide = 0,
 					rows = 0;
 		double		worst = 0.0;
@@ -403,7 +404,9 @@ test_wide_bound(const char *what, int64_t n, int32_t d, const char *json)
 
 			if (!svc_scorer_row_in_range(&s, xi))
 				continue;
+			halves = s.n_half_drop;
 			svc_scorer_pass_sum(&s, xi, &ps);
+			CHECK(s.n_half_drop - halves <= ps.n_drop, "%s: a skipped half counts as skipped", what);
 			for (int32_t t = 0; t < m.n_sv; t++)
 			{
 				long double d2 = 0.0L,
@@ -446,7 +449,12 @@ test_wide_bound(const char *what, int64_t n, int32_t d, const char *json)
 			CHECK(wide > rows / 2, "%s, gamma %g: %lld rows took the float distances", what, m.gamma,
 				  (long long) wide);
 		if (gi == 0)
+		{
 			CHECK(dropped > rows / 4, "%s: groups skipped on %lld rows", what, (long long) dropped);
+			/* and halves of the groups taken, by the same bound */
+			CHECK(s.n_half_drop > rows / 4, "%s: %lld halves skipped on %lld rows", what,
+				  (long long) s.n_half_drop, (long long) rows);
+		}
 		svc_scorer_free(&svc_env_malloc, &s);
 	}
 	svc_model_free(&svc_env_malloc, &m);
