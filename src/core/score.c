@@ -276,7 +276,8 @@ proj_init(const SvcEnv *env, SvcScorer *s, SvcError *err)
 	SvcStatus	st = SVC_ERR_NOMEM;
 
 	s->proj_q = svc_alloc0(env, sizeof(double) * (size_t) d * PROJ, err);
-	s->proj_s = svc_alloc0(env, sizeof(double) * (size_t) s->n_blk * PROJ * BLK, err);
+	s->proj_s = svc_alloc0(env, sizeof(float) * (size_t) (s->n_blk + HALF - 1) / HALF * PROJ * WIDE_HALF,
+						   err);
 	s->ghalf = svc_alloc(env, sizeof(double) * 2 * gslots, err);
 	if (!a || !y || !t || !s->proj_q || !s->proj_s || !s->ghalf)
 		goto done;
@@ -317,7 +318,7 @@ proj_init(const SvcEnv *env, SvcScorer *s, SvcError *err)
 	for (int32_t r = 0; r < k; r++)
 		for (int32_t j = 0; j < d; j++)
 			s->proj_q[(size_t) j * PROJ + r] = y[(size_t) r * d + j];
-	/* every slot projected: [block][PROJ][8] (rows past k stay 0) */
+	/* every slot projected, as floats: [half group][PROJ][16] (rows past k stay 0) */
 	for (int32_t i = 0; i < n; i++)
 		for (int32_t r = 0; r < k; r++)
 		{
@@ -326,7 +327,7 @@ proj_init(const SvcEnv *env, SvcScorer *s, SvcError *err)
 			for (int32_t j = 0; j < d; j++)
 				dot += y[(size_t) r * d + j] *
 					s->st[(size_t) (i / BLK) * BLK * d + (size_t) j * BLK + i % BLK];
-			s->proj_s[((size_t) (i / BLK) * PROJ + r) * BLK + i % BLK] = dot;
+			s->proj_s[((size_t) (i / WIDE_HALF) * PROJ + r) * WIDE_HALF + i % WIDE_HALF] = (float) dot;
 		}
 	s->n_proj = k;
 	st = SVC_OK;
@@ -675,8 +676,14 @@ hmin8p(const v8 *vp)
  * rounded or fused), delta = sqrt(k) gamma_{d+1} qn (||x|| + max ||s||)
  * in all; the computed distance t' then within delta of ||Q(x - s)||,
  * itself at most T = sqrt(proj_lam) (||x|| + max ||s||), so
- * ||Q(x - s)||^2 >= t'^2 - 2 delta (T + delta); t'^2's own rounding is
- * within (k + 3) 2^-53 of it, far inside the 2^-40 taken off.
+ * ||Q(x - s)||^2 >= t'^2 - 2 delta (T + delta).  The projections are kept
+ * as floats, and t'^2 summed in float: rounding Qx and Qs to float moves
+ * them by at most 2^-24 (||Qx|| + ||Qs||) <= 2^-24 T' (T' = T + delta)
+ * more, and 2^-140 for subnormals, so delta grows by that; the float
+ * differences, squares and sum of k terms are within (k + 3) 2^-24 of
+ * t'^2, inside the 2^-18 taken off, plus 2^-100 for underflow.  Past
+ * T' = 2^50 a float square could overflow: no bound then (the row's
+ * terms are taken as up to 1).
  *
  * proj_row projects the row, proj_group bounds one group.  (A first bound
  * by a ball around each group's projected slots settled none of them on
@@ -697,8 +704,13 @@ proj_row(SvcScorer *s, const double *x, double xn)
 				delta = sqrt((double) k) * gam * s->proj_qn * (xnorm + s->sv_norm) * (1.0 + 0x1p-40),
 				big = sqrt(s->proj_lam) * (xnorm + s->sv_norm) + delta;
 	_Static_assert(PROJ == 2 * BLK, "the projected row is two v8");
+	_Static_assert(PROJ == WIDE_HALF, "the projected row is one f16");
 
-	s->proj_slack = 2.0 * delta * (big + delta) * (1.0 + 0x1p-40);
+	/* the floats' rounding */
+	delta += 0x1p-24 * big * (1.0 + 0x1p-20) + 0x1p-140;
+	big += 0x1p-24 * big * (1.0 + 0x1p-20) + 0x1p-140;
+	s->proj_off = !(big <= 0x1p50);
+	s->proj_slack = 2.0 * delta * (big + delta) * (1.0 + 0x1p-40) + 0x1p-100;
 	s->proj_inv = (1.0 - 0x1p-40) / s->proj_lam;
 	/* even and odd coordinates in their own sums: four chains */
 	for (int32_t j = 0; j + 1 < d; j += 2)
@@ -715,8 +727,13 @@ proj_row(SvcScorer *s, const double *x, double xn)
 	}
 	z0 += y0;
 	z1 += y1;
-	store8p(s->proj_z, &z0);
-	store8p(s->proj_z + BLK, &z1);
+	{
+		SvcF8		h0 = __builtin_convertvector(z0, SvcF8),
+					h1 = __builtin_convertvector(z1, SvcF8);
+
+		memcpy(s->proj_z, &h0, sizeof(h0));
+		memcpy(s->proj_z + BLK, &h1, sizeof(h1));
+	}
 }
 
 /* log of a group's largest weight from the least gamma_i lb_i, and its sum's rounding */
@@ -733,52 +750,65 @@ proj_gub(double glnmass, double emax)
 static inline void
 proj_group(SvcScorer *s, int32_t g)
 {
-	const double *z = s->proj_z;
+	f16			z;
 	double		slack = s->proj_slack,
-				inv = s->proj_inv;
+				inv = s->proj_inv,
+				m[2];
 	int32_t		b0 = g * GRP,
 				b1 = b0 + GRP < s->n_blk ? b0 + GRP : s->n_blk;
-	v8			vmin,
-				vh0;
 
-	for (int t = 0; t < BLK; t++)
-		vmin[t] = DBL_MAX;
-	vh0 = vmin;
-	for (int32_t b = b0; b < b1; b++)
+	if (s->proj_off)
 	{
-		const double *ps = s->proj_s + (size_t) b * PROJ * BLK;
-		v8			acc = {0},
-					lb;
-		vi8			lt;
+		/* no bound: every term up to its weight */
+		s->ghalf[2 * g] = s->ghalf[2 * g + 1] = s->gub[g] = proj_gub(s->glnmass[g], 0.0);
+		return;
+	}
+	memcpy(&z, s->proj_z, sizeof(z));
+	for (int h = 0; h < 2; h++)
+	{
+		int32_t		b = b0 + h * HALF;
+		const float *ps = s->proj_s + (size_t) (b / HALF) * PROJ * WIDE_HALF;
+		f16			acc = {0};
+		v8			lb,
+					vmin;
 
+		m[h] = DBL_MAX;
+		if (b >= b1)
+			continue;
+		/* the half's 16 slots at once, in float */
 		for (int32_t r = 0; r < PROJ; r++)
 		{
-			v8			t = z[r] - load8(ps + (size_t) r * BLK);
+			f16			t,
+						p;
 
+			memcpy(&p, ps + (size_t) r * WIDE_HALF, sizeof(p));
+			t = z[r] - p;
 			acc += t * t;
 		}
-		lb = (acc * (1.0 - 0x1p-40) - slack) * inv;
-		/* max(lb, 0), exactly, without a branch */
-		lb = (lb + (v8) ((vu8) lb & 0x7fffffffffffffffULL)) * 0.5;
-		lb *= load8(s->width + (size_t) b * BLK);
-		/* the least gamma_i lb_i, by a mask */
-		lt = lb < vmin;
-		vmin = (v8) (((vi8) lb & lt) | ((vi8) vmin & ~lt));
-		if (b == b0 + HALF - 1)
+		for (int q = 0; q < HALF && b + q < b1; q++)
 		{
-			vh0 = vmin;
-			for (int t = 0; t < BLK; t++)
-				vmin[t] = DBL_MAX;
-		}
-	}
-	{
-		double		m0 = hmin8p(&vh0),
-					m1 = hmin8p(&vmin);
+			vi8			lt;
 
-		s->ghalf[2 * g] = proj_gub(s->glnmass[g], -m0);
-		s->ghalf[2 * g + 1] = proj_gub(s->glnmass[g], -m1);
-		s->gub[g] = proj_gub(s->glnmass[g], -(m0 < m1 ? m0 : m1));
+			lb = q == 0 ? __builtin_convertvector(F16_LO(acc), v8) :
+				__builtin_convertvector(F16_HI(acc), v8);
+			lb = (lb * (1.0 - 0x1p-18) - slack) * inv;
+			/* max(lb, 0), exactly, without a branch */
+			lb = (lb + (v8) ((vu8) lb & 0x7fffffffffffffffULL)) * 0.5;
+			lb *= load8(s->width + (size_t) (b + q) * BLK);
+			if (q == 0)
+				vmin = lb;
+			else
+			{
+				/* the least gamma_i lb_i, by a mask */
+				lt = lb < vmin;
+				vmin = (v8) (((vi8) lb & lt) | ((vi8) vmin & ~lt));
+			}
+		}
+		m[h] = hmin8p(&vmin);
 	}
+	s->ghalf[2 * g] = proj_gub(s->glnmass[g], -m[0]);
+	s->ghalf[2 * g + 1] = proj_gub(s->glnmass[g], -m[1]);
+	s->gub[g] = proj_gub(s->glnmass[g], -(m[0] < m[1] ? m[0] : m[1]));
 }
 
 SvcStatus

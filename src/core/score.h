@@ -93,11 +93,13 @@ typedef struct SvcScorer
 	/* wide models: lower bounds on distances from a projection (score.c) */
 	int32_t		n_proj;			/* rows of proj_q (0: none) */
 	double	   *proj_q;			/* [dims][SVC_SCORE_PROJ] nearly orthonormal rows */
-	double	   *proj_s;			/* [n_blk][SVC_SCORE_PROJ][8] the slots projected */
+	float	   *proj_s;			/* [half groups][SVC_SCORE_PROJ][16] the slots
+								 * projected, as floats */
 	double		proj_lam;		/* bound on the largest eigenvalue of Q Q' */
 	double		proj_qn;		/* bound on the largest row norm of Q */
 	double	   *ghalf;			/* [2 n_grp] workspace: bound of each half of a group */
-	double		proj_z[SVC_SCORE_PROJ];	/* this pass: the row projected */
+	float		proj_z[SVC_SCORE_PROJ];	/* this pass: the row projected */
+	bool		proj_off;		/* this pass: too far out for the bound */
 	double		proj_slack;		/* this pass: the bounds' rounding */
 	double		proj_inv;		/* this pass: 1 / proj_lam, rounded down */
 	/* prediction */
