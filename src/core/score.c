@@ -501,9 +501,10 @@ wide_prep(SvcScorer *s, const double *x, double *xn_out)
  * Group g's squared distances from the row wide_prep took into s->d2:
  * its 32 slots as two vectors of 16 lanes, each summed in two chains
  * (even and odd coordinates) so that the multiply-adds do not wait on
- * each other; a run's sums join before they go to double.
+ * each other; a run's sums join before they go to double.  Not inlined:
+ * inlined, it pushed group_distances out of line, which slowed narrow rows.
  */
-static inline void
+static __attribute__((noinline)) void
 wide_group(SvcScorer *s, int32_t g)
 {
 	int32_t		d = s->dims;
@@ -586,9 +587,10 @@ wide_group(SvcScorer *s, int32_t g)
 /*
  * One half of group g (h 0: its first 16 slots, 1: its last) into its
  * place in s->d2, summed as wide_group sums (within the same bound), in
- * four chains: one vector of slots has half the independent sums.
+ * four chains: one vector of slots has half the independent sums.  Not
+ * inlined, as wide_group.
  */
-static inline void
+static __attribute__((noinline)) void
 wide_half(SvcScorer *s, int32_t g, int h)
 {
 	int32_t		d = s->dims;
@@ -1029,7 +1031,7 @@ svc_scorer_free(const SvcEnv *env, SvcScorer *s)
  * four independent sums keep the multiply-adds from waiting on each
  * other.  Returns how many blocks the group has.
  */
-static inline int
+static inline __attribute__((always_inline)) int
 group_distances(SvcScorer *s, const double *x, int32_t g, v8 *acc, int q0, int q1)
 {
 	int32_t		d = s->dims,
@@ -1355,22 +1357,25 @@ pass_group(SvcScorer *s, const double *x, int32_t g, Sums *u, bool record, doubl
 				hi = nq,
 				lo2 = 0,
 				hi2 = 0;
-	double		other = 0.0;
+	double		other;
+	int			h;
 
-	if (s->wide_on && nq > HALF)
+	if (!(s->wide_on && nq > HALF))
 	{
-		int			h = s->ghalf[2 * g + 1] > s->ghalf[2 * g];
-
-		other = s->ghalf[2 * g + 1 - h];
-		if (!(u->n_kept > 0 && other > u->cut))
-		{
-			lo = h ? HALF : 0;
-			hi = h ? nq : HALF;
-			lo2 = h ? 0 : HALF;
-			hi2 = h ? HALF : nq;
-		}
+		/* a call of its own: its range from 0 is the narrow rows' code */
+		run_blocks(s, x, g, u, record, 0, nq);
+		return;
 	}
-	/* one call of run_blocks: each is a copy of the group's code */
+	h = s->ghalf[2 * g + 1] > s->ghalf[2 * g];
+	other = s->ghalf[2 * g + 1 - h];
+	if (!(u->n_kept > 0 && other > u->cut))
+	{
+		lo = h ? HALF : 0;
+		hi = h ? nq : HALF;
+		lo2 = h ? 0 : HALF;
+		hi2 = h ? HALF : nq;
+	}
+	/* one more call of run_blocks: each is a copy of the group's code */
 	for (int k = 0; k < 2; k++)
 	{
 		if (k == 1)

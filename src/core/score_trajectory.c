@@ -217,18 +217,38 @@ eq_dists_model(const SvcScorer *s, const double *x, double *restrict dist)
 	 * order as before; the last eight end at n (overlapping the eight
 	 * before them, which get the same values again)
 	 */
-	for (int32_t i0 = 0; i0 < n; i0 += BLK)
+	for (int32_t i0 = 0; i0 < n; i0 += 4 * BLK)
 	{
-		int32_t		at = i0 + BLK <= n ? i0 : n - BLK;
-		v8			acc = {0};
+		/*
+		 * four such sums side by side, so that each does not wait on its
+		 * last multiply-add (the fifth ... eighth from i0 + 8 ... as
+		 * above, past n the last eight again)
+		 */
+		int32_t		at[4];
+		v8			a0 = {0},
+					a1 = {0},
+					a2 = {0},
+					a3 = {0};
 
+		for (int k = 0; k < 4; k++)
+			at[k] = i0 + (k + 1) * BLK <= n ? i0 + k * BLK : n - BLK;
 		for (int32_t j = 0; j < s->dims; j++)
 		{
-			v8			t = load8(s->eqc + (size_t) j * n + at) - x[j];
+			const double *c = s->eqc + (size_t) j * n;
+			v8			t0 = load8(c + at[0]) - x[j],
+						t1 = load8(c + at[1]) - x[j],
+						t2 = load8(c + at[2]) - x[j],
+						t3 = load8(c + at[3]) - x[j];
 
-			acc += t * t;
+			a0 += t0 * t0;
+			a1 += t1 * t1;
+			a2 += t2 * t2;
+			a3 += t3 * t3;
 		}
-		store8p(dist + at, &acc);
+		store8p(dist + at[0], &a0);
+		store8p(dist + at[1], &a1);
+		store8p(dist + at[2], &a2);
+		store8p(dist + at[3], &a3);
 	}
 	for (int32_t i = 0; i < n; i++)
 	{
