@@ -655,18 +655,13 @@ wide_half(SvcScorer *s, int32_t g, int h)
 	}
 }
 
-static inline double
-hmin8p(const v8 *vp)
+/* elementwise min, by a mask */
+static inline v8
+vmin8(v8 a, v8 b)
 {
-	v8			v = *vp;
-	double		a = v[0] < v[4] ? v[0] : v[4],
-				b = v[1] < v[5] ? v[1] : v[5],
-				c = v[2] < v[6] ? v[2] : v[6],
-				e = v[3] < v[7] ? v[3] : v[7];
+	vi8			lt = a < b;
 
-	a = a < c ? a : c;
-	b = b < e ? b : e;
-	return a < b ? a : b;
+	return (v8) (((vi8) a & lt) | ((vi8) b & ~lt));
 }
 
 /*
@@ -695,12 +690,17 @@ static void
 proj_row(SvcScorer *s, const double *x, double xn)
 {
 	int32_t		d = s->dims,
-				k = s->n_proj;
+				k = s->n_proj,
+				j = 0;
 	const double *restrict q = s->proj_q;
 	v8			z0 = {0},
 				z1 = {0},
 				y0 = {0},
-				y1 = {0};
+				y1 = {0},
+				w0 = {0},
+				w1 = {0},
+				u0 = {0},
+				u1 = {0};
 	double		xnorm = sqrt(xn) * (1.0 + 0x1p-40),
 				gam = (d + 1.0) * 0x1p-53 / (1.0 - (d + 1.0) * 0x1p-53),
 				delta = sqrt((double) k) * gam * s->proj_qn * (xnorm + s->sv_norm) * (1.0 + 0x1p-40),
@@ -714,21 +714,29 @@ proj_row(SvcScorer *s, const double *x, double xn)
 	s->proj_off = !(big <= 0x1p50);
 	s->proj_slack = 2.0 * delta * (big + delta) * (1.0 + 0x1p-40) + 0x1p-100;
 	s->proj_inv = (1.0 - 0x1p-40) / s->proj_lam;
-	/* even and odd coordinates in their own sums: four chains */
-	for (int32_t j = 0; j + 1 < d; j += 2)
+	/* coordinates by fours in their own sums: eight chains */
+	for (; j + 3 < d; j += 4)
 	{
 		z0 += x[j] * load8(q + (size_t) j * PROJ);
 		z1 += x[j] * load8(q + (size_t) j * PROJ + BLK);
 		y0 += x[j + 1] * load8(q + (size_t) (j + 1) * PROJ);
 		y1 += x[j + 1] * load8(q + (size_t) (j + 1) * PROJ + BLK);
+		w0 += x[j + 2] * load8(q + (size_t) (j + 2) * PROJ);
+		w1 += x[j + 2] * load8(q + (size_t) (j + 2) * PROJ + BLK);
+		u0 += x[j + 3] * load8(q + (size_t) (j + 3) * PROJ);
+		u1 += x[j + 3] * load8(q + (size_t) (j + 3) * PROJ + BLK);
 	}
-	if (d & 1)
+	for (; j < d; j++)
 	{
-		z0 += x[d - 1] * load8(q + (size_t) (d - 1) * PROJ);
-		z1 += x[d - 1] * load8(q + (size_t) (d - 1) * PROJ + BLK);
+		z0 += x[j] * load8(q + (size_t) j * PROJ);
+		z1 += x[j] * load8(q + (size_t) j * PROJ + BLK);
 	}
 	z0 += y0;
 	z1 += y1;
+	w0 += u0;
+	w1 += u1;
+	z0 += w0;
+	z1 += w1;
 	{
 		SvcF8		h0 = __builtin_convertvector(z0, SvcF8),
 					h1 = __builtin_convertvector(z1, SvcF8);
@@ -789,24 +797,20 @@ proj_group(SvcScorer *s, int32_t g)
 		}
 		for (int q = 0; q < HALF && b + q < b1; q++)
 		{
-			vi8			lt;
-
 			lb = q == 0 ? __builtin_convertvector(F16_LO(acc), v8) :
 				__builtin_convertvector(F16_HI(acc), v8);
 			lb = (lb * (1.0 - 0x1p-18) - slack) * inv;
 			/* max(lb, 0), exactly, without a branch */
 			lb = (lb + (v8) ((vu8) lb & 0x7fffffffffffffffULL)) * 0.5;
 			lb *= load8(s->width + (size_t) (b + q) * BLK);
-			if (q == 0)
-				vmin = lb;
-			else
-			{
-				/* the least gamma_i lb_i, by a mask */
-				lt = lb < vmin;
-				vmin = (v8) (((vi8) lb & lt) | ((vi8) vmin & ~lt));
-			}
+			/* the least gamma_i lb_i */
+			vmin = q == 0 ? lb : vmin8(lb, vmin);
 		}
-		m[h] = hmin8p(&vmin);
+		/* the least lane by halving, in vector registers */
+		vmin = vmin8(vmin, __builtin_shufflevector(vmin, vmin, 4, 5, 6, 7, 0, 1, 2, 3));
+		vmin = vmin8(vmin, __builtin_shufflevector(vmin, vmin, 2, 3, 0, 1, 6, 7, 4, 5));
+		vmin = vmin8(vmin, __builtin_shufflevector(vmin, vmin, 1, 0, 3, 2, 5, 4, 7, 6));
+		m[h] = vmin[0];
 	}
 	s->ghalf[2 * g] = proj_gub(s->glnmass[g], -m[0]);
 	s->ghalf[2 * g + 1] = proj_gub(s->glnmass[g], -m[1]);
