@@ -655,10 +655,12 @@ wide_half(SvcScorer *s, int32_t g, int h)
 	}
 }
 
-/* elementwise min, by a mask */
+/* elementwise min, by a mask (pointers: no v8 passed by value, as vec8.h) */
 static inline v8
-vmin8(v8 a, v8 b)
+vmin8p(const v8 *ap, const v8 *bp)
 {
+	v8			a = *ap,
+				b = *bp;
 	vi8			lt = a < b;
 
 	return (v8) (((vi8) a & lt) | ((vi8) b & ~lt));
@@ -785,6 +787,8 @@ proj_group(SvcScorer *s, int32_t g)
 		m[h] = DBL_MAX;
 		if (b >= b1)
 			continue;
+		for (int t = 0; t < BLK; t++)
+			vmin[t] = DBL_MAX;
 		/* the half's 16 slots at once, in float */
 		for (int32_t r = 0; r < PROJ; r++)
 		{
@@ -804,12 +808,15 @@ proj_group(SvcScorer *s, int32_t g)
 			lb = (lb + (v8) ((vu8) lb & 0x7fffffffffffffffULL)) * 0.5;
 			lb *= load8(s->width + (size_t) (b + q) * BLK);
 			/* the least gamma_i lb_i */
-			vmin = q == 0 ? lb : vmin8(lb, vmin);
+			vmin = vmin8p(&lb, &vmin);
 		}
 		/* the least lane by halving, in vector registers */
-		vmin = vmin8(vmin, __builtin_shufflevector(vmin, vmin, 4, 5, 6, 7, 0, 1, 2, 3));
-		vmin = vmin8(vmin, __builtin_shufflevector(vmin, vmin, 2, 3, 0, 1, 6, 7, 4, 5));
-		vmin = vmin8(vmin, __builtin_shufflevector(vmin, vmin, 1, 0, 3, 2, 5, 4, 7, 6));
+		lb = __builtin_shufflevector(vmin, vmin, 4, 5, 6, 7, 0, 1, 2, 3);
+		vmin = vmin8p(&vmin, &lb);
+		lb = __builtin_shufflevector(vmin, vmin, 2, 3, 0, 1, 6, 7, 4, 5);
+		vmin = vmin8p(&vmin, &lb);
+		lb = __builtin_shufflevector(vmin, vmin, 1, 0, 3, 2, 5, 4, 7, 6);
+		vmin = vmin8p(&vmin, &lb);
 		m[h] = vmin[0];
 	}
 	s->ghalf[2 * g] = proj_gub(s->glnmass[g], -m[0]);
