@@ -528,6 +528,15 @@ svc_fit_warm_check(const SvcModel *init, int32_t dims, const SvcOptions *opt, Sv
 						init->dims, dims);
 	if (init->iterations < 1 || init->rows_seen < init->n_sv)
 		return svc_model_corrupt(err, "Its step or row counts cannot be continued.");
+	if (init->lab_wide > 0)
+	{
+		/* the SGD would take them at its own width: f would change */
+		svc_fail(err, SVC_ERR_INVALID_PARAMETER,
+				 "a model whose labelled normals lift at a width of their own cannot be warm-started");
+		svc_error_detail(err, "Its labelled normals' support vectors have a wider kernel than the solver's.");
+		svc_error_hint(err, "Retrain from scratch on all the rows with svc_train(features, label, options).");
+		return SVC_ERR_INVALID_PARAMETER;
+	}
 	return svc_options_warm_check(&init->opt, opt, err);
 }
 
@@ -786,8 +795,12 @@ svc_fit_state(const SvcEnv *env, const uint8_t *state, SvcModel *m, SvcError *er
 		}
 		m->lab_seen_normal = svc_state_lab_seen(state, 1);
 		m->lab_seen_anomaly = svc_state_lab_seen(state, -1);
+		/* kept rows stay in arrival order; sorted ones merge (supervision.h) */
+		if (!opt.keep_rows)
+			st = svc_supervision_merge_rows(env, rows, label, kept, n, dims, err);
 	}
-	st = fit_scaled(env, rows, label, n, m, err);
+	if (st == SVC_OK)
+		st = fit_scaled(env, rows, label, n, m, err);
 	svc_free(env, rows);
 	svc_free(env, stats);
 	svc_free(env, lab);

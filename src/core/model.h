@@ -144,6 +144,16 @@ typedef struct SvcModel
 	double		lab_weight_max;
 
 	/*
+	 * The hyperplane's labelled normals at a width of their own
+	 * (supervision.h): the last lab_wide support vectors have the kernel
+	 * width lab_gamma (< gamma); 0 and 0 in models whose labelled rows
+	 * all spread at gamma, as before 0.5.0.  Stored in section 8 of
+	 * format 5.
+	 */
+	int64_t		lab_wide;
+	double		lab_gamma;
+
+	/*
 	 * The warm start that made the model (svc_train(features, options,
 	 * init), fit.h; all 0 for a model trained from scratch).  Stored in
 	 * section 5 of format 5.

@@ -9,7 +9,7 @@
  *   f64 objective gap; u64 cache_hits cache_misses   (versions 4 and 5)
  *   f64 shift[dims] mul[dims]
  *   f64 sv[n_sv*dims] alpha[n_sv]
- *   f64 sv_gamma[n_sv]       (version 3, and version 4 with bandwidth_k > 0)
+ *   f64 sv_gamma[n_sv]       (version 3, and versions 4 and 5 with bandwidth_k > 0)
  *   f64 eq[n_eq*dims]; u32 eq_cluster[n_eq]; f64 eq_f[n_eq]; u64 eq_rows[n_eq]
  *   u64 cluster_size[n_clusters]
  *   u32 edge_a[n_edges] edge_b[n_edges]; f64 edge_f[n_edges]
@@ -64,6 +64,13 @@ encoded_size(uint64_t dims, uint64_t n_sv, bool widths, bool stats, uint64_t n_e
  * read and checked, so it may refer to them (n_eq, dims, ...).
  */
 #define SECTION_HEADER_SIZE 8
+
+/* widths in the arrays: bandwidth_k's (section 8 holds the labelled rows') */
+static bool
+base_widths(const SvcModel *m)
+{
+	return m->sv_gamma != NULL && m->opt.bandwidth_k > 0;
+}
 
 typedef struct ModelSection
 {
@@ -501,9 +508,69 @@ ids_decode(const SvcEnv *env, SvcReader *r, size_t len, SvcModel *m, SvcError *e
 }
 
 /*
+ * Tag 8: the labelled normals' support vectors at a width of their own
+ * (supervision.h): u64 lab_wide, f64 lab_gamma.  The last lab_wide
+ * support vectors have the width lab_gamma, in (0, gamma).  Without
+ * bandwidth_k the model has no other widths, and this section makes its
+ * sv_gamma; with it, the widths are in the arrays and must agree.
+ */
+#define WIDE_SECTION_SIZE (2 * 8)
+
+static bool
+wide_present(const SvcModel *m)
+{
+	return m->lab_wide > 0;
+}
+
+static size_t
+wide_size(const SvcModel *m)
+{
+	(void) m;
+	return WIDE_SECTION_SIZE;
+}
+
+static void
+wide_encode(const SvcModel *m, SvcWriter *w)
+{
+	svc_put_u64(w, (uint64_t) m->lab_wide);
+	svc_put_f64(w, m->lab_gamma);
+}
+
+static SvcStatus
+wide_decode(const SvcEnv *env, SvcReader *r, size_t len, SvcModel *m, SvcError *err)
+{
+	uint64_t	n;
+	double		g;
+
+	if (len != WIDE_SECTION_SIZE)
+		return svc_model_corrupt(err, "The labelled rows' width has the wrong length.");
+	n = svc_get_u64(r);
+	g = svc_get_f64(r);
+	if (r->failed)
+		return svc_model_corrupt(err, "The value is truncated.");
+	if (n < 1 || n > (uint64_t) m->n_sv || !(g > 0 && g < m->gamma))
+		return svc_model_corrupt(err, "The labelled rows' width is invalid.");
+	if (m->sv_gamma == NULL)
+	{
+		m->sv_gamma = svc_alloc(env, sizeof(double) * (size_t) m->n_sv, err);
+		if (m->sv_gamma == NULL)
+			return SVC_ERR_NOMEM;
+		for (int32_t i = 0; i < m->n_sv; i++)
+			m->sv_gamma[i] = i < m->n_sv - (int32_t) n ? m->gamma : g;
+	}
+	else
+		for (int32_t i = m->n_sv - (int32_t) n; i < m->n_sv; i++)
+			if (m->sv_gamma[i] != g)
+				return svc_model_corrupt(err, "The labelled rows' width does not match their support vectors.");
+	m->lab_wide = (int64_t) n;
+	m->lab_gamma = g;
+	return SVC_OK;
+}
+
+/*
  * Tags, in increasing order: 1 extended options, 2 aid's report, 3 the
  * labelled rows' report, 4 the scoring certificates, 5 the warm start,
- * 6 the kept rows, 7 the clusters' ids.
+ * 6 the kept rows, 7 the clusters' ids, 8 the labelled rows' width.
  */
 static const ModelSection model_sections[] = {
 	{1, ext_options_present, ext_options_size, ext_options_encode, ext_options_decode},
@@ -512,6 +579,7 @@ static const ModelSection model_sections[] = {
 	{5, warm_present, warm_size, warm_encode, warm_decode},
 	{6, keep_present, keep_size, keep_encode, keep_decode},
 	{7, ids_present, ids_size, ids_encode, ids_decode},
+	{8, wide_present, wide_size, wide_encode, wide_decode},
 };
 
 #define N_SECTIONS (sizeof(model_sections) / sizeof(model_sections[0]))
@@ -544,7 +612,7 @@ svc_model_format_version(const SvcModel *m)
 		return SVC_MODEL_FORMAT_SECTIONS;
 	if (m->solver == SVC_SOLVER_SMO || m->solver == SVC_SOLVER_INCREMENTAL)
 		return SVC_MODEL_FORMAT_SOLVER_STATS;
-	return m->sv_gamma ? SVC_MODEL_FORMAT_VERSION : SVC_MODEL_FORMAT_ONE_WIDTH;
+	return base_widths(m) ? SVC_MODEL_FORMAT_VERSION : SVC_MODEL_FORMAT_ONE_WIDTH;
 }
 
 static SvcStatus
@@ -593,7 +661,7 @@ svc_model_encoded_size(const SvcModel *m)
 {
 	bool		v5 = svc_model_has_sections(m);
 	size_t		base = encoded_size((uint64_t) m->dims, (uint64_t) m->n_sv,
-									m->sv_gamma != NULL,
+									base_widths(m),
 									v5 || m->solver == SVC_SOLVER_SMO ||
 									m->solver == SVC_SOLVER_INCREMENTAL,
 									(uint64_t) m->n_eq, (uint64_t) m->n_clusters,
@@ -653,7 +721,7 @@ svc_model_encode(const SvcModel *m, uint8_t *out)
 		svc_put_f64(&w, m->sv[i]);
 	for (int32_t i = 0; i < m->n_sv; i++)
 		svc_put_f64(&w, m->alpha[i]);
-	if (m->sv_gamma)
+	if (base_widths(m))
 		for (int32_t i = 0; i < m->n_sv; i++)
 			svc_put_f64(&w, m->sv_gamma[i]);
 	for (size_t i = 0; i < (size_t) m->n_eq * d; i++)

@@ -261,8 +261,12 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 			 "\"label_interpolation\": \"%s\", ",
 			 num(&t, m->lab_weight_max), num(&t, m->opt.label_radius),
 			 (long long) m->opt.label_sample, svc_label_curve_name(m->opt.label_curve));
-		emit(&t, "\"anomaly_bound\": %s, \"label_spread\": %s}", num(&t, m->opt.anomaly_bound),
+		emit(&t, "\"anomaly_bound\": %s, \"label_spread\": %s", num(&t, m->opt.anomaly_bound),
 			 m->opt.label_spread ? "true" : "false");
+		/* the labelled normals' kernel width: the solver's gamma before 0.5.0's wider lift */
+		if (m->opt.label_spread)
+			emit(&t, ", \"lift_gamma\": %s", num(&t, m->lab_wide > 0 ? m->lab_gamma : m->gamma));
+		emit(&t, "}");
 	}
 	if (m->warm_starts > 0)
 	{

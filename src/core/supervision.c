@@ -124,25 +124,38 @@ threshold(const SvcEnv *env, SvcModel *m, const double *rows, int64_t n, SvcErro
 	return SVC_OK;
 }
 
-/* Labelled rows' support vectors: appended to the model's, alpha 0. */
+/*
+ * Labelled rows' support vectors: appended to the model's, alpha 0, the
+ * anomalies at m->gamma, then the normals at lab_gamma (the codec's
+ * section 8 stores the count and width of this last run).  slot[i] is
+ * labelled row i's support vector.
+ */
 static SvcStatus
 append_labelled(const SvcEnv *env, SvcModel *m, const double *rows, const int8_t *label,
-				int64_t n, int64_t n_lab, SvcError *err)
+				int64_t n, int64_t n_lab, double lab_gamma, int64_t *slot, SvcError *err)
 {
 	int32_t		d = m->dims;
 	int64_t		total = (int64_t) m->n_sv + n_lab;
+	int64_t		n_wide = 0;
+	bool		widths;
 	double	   *sv,
 			   *alpha,
 			   *g = NULL;
-	int64_t		k;
+	int64_t		k,
+				kw;
 
+	for (int64_t i = 0; i < n; i++)
+		n_wide += label[i] > 0;
+	if (lab_gamma == m->gamma)
+		n_wide = 0;
+	widths = m->sv_gamma != NULL || n_wide > 0;
 	if (total > INT32_MAX)
 		return svc_fail(err, SVC_ERR_LIMIT, "too many support vectors: %lld", (long long) total);
 	sv = svc_alloc(env, sizeof(double) * (size_t) total * (size_t) d, err);
 	alpha = svc_alloc(env, sizeof(double) * (size_t) total, err);
-	if (m->sv_gamma)
+	if (widths)
 		g = svc_alloc(env, sizeof(double) * (size_t) total, err);
-	if (!sv || !alpha || (m->sv_gamma && !g))
+	if (!sv || !alpha || (widths && !g))
 	{
 		svc_free(env, sv);
 		svc_free(env, alpha);
@@ -153,20 +166,28 @@ append_labelled(const SvcEnv *env, SvcModel *m, const double *rows, const int8_t
 	{
 		memcpy(sv, m->sv, sizeof(double) * (size_t) m->n_sv * (size_t) d);
 		memcpy(alpha, m->alpha, sizeof(double) * (size_t) m->n_sv);
-		if (g)
+		if (m->sv_gamma)
 			memcpy(g, m->sv_gamma, sizeof(double) * (size_t) m->n_sv);
+		else if (g)
+			for (int32_t i = 0; i < m->n_sv; i++)
+				g[i] = m->gamma;
 	}
 	k = m->n_sv;
+	kw = total - n_wide;
 	for (int64_t i = 0; i < n; i++)
 	{
+		bool		w = n_wide > 0 && label[i] > 0;
+		int64_t		s;
+
 		if (label[i] == 0)
 			continue;
-		memcpy(sv + (size_t) k * (size_t) d, rows + (size_t) i * (size_t) d,
+		s = w ? kw++ : k++;
+		slot[i] = s;
+		memcpy(sv + (size_t) s * (size_t) d, rows + (size_t) i * (size_t) d,
 			   sizeof(double) * (size_t) d);
-		alpha[k] = 0.0;
+		alpha[s] = 0.0;
 		if (g)
-			g[k] = m->gamma;
-		k++;
+			g[s] = w ? lab_gamma : m->gamma;
 	}
 	svc_free(env, m->sv);
 	svc_free(env, m->alpha);
@@ -175,6 +196,11 @@ append_labelled(const SvcEnv *env, SvcModel *m, const double *rows, const int8_t
 	m->alpha = alpha;
 	m->sv_gamma = g;
 	m->n_sv = (int32_t) total;
+	if (n_wide > 0)
+	{
+		m->lab_wide = n_wide;
+		m->lab_gamma = lab_gamma;
+	}
 	return SVC_OK;
 }
 
@@ -185,9 +211,13 @@ svc_supervision_spread(const SvcEnv *env, SvcModel *m, const double *rows,
 	int32_t		d = m->dims;
 	int64_t		n_lab = 0,
 				first;
+	int64_t    *slot;
 	double		q0;
 	/* the hyperplane's narrower kernel reaches fewer neighbours: twice */
 	double		push = m->boundary == SVC_BOUNDARY_SPHERE ? 1.0 : 2.0;
+	/* the hyperplane's labelled normals lift a wider neighbourhood */
+	double		lab_gamma = m->boundary == SVC_BOUNDARY_SPHERE ? m->gamma :
+		m->gamma / SVC_SPREAD_LIFT_WIDTH;
 	SvcStatus	st;
 
 	for (int64_t i = 0; i < n; i++)
@@ -197,9 +227,15 @@ svc_supervision_spread(const SvcEnv *env, SvcModel *m, const double *rows,
 		return st;
 	q0 = m->offset;
 	first = m->n_sv;
-	st = append_labelled(env, m, rows, label, n, n_lab, err);
+	slot = svc_alloc(env, sizeof(int64_t) * (size_t) n, err);
+	if (slot == NULL)
+		return SVC_ERR_NOMEM;
+	st = append_labelled(env, m, rows, label, n, n_lab, lab_gamma, slot, err);
 	if (st != SVC_OK)
+	{
+		svc_free(env, slot);
 		return st;
+	}
 
 	/*
 	 * The first weights from the threshold q0 of the solver's f: a
@@ -207,21 +243,18 @@ svc_supervision_spread(const SvcEnv *env, SvcModel *m, const double *rows,
 	 * its own down to SVC_SPREAD_DEPTH q0 (the others' weights aside), or
 	 * as far again below it with the hyperplane.
 	 */
-	for (int64_t i = 0, k = first; i < n; i++)
+	for (int64_t i = 0; i < n; i++)
 	{
 		const double *x = rows + (size_t) i * (size_t) d;
 		double		lam;
 
-		if (label[i] == 0)
-			continue;
 		if (label[i] > 0)
-			m->alpha[k] = SVC_SPREAD_LIFT * q0;
-		else
+			m->alpha[slot[i]] = SVC_SPREAD_LIFT * q0;
+		else if (label[i] < 0)
 		{
 			lam = svc_kernel_sum(m->sv, m->alpha, m->sv_gamma, (int32_t) first, d, m->gamma, x);
-			m->alpha[k] = -push * fmax(0.0, lam - SVC_SPREAD_DEPTH * q0);
+			m->alpha[slot[i]] = -push * fmax(0.0, lam - SVC_SPREAD_DEPTH * q0);
 		}
-		k++;
 	}
 
 	/*
@@ -235,29 +268,68 @@ svc_supervision_spread(const SvcEnv *env, SvcModel *m, const double *rows,
 
 		st = threshold(env, m, rows, n, err);
 		if (st != SVC_OK)
-			return st;
-		for (int64_t i = 0, k = first; i < n; i++)
+			break;
+		for (int64_t i = 0; i < n; i++)
 		{
 			const double *x = rows + (size_t) i * (size_t) d;
 			double		lam;
 
-			if (label[i] == 0)
+			if (label[i] >= 0)
 				continue;
-			if (label[i] < 0)
+			lam = svc_kernel_sum(m->sv, m->alpha, m->sv_gamma, m->n_sv, d, m->gamma, x);
+			if (lam > SVC_SPREAD_DEPTH * m->offset * (1.0 + 1e-9))
 			{
-				lam = svc_kernel_sum(m->sv, m->alpha, m->sv_gamma, m->n_sv, d, m->gamma, x);
-				if (lam > SVC_SPREAD_DEPTH * m->offset * (1.0 + 1e-9))
-				{
-					m->alpha[k] -= lam - SVC_SPREAD_DEPTH * m->offset;
-					pushed = true;
-				}
+				m->alpha[slot[i]] -= lam - SVC_SPREAD_DEPTH * m->offset;
+				pushed = true;
 			}
-			k++;
 		}
 		if (!pushed)
 			break;
 		if (round == SVC_SPREAD_ROUNDS - 1)
-			return threshold(env, m, rows, n, err);
+			st = threshold(env, m, rows, n, err);
 	}
+	svc_free(env, slot);
+	return st;
+}
+
+/* Lexicographic order of two rows of d values (state.c's). */
+static int
+row_cmp(const double *a, const double *b, int32_t d)
+{
+	for (int32_t j = 0; j < d; j++)
+	{
+		if (a[j] < b[j])
+			return -1;
+		if (a[j] > b[j])
+			return 1;
+	}
+	return 0;
+}
+
+SvcStatus
+svc_supervision_merge_rows(const SvcEnv *env, double *rows, int8_t *label, int64_t kept,
+						   int64_t n, int32_t d, SvcError *err)
+{
+	size_t		rowsz = sizeof(double) * (size_t) d;
+	double	   *out = rows + (size_t) n * (size_t) d;
+	int8_t	   *lab = svc_alloc(env, (size_t) (n > 0 ? n : 1), err);
+	int64_t		i = 0,
+				j = kept,
+				k = 0;
+
+	if (lab == NULL)
+		return SVC_ERR_NOMEM;
+	while (i < kept || j < n)
+	{
+		int64_t		src = j >= n || (i < kept &&
+								   row_cmp(rows + (size_t) j * d, rows + (size_t) i * d, d) >= 0) ?
+			i++ : j++;
+
+		memcpy(out + (size_t) k * d, rows + (size_t) src * d, rowsz);
+		lab[k++] = label[src];
+	}
+	memcpy(rows, out, rowsz * (size_t) n);
+	memcpy(label, lab, (size_t) n);
+	svc_free(env, lab);
 	return SVC_OK;
 }

@@ -54,6 +54,9 @@ SOLVERS = {
     "bsgd": '{}',
     "aid": '{"solver": "aid"}',
     "incremental": '{"solver": "incremental"}',
+    # 0.4.0's rule: the labelled rows in the solver's bounds
+    "smo-bounds": '{"solver": "smo", "label_spread": false}',
+    "bsgd-bounds": '{"label_spread": false}',
 }
 SHAPES = ["rings3", "ring", "between", "cluster", "scatter12"]
 

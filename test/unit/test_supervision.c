@@ -335,9 +335,68 @@ test_fit(void)
 			  back.lab_weight_max == m.lab_weight_max, "%s: the report round-trips: %s", json,
 			  err.detail);
 		svc_model_free(&svc_env_malloc, &back);
+		/*
+		 * The hyperplane's spread: its labelled normals' support vectors
+		 * last, at a width of their own (section 8), round-trip with f;
+		 * damaged, refused; a warm start from the model refused.
+		 */
+		CHECK(!(spread && !s) || (m.lab_wide == n_lab_n && m.lab_gamma > 0 &&
+								  m.lab_gamma < m.gamma && m.sv_gamma != NULL),
+			  "%s: %lld labelled normals at their own width %g (gamma %g)", json,
+			  (long long) m.lab_wide, m.lab_gamma, m.gamma);
+		CHECK(!(spread && s) || (m.lab_wide == 0 && m.sv_gamma == NULL),
+			  "%s: the sphere's labelled rows at its own width", json);
+		if (m.lab_wide > 0)
+		{
+			size_t		w8 = len - 4 - 16;	/* section 8's payload, the last */
+			uint8_t    *copy = malloc(len);
+			SvcModel	t;
+			bool		same = true;
+			struct
+			{
+				size_t		off;
+				uint64_t	u;
+				double		f;
+			}			bad[] = {{0, 0, 0}, {0, (uint64_t) m.n_sv + 1, 0}, {0, UINT64_C(1) << 40, 0},
+								 {8, 0, 0.0}, {8, 0, -1.0}, {8, 0, NAN}, {8, 0, INFINITY},
+								 {8, 0, 2 * m.gamma}, {8, 0, m.gamma}};
+
+			CHECK(svc_model_decode(&svc_env_malloc, buf, len, &back, &err) == SVC_OK &&
+				  back.lab_wide == m.lab_wide && back.lab_gamma == m.lab_gamma,
+				  "%s: the labelled rows' width round-trips: %s", json, err.detail);
+			for (int64_t i = 0; i < n; i += 7)
+			{
+				double		xs[2];
+
+				svc_model_scale_row(&m, x + 2 * i, xs);
+				same = same && svc_model_decision_scaled(&m, xs) ==
+					svc_model_decision_scaled(&back, xs);
+			}
+			CHECK(same, "%s: the decoded model's f is the model's", json);
+			svc_model_free(&svc_env_malloc, &back);
+			CHECK(svc_fit_warm_check(&m, 2, &m.opt, &err) == SVC_ERR_INVALID_PARAMETER &&
+				  strstr(err.message, "width") != NULL,
+				  "%s: no warm start from the wider spread: %s", json, err.message);
+			for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++)
+			{
+				memcpy(copy, buf, len);
+				if (bad[k].off == 0)
+					svc_store_u64(copy + w8, bad[k].u);
+				else
+					svc_store_f64(copy + w8 + 8, bad[k].f);
+				svc_store_u32(copy + len - 4, svc_crc32c(copy, len - 4));
+				CHECK(svc_model_decode(&svc_env_malloc, copy, len, &t, &err) == SVC_ERR_CORRUPT,
+					  "%s: a damaged width section (%zu) refused", json, k);
+				svc_model_free(&svc_env_malloc, &t);
+			}
+			/* a build without section 8 refuses the model, as any unknown tag */
+			CHECK(svc_load_u16(buf + len - 4 - 16 - 8) == 8, "%s: section 8 is last", json);
+			free(copy);
+		}
 		/* damaged reports, checksum redone: refused */
 		{
-			size_t		sec = len - 4 - 64;	/* the payload of section 3 */
+			/* the payload of section 3 (section 8 follows it with the hyperplane) */
+			size_t		sec = len - 4 - 64 - (m.lab_wide > 0 ? 8 + 16 : 0);
 			uint64_t	big = UINT64_C(1) << 40;
 			double		neg = -1.0;
 			uint8_t    *copy = malloc(len);
@@ -384,6 +443,27 @@ static uint8_t *
 empty_state(const SvcOptions *opt)
 {
 	return unit_state_new(2, 4, opt, NULL, 0);
+}
+
+/* The labelled rows merge into the sorted rows, ties after the unlabelled. */
+static void
+test_merge(void)
+{
+	/* unlabelled (1,0) (3,1) (5,0); labelled (2,9) (3,1) (6,0); room for 2n */
+	double		rows[24] = {1, 0, 3, 1, 5, 0, 2, 9, 3, 1, 6, 0};
+	int8_t		label[6] = {0, 0, 0, -1, 1, -1};
+	static const double want[12] = {1, 0, 2, 9, 3, 1, 3, 1, 5, 0, 6, 0};
+	static const int8_t want_lab[6] = {0, -1, 0, 1, 0, -1};
+	SvcError	err;
+
+	CHECK(svc_supervision_merge_rows(&svc_env_malloc, rows, label, 3, 6, 2, &err) == SVC_OK &&
+		  memcmp(rows, want, sizeof(want)) == 0 && memcmp(label, want_lab, sizeof(want_lab)) == 0,
+		  "merge: one sorted run, labels with their rows");
+	/* no unlabelled row, or no labelled one: unchanged */
+	CHECK(svc_supervision_merge_rows(&svc_env_malloc, rows, label, 0, 6, 2, &err) == SVC_OK &&
+		  memcmp(rows, want, sizeof(want)) == 0, "merge: all labelled");
+	CHECK(svc_supervision_merge_rows(&svc_env_malloc, rows, label, 6, 6, 2, &err) == SVC_OK &&
+		  memcmp(rows, want, sizeof(want)) == 0, "merge: none labelled");
 }
 
 static void
@@ -604,6 +684,7 @@ int
 main(void)
 {
 	test_weights();
+	test_merge();
 	test_fit();
 	test_spread();
 	test_state();
