@@ -38,6 +38,14 @@
  * the gap between the peaks does not (quick benchmark, design notes).
  */
 #define APART_LINE_SPREADS	10.0
+/*
+ * Above two columns a part also stands beyond 3.5 spreads of the 2-D
+ * test: once a neighbour holds a blob joined before, the offsets of that
+ * blob's support vectors inflate its spread along the line to the next
+ * blob (full-size blobs_k40_d8: 32 -> 38 of 40), while tail fragments of
+ * the embeddings lie 2.7-3.1 such spreads out (design notes).
+ */
+#define APART_WIDE_SPREADS	3.5
 
 typedef struct CutWork
 {
@@ -274,7 +282,8 @@ part_line_spread(const SvcModel *m, CutWork *w, int32_t r, const double *u)
  * Whether the smaller part (root cs) lies apart from the larger (cl): its
  * peak beyond APART_SPREADS spreads of cl from cl's peak, or above two
  * columns beyond APART_LINE_SPREADS spreads along the line between the
- * peaks (least then counts per column, least / sqrt(d)).  A larger part
+ * peaks (least then counts per column, least / sqrt(d)) or beyond
+ * APART_WIDE_SPREADS spreads of cl.  A larger part
  * without support vectors has no spread: the small one counts as apart.
  * least: the smallest spread to count with.
  */
@@ -289,18 +298,21 @@ part_apart(const SvcModel *m, CutWork *w, int32_t cs, int32_t cl, double least)
 	if (m->dims > 2 && d2 > 0.0)
 	{
 		double		dist = sqrt(d2);
+		double		line_least = least / sqrt((double) m->dims);
 
 		for (int32_t j = 0; j < m->dims; j++)
 			w->line[j] = (ps[j] - pl[j]) / dist;
 		spread = part_line_spread(m, w, cl, w->line);
-		least /= sqrt((double) m->dims);
-		if (spread < least)
-			spread = least;
-		return d2 > APART_LINE_SPREADS * APART_LINE_SPREADS * spread * spread;
+		if (spread < line_least)
+			spread = line_least;
+		if (d2 > APART_LINE_SPREADS * APART_LINE_SPREADS * spread * spread)
+			return true;
 	}
 	spread = part_spread(m, w, cl);
 	if (spread < least)
 		spread = least;
+	if (m->dims > 2)
+		return d2 > APART_WIDE_SPREADS * APART_WIDE_SPREADS * spread * spread;
 	return d2 > APART_SPREADS * APART_SPREADS * spread * spread;
 }
 

@@ -312,14 +312,16 @@ cut_below_sample_floor(double eq1_at, const char *opts, int K)
  * on the x axis beside eq 0, whose support vectors lie at (+-1, +-6): a
  * spread of sqrt(37) = 6.1 from its peak but 1 along the line to eq 1.
  * In 3 columns eq 1 stands beyond 10 x 1 from eq 0; in 2 columns only
- * beyond 4 x 6.1 = 24.3.  eq 2 (100 rows) lies 100 along x.
+ * beyond 4 x 6.1 = 24.3.  eq 2 (100 rows) lies 100 along x.  With the
+ * support vectors at (+-6, +-1) instead (across: false), the spread along
+ * the line is 6 too, and in 3 columns eq 1 stands beyond 3.5 x 6.1 = 21.3.
  */
 static void
-cut_along_line(int dims, double eq1_at, int K)
+cut_along_line(int dims, double eq1_at, int K, bool across)
 {
 	static const double sv_xy[6][2] = {{1, 6}, {1, -6}, {-1, 6}, {-1, -6}, {98, 0}, {102, 0}};
 	SvcModel	m;
-	char		what[64];
+	char		what[80];
 
 	band_model(&m, dims, 6, 2200);
 	m.eq[1 * dims] = eq1_at;
@@ -329,11 +331,14 @@ cut_along_line(int dims, double eq1_at, int K)
 	m.eq_rows[2] = 100;
 	for (int i = 0; i < 6; i++)
 	{
-		m.sv[i * dims] = sv_xy[i][0];
-		m.sv[i * dims + 1] = sv_xy[i][1];
+		bool		swap = !across && i < 4;
+
+		m.sv[i * dims] = sv_xy[i][swap ? 1 : 0];
+		m.sv[i * dims + 1] = sv_xy[i][swap ? 0 : 1];
 		m.alpha[i] = i < 4 ? 0.2 : 0.1;
 	}
-	snprintf(what, sizeof(what), "%d columns, eq 1 (20 rows) at %g", dims, eq1_at);
+	snprintf(what, sizeof(what), "%d columns, eq 1 (20 rows) at %g, spread %s the line",
+			 dims, eq1_at, across ? "across" : "along");
 	cut_expect(&m, "{\"min_cluster_size\": 50}", K, -1, what);
 }
 
@@ -356,10 +361,14 @@ test_separated(void)
 	cut_below_sample_floor(30.0, "{\"min_cluster_size\": 50, \"min_cluster_size_rows\": \"labelled\"}", 2);
 	cut_below_sample_floor(30.0, "{\"min_cluster_size\": 50, \"level\": 0.3}", 3);
 	/* above two columns the spread counts along the line between the peaks */
-	cut_along_line(3, 15.0, 3);
-	cut_along_line(3, 5.0, 2);
-	cut_along_line(2, 15.0, 2);
-	cut_along_line(2, 30.0, 3);
+	cut_along_line(3, 15.0, 3, true);
+	cut_along_line(3, 5.0, 2, true);
+	cut_along_line(2, 15.0, 2, true);
+	cut_along_line(2, 30.0, 3, true);
+	/* a spread inflated along the line: 3.5 spreads still set a part apart */
+	cut_along_line(3, 30.0, 3, false);
+	cut_along_line(3, 20.0, 2, false);
+	cut_along_line(2, 23.0, 2, false);
 }
 
 /* Shortest exact text of a double, and a report that grows as it needs. */
