@@ -897,20 +897,6 @@ svc_state_train_lab_rows(const uint8_t *buf)
 	return train_rows(&a, svc_state_lab_kept(buf), lab_sample(buf));
 }
 
-/* Lexicographic order of two rows of d values. */
-static int
-cmp_rows(const double *a, const double *b, int32_t d)
-{
-	for (int32_t j = 0; j < d; j++)
-	{
-		if (a[j] < b[j])
-			return -1;
-		if (a[j] > b[j])
-			return 1;
-	}
-	return 0;
-}
-
 /*
  * Sort n rows of d doubles lexicographically; tmp has room for n rows.
  * The merge sort runs on row numbers and each row then moves once: on
@@ -948,7 +934,7 @@ sort_rows(const SvcEnv *env, double *rows, int64_t n, int32_t d, double *tmp, Sv
 
 			while (i < mid && j < hi)
 			{
-				if (cmp_rows(rows + (size_t) src[j] * d, rows + (size_t) src[i] * d, d) < 0)
+				if (svc_state_row_cmp(rows + (size_t) src[j] * d, rows + (size_t) src[i] * d, d) < 0)
 					dst[k++] = src[j++];
 				else
 					dst[k++] = src[i++];
@@ -1159,17 +1145,9 @@ svc_state_sample(const SvcEnv *env, const uint8_t *buf, double *rows, double *la
 	if (st_ok == SVC_OK && lab != NULL)
 		st_ok = area_rows(env, &lab_area, lab_kept, lab_sample(buf), key_seed(buf) ^ 1, lab,
 						  &n_lab, lab_distinct, lab_counts, &n_lab_distinct, err);
-	if (st_ok != SVC_OK)
-	{
-		svc_free(env, distinct);
-		svc_free(env, counts);
-		svc_free(env, lab_distinct);
-		svc_free(env, lab_counts);
-		return st_ok;
-	}
-
 	/* one order whatever the order rows came in */
-	st_ok = sort_rows(env, rows, n, dims, rows + (size_t) n * dims, err);
+	if (st_ok == SVC_OK)
+		st_ok = sort_rows(env, rows, n, dims, rows + (size_t) n * dims, err);
 	if (st_ok == SVC_OK && n_lab > 0)
 		st_ok = sort_rows(env, lab, n_lab, (int32_t) lab_width, lab + (size_t) n_lab * lab_width,
 						  err);

@@ -191,6 +191,24 @@ SvcStatus	svc_state_sample(const SvcEnv *env, const uint8_t *buf, double *rows,
 							 double *max, SvcError *err);
 
 /*
+ * The order svc_state_sample sorts its rows in: lexicographic on the d
+ * values.  Inline, as the sort calls it n log2(n) times; supervision's
+ * merge of labelled rows keeps the same order with it.
+ */
+static inline int
+svc_state_row_cmp(const double *a, const double *b, int32_t d)
+{
+	for (int32_t j = 0; j < d; j++)
+	{
+		if (a[j] < b[j])
+			return -1;
+		if (a[j] > b[j])
+			return 1;
+	}
+	return 0;
+}
+
+/*
  * The kept rows of a model that keeps its rows, as stored (kept * dims
  * doubles), in the order they came: with the window "oldest", the newest
  * sample rows (a ring, read from its oldest); with "reservoir", in the

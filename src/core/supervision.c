@@ -2,6 +2,7 @@
 #include "supervision.h"
 #include "kernel.h"
 #include "threshold.h"
+#include "state.h"
 
 #include <string.h>
 
@@ -292,20 +293,6 @@ svc_supervision_spread(const SvcEnv *env, SvcModel *m, const double *rows,
 	return st;
 }
 
-/* Lexicographic order of two rows of d values (state.c's). */
-static int
-row_cmp(const double *a, const double *b, int32_t d)
-{
-	for (int32_t j = 0; j < d; j++)
-	{
-		if (a[j] < b[j])
-			return -1;
-		if (a[j] > b[j])
-			return 1;
-	}
-	return 0;
-}
-
 SvcStatus
 svc_supervision_merge_rows(const SvcEnv *env, double *rows, int8_t *label, int64_t kept,
 						   int64_t n, int32_t d, SvcError *err)
@@ -322,7 +309,7 @@ svc_supervision_merge_rows(const SvcEnv *env, double *rows, int8_t *label, int64
 	while (i < kept || j < n)
 	{
 		int64_t		src = j >= n || (i < kept &&
-								   row_cmp(rows + (size_t) j * d, rows + (size_t) i * d, d) >= 0) ?
+								   svc_state_row_cmp(rows + (size_t) j * d, rows + (size_t) i * d, d) >= 0) ?
 			i++ : j++;
 
 		memcpy(out + (size_t) k * d, rows + (size_t) src * d, rowsz);
