@@ -44,10 +44,19 @@
  * there, as the sphere's is at its boundary, and a level cut reads the
  * same way.  Trajectories, and so prediction, still climb the sphere's f.
  * doc/design-notes.md has the measurements.
+ *
+ * The density is blind to labelled anomalies: where their terms push the
+ * sphere's f below 0, trajectories stop at equilibria the density still
+ * sees as dense, or their rows climb out of it to the blobs around, whose
+ * basins then meet over dense ground, and the blobs join above any cut.  So
+ * in a model trained with labelled anomalies, a row (rowlam, the sphere's
+ * kernel sum at each row) or an equilibrium where the sphere's own f is
+ * below 0 stands at height 0 in the tree, and no pass through it is higher.
  */
 static SvcStatus
 sphere_tree(const SvcEnv *env, const SvcModel *m, SvcEqList *eqs, const double *xs,
-			int64_t n, const int32_t *roweq, SvcEdge *tree, SvcError *err)
+			int64_t n, const int32_t *roweq, const double *rowlam, SvcEdge *tree,
+			SvcError *err)
 {
 	int32_t		d = m->dims;
 	SvcEnv		quiet = *env;
@@ -55,6 +64,7 @@ sphere_tree(const SvcEnv *env, const SvcModel *m, SvcEqList *eqs, const double *
 	SvcOptions	o;
 	double	   *dens = svc_alloc(env, sizeof(double) * (size_t) n, err);
 	double	   *work = svc_alloc(env, sizeof(double) * (size_t) n, err);
+	bool	   *out = NULL;		/* equilibria where the sphere's f < 0 */
 	double		q,
 				top = 0.0,
 				scale;
@@ -64,6 +74,15 @@ sphere_tree(const SvcEnv *env, const SvcModel *m, SvcEqList *eqs, const double *
 	memset(&dm, 0, sizeof(dm));
 	if (!dens || !work)
 		goto done;
+	if (m->lab_anomaly > 0)
+	{
+		/* eqs->lambda is still the sphere's kernel sum here */
+		out = svc_alloc(env, sizeof(bool) * (size_t) eqs->n, err);
+		if (!out)
+			goto done;
+		for (int32_t e = 0; e < eqs->n; e++)
+			out[e] = eqs->lambda[e] < m->offset;
+	}
 	svc_options_default(&o);
 	o.seed = m->opt.seed;
 	dm.dims = d;
@@ -84,6 +103,8 @@ sphere_tree(const SvcEnv *env, const SvcModel *m, SvcEqList *eqs, const double *
 								 xs + (size_t) i * d);
 		work[i] = dens[i];
 		top = fmax(top, dens[i]);
+		if (out != NULL && rowlam[i] < m->offset)
+			dens[i] = 0.0;
 	}
 	for (int32_t e = 0; e < eqs->n; e++)
 		eqs->lambda[e] = svc_kernel_sum(dm.sv, dm.alpha, NULL, dm.n_sv, d, dm.gamma,
@@ -95,7 +116,11 @@ sphere_tree(const SvcEnv *env, const SvcModel *m, SvcEqList *eqs, const double *
 	 */
 	for (int64_t i = 0; i < n; i++)
 		eqs->lambda[roweq[i]] = fmax(eqs->lambda[roweq[i]], dens[i]);
-	st = svc_saddle_tree(env, &dm, eqs, xs, n, roweq, dens, tree, err);
+	for (int32_t e = 0; out != NULL && e < eqs->n; e++)
+		if (out[e])
+			eqs->lambda[e] = 0.0;
+	st = svc_saddle_tree(env, &dm, eqs, xs, n, roweq, dens, out ? eqs->lambda : NULL,
+						 tree, err);
 	if (st != SVC_OK)
 		goto done;
 	idx = (int64_t) floor(m->opt.nu * (double) n);
@@ -113,6 +138,7 @@ done:
 	svc_free(env, dm.alpha);
 	svc_free(env, dens);
 	svc_free(env, work);
+	svc_free(env, out);
 	return st;
 }
 
@@ -348,9 +374,9 @@ svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
 			goto done;
 		}
 		if (m->boundary == SVC_BOUNDARY_SPHERE && eqs.n > 1)
-			st = sphere_tree(env, m, &eqs, xs, n, roweq, tree, err);
+			st = sphere_tree(env, m, &eqs, xs, n, roweq, rowlam, tree, err);
 		else
-			st = svc_saddle_tree(env, m, &eqs, xs, n, roweq, rowlam, tree, err);
+			st = svc_saddle_tree(env, m, &eqs, xs, n, roweq, rowlam, NULL, tree, err);
 	}
 	if (st != SVC_OK)
 		goto done;

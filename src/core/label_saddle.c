@@ -475,7 +475,8 @@ done:
 SvcStatus
 svc_saddle_tree(const SvcEnv *env, const SvcModel *m, const SvcEqList *eqs,
 				const double *xs, int64_t n_rows, const int32_t *roweq,
-				const double *rowlam, SvcEdge *tree, SvcError *err)
+				const double *rowlam, const double *cap, SvcEdge *tree,
+				SvcError *err)
 {
 	int32_t		M = eqs->n;
 	int32_t		d = eqs->dims;
@@ -515,6 +516,8 @@ svc_saddle_tree(const SvcEnv *env, const SvcModel *m, const SvcEqList *eqs,
 	st = data_edges(env, m, eqs, xs, n_rows, roweq, rowlam, &edges, &ne, err);
 	if (st != SVC_OK)
 		goto done;
+	for (int64_t k = 0; cap != NULL && k < ne; k++)
+		edges[k].saddle = fmin(edges[k].saddle, fmin(cap[edges[k].a], cap[edges[k].b]));
 	if (ne > 1)
 		qsort(edges, (size_t) ne, sizeof(SvcEdge), edge_cmp_saddle);
 

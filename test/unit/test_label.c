@@ -10,12 +10,17 @@
 #include "label.h"
 #include "kernel.h"
 #include "model_codec.h"
+#include "fit.h"
+#include "options_text.h"
 
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* data seeds of the labelled anomalous cluster (seed 1 joined all blobs) */
+#define LAB_CLUSTER_SEEDS 8
 
 /* ---------------------------------------------------------------- */
 /* Data                                                              */
@@ -1182,6 +1187,76 @@ bench_predict(void)
 	data_free(&D);
 }
 
+/*
+ * smo with labelled anomalies that form a small tight cluster of their own
+ * below three blobs: the anomalies' terms push the sphere's f below 0
+ * there, and the blobs must still come out as three clusters (the
+ * label-blind density of the sphere's tree once joined them all through
+ * that region).  Each blob's cluster is that of the equilibrium nearest
+ * its centre.
+ */
+static void
+test_labelled_anomaly_cluster(void)
+{
+	static const double centres[] = {0.0, 0.0, 5.0, 0.0, 2.5, 4.3};
+	const int	per = 950,
+				n_anom = 150;
+	const int64_t n = 3 * per + n_anom;
+
+	for (uint64_t seed = 1; seed <= LAB_CLUSTER_SEEDS; seed++)
+	{
+		SvcRng		r;
+		Data		D;
+		int8_t	   *lab = calloc((size_t) n, 1);
+		SvcOptions	opt;
+		SvcModel	m;
+		SvcError	err;
+		int32_t		cl[3];
+
+		svc_rng_seed(&r, seed);
+		make_blobs(&D, &r, centres, 3, per, 0.5);
+		D.x = realloc(D.x, sizeof(double) * (size_t) n * 2);
+		for (int64_t i = 3 * per; i < n; i++)
+		{
+			D.x[i * 2] = 2.5 + 0.3 * gauss(&r);
+			D.x[i * 2 + 1] = -2.8 + 0.3 * gauss(&r);
+		}
+		/* 2%: three anomalies and every 50th normal row */
+		for (int64_t i = 0; i < 3 * per; i += 50)
+			lab[i] = 1;
+		for (int64_t i = 3 * per; i < 3 * per + 3; i++)
+			lab[i] = -1;
+		svc_options_default(&opt);
+		CHECK(svc_options_parse("{\"solver\": \"smo\"}", 17, &opt, &err) == SVC_OK,
+			  "options: %s", err.message);
+		CHECK(svc_fit_rows_labelled(&svc_env_malloc, D.x, lab, n, 2, &opt, &m, &err) == SVC_OK,
+			  "labelled fit: %s", err.message);
+		for (int c = 0; c < 3; c++)
+		{
+			double		best = INFINITY;
+
+			cl[c] = -1;
+			for (int32_t e = 0; e < m.n_eq; e++)
+			{
+				double		dx = m.eq[2 * e] / m.mul[0] + m.shift[0] - centres[2 * c];
+				double		dy = m.eq[2 * e + 1] / m.mul[1] + m.shift[1] - centres[2 * c + 1];
+
+				if (dx * dx + dy * dy < best)
+				{
+					best = dx * dx + dy * dy;
+					cl[c] = m.eq_cluster[e];
+				}
+			}
+		}
+		CHECK(m.n_clusters >= 3 && cl[0] != cl[1] && cl[0] != cl[2] && cl[1] != cl[2],
+			  "seed %llu: three blobs and a labelled anomalous cluster give %d clusters, "
+			  "the blobs' %d %d %d", (unsigned long long) seed, m.n_clusters, cl[0], cl[1], cl[2]);
+		svc_model_free(&svc_env_malloc, &m);
+		data_free(&D);
+		free(lab);
+	}
+}
+
 int
 main(void)
 {
@@ -1198,6 +1273,7 @@ main(void)
 	test_degenerate();
 	test_bad_inputs();
 	test_interrupt_and_nomem();
+	test_labelled_anomaly_cluster();
 	bench_predict();
 	return unit_summary("test_label");
 }
