@@ -46,6 +46,15 @@
  * the embeddings lie 2.7-3.1 such spreads out (design notes).
  */
 #define APART_WIDE_SPREADS	3.5
+/*
+ * Above two columns a neighbour with fewer than this many support vectors
+ * (one on its peak: a spread of ~0) says nothing of its extent along the
+ * line, so its spread along the line counts at least the smaller part's
+ * own: else a fragment beside it stands by the line test once 10 floors
+ * (pooled spread / sqrt(d)) away (emb64_k20 21 -> 20 of 20).  The 3.5-spread test
+ * keeps its floor: a small blob beside such a neighbour still stands there.
+ */
+#define APART_LEAST_SV		2
 
 typedef struct CutWork
 {
@@ -278,14 +287,27 @@ part_line_spread(const SvcModel *m, CutWork *w, int32_t r, const double *u)
 	return den > 0.0 ? sqrt(num / den) : 0.0;
 }
 
+/* The number of support vectors of the part at root r. */
+static int32_t
+part_sv_count(const SvcModel *m, CutWork *w, int32_t r)
+{
+	int32_t		n = 0;
+
+	for (int32_t i = 0; i < m->n_sv; i++)
+		if (svc_uf_find(w->parent, w->sv_eq[i]) == r)
+			n++;
+	return n;
+}
+
 /*
  * Whether the smaller part (root cs) lies apart from the larger (cl): its
  * peak beyond APART_SPREADS spreads of cl from cl's peak, or above two
  * columns beyond APART_LINE_SPREADS spreads along the line between the
  * peaks (least then counts per column, least / sqrt(d)) or beyond
  * APART_WIDE_SPREADS spreads of cl.  A larger part
- * without support vectors has no spread: the small one counts as apart.
- * least: the smallest spread to count with.
+ * without support vectors has no spread: the small one counts as apart
+ * (along the line cl's spread counts at least cs's when cl has fewer than
+ * APART_LEAST_SV).  least: the smallest spread to count with.
  */
 static bool
 part_apart(const SvcModel *m, CutWork *w, int32_t cs, int32_t cl, double least)
@@ -303,6 +325,8 @@ part_apart(const SvcModel *m, CutWork *w, int32_t cs, int32_t cl, double least)
 		for (int32_t j = 0; j < m->dims; j++)
 			w->line[j] = (ps[j] - pl[j]) / dist;
 		spread = part_line_spread(m, w, cl, w->line);
+		if (part_sv_count(m, w, cl) < APART_LEAST_SV)
+			spread = fmax(spread, part_line_spread(m, w, cs, w->line));
 		if (spread < line_least)
 			spread = line_least;
 		if (d2 > APART_LINE_SPREADS * APART_LINE_SPREADS * spread * spread)

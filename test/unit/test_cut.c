@@ -342,6 +342,40 @@ cut_along_line(int dims, double eq1_at, int K, bool across)
 	cut_expect(&m, "{\"min_cluster_size\": 50}", K, -1, what);
 }
 
+/*
+ * "separated" beside a neighbour of one support vector, above two columns:
+ * eq 1 (3 labelled rows, under the 4.6 that 50 rows of the 2,200-row
+ * sample make) lies on the x axis at eq1_at from eq 0 (100 rows), whose
+ * only support vector sits on its peak (spread 0), with two support
+ * vectors of its own at +-6 along x; eq 2 (100 rows) at 100 has two at
+ * +-5.  Along the line eq 0's spread counts at least eq 1's 6, not the
+ * pooled floor alone (pool / sqrt(32), 0.89 at 15): at 15 eq 1 joins eq 0,
+ * at 60 it lies beyond 3.5 pooled spreads (9.6) and stands.
+ */
+static void
+cut_beside_one_sv(double eq1_at, int K)
+{
+	static const double sv_x[5] = {0.0, -6.0, 6.0, 95.0, 105.0};
+	static const double sv_alpha[5] = {0.18, 0.01, 0.01, 0.4, 0.4};
+	const int	dims = 32;
+	SvcModel	m;
+	char		what[80];
+
+	band_model(&m, dims, 5, 2200);
+	m.eq[1 * dims] = eq1_at;
+	m.eq[2 * dims] = 100.0;
+	m.eq_rows[0] = 100;
+	m.eq_rows[1] = 3;
+	m.eq_rows[2] = 100;
+	for (int i = 0; i < 5; i++)
+	{
+		m.sv[i * dims] = sv_x[i] + (i == 1 || i == 2 ? eq1_at : 0.0);
+		m.alpha[i] = sv_alpha[i];
+	}
+	snprintf(what, sizeof(what), "eq 1 (3 rows) at %g beside one support vector", eq1_at);
+	cut_expect(&m, "{\"min_cluster_size\": 50}", K, -1, what);
+}
+
 static void
 test_separated(void)
 {
@@ -369,6 +403,9 @@ test_separated(void)
 	cut_along_line(3, 30.0, 3, false);
 	cut_along_line(3, 20.0, 2, false);
 	cut_along_line(2, 23.0, 2, false);
+	/* a neighbour of one support vector: its spread at least the part's own */
+	cut_beside_one_sv(15.0, 2);
+	cut_beside_one_sv(60.0, 3);
 }
 
 /* Shortest exact text of a double, and a report that grows as it needs. */
