@@ -584,6 +584,70 @@ test_state(void)
 }
 
 /*
+ * A labelled fit with every allocation failing in turn: SVC_ERR_NOMEM
+ * and nothing leaked, then the model of an unbudgeted fit, byte for byte.
+ * Covers the merge of labelled rows, the spread's slots and, with smo's
+ * labelled anomalies, the sphere tree's rows below 0.
+ */
+static void
+test_fit_fails_cleanly(void)
+{
+	double	   *x;
+	int8_t	   *lab;
+	int64_t		n;
+	SvcError	err;
+
+	labelled_data(&x, &lab, &n);
+	for (int c = 0; c < 2; c++)
+	{
+		static const char *const configs[] = {"{}", "{\"solver\": \"smo\", \"gamma\": 2}"};
+		SvcOptions	opt;
+		SvcModel	want;
+		uint8_t    *s,
+				   *wb;
+		size_t		wlen;
+		long		k,
+					bad = 0;
+
+		CHECK(parse(configs[c], &opt, &err) == SVC_OK, "options");
+		/* 200 rows with 10 labelled normals, and the ring's 6 anomalies */
+		s = feed(feed(empty_state(&opt), x, lab, 0, 200), x, lab, n - 12, n);
+		CHECK(svc_fit_state(&svc_env_malloc, s, &want, &err) == SVC_OK, "fit: %s", err.message);
+		wb = encode(&want, &wlen);
+		for (k = 0; k < 100000; k++)
+		{
+			UnitBudget	b = {k, 0};
+			SvcEnv		env = {.alloc = unit_fail_after_alloc, .release = unit_counted_free,
+			.realloc = unit_fail_after_realloc, .ctx = &b};
+			SvcModel	m;
+			SvcStatus	st = svc_fit_state(&env, s, &m, &err);
+
+			if (st == SVC_OK)
+			{
+				size_t		len;
+				uint8_t    *mb = encode(&m, &len);
+
+				CHECK(len == wlen && memcmp(mb, wb, len) == 0,
+					  "%s: the fit after %ld failures is the unbudgeted one", configs[c], k);
+				free(mb);
+			}
+			svc_model_free(&env, &m);
+			if (b.live != 0 || (st != SVC_OK && st != SVC_ERR_NOMEM))
+				bad++;
+			if (st == SVC_OK)
+				break;
+		}
+		CHECK(k > 0 && k < 100000 && bad == 0,
+			  "%s: %ld allocations failed in turn, %ld leaked or wrong", configs[c], k, bad);
+		free(wb);
+		svc_model_free(&svc_env_malloc, &want);
+		free(s);
+	}
+	free(x);
+	free(lab);
+}
+
+/*
  * The spread generalises: a small tight group of rows between the blobs,
  * which the unlabelled model keeps inside (it is dense), leaves the domain
  * when five of its rows are labelled anomalies, most of the others with
@@ -688,5 +752,6 @@ main(void)
 	test_fit();
 	test_spread();
 	test_state();
+	test_fit_fails_cleanly();
 	return unit_summary("test_supervision");
 }
