@@ -48,6 +48,14 @@
 #ifndef ANOMALY_O
 #define ANOMALY_O 0.0
 #endif
+/*
+ * From this many columns the kernel sums read a float copy of the support
+ * vectors (svc_kernel_sum_colsf): on wide rows they are most of a fit, and
+ * bound by the bytes read.  Coordinates beyond BSGD_FLOAT_MAX keep the
+ * double sums (no float overflow in a square's sum).
+ */
+#define BSGD_FLOAT_DIMS 64
+#define BSGD_FLOAT_MAX 0x1.0p40
 
 typedef struct Bsgd
 {
@@ -87,7 +95,18 @@ typedef struct Bsgd
 	int32_t		pending;		/* a new slot the budget drops at once, kept
 								 * out of the nearest distances, or -1 */
 	double	   *d2;				/* [cap] the step's row's squared distances
-								 * to the slots, from its kernel sum */
+								 * to the slots, from its kernel sum; with
+								 * floats a lower bound of svc_sqdist's */
+	/* wide rows (BSGD_FLOAT_DIMS): the kernel sums' float copy */
+	bool		fl;
+	int32_t		capf;			/* cap rounded up to 64 */
+	float	   *svtf;			/* [d * capf]: sv by column, as floats */
+	float	   *xf;				/* [d]: the kernel sum's row, as floats */
+	double	   *snorm;			/* [cap]: each slot's squared norm */
+	double	   *d2hi;			/* [cap]: keep_isolated, d2's upper bound */
+	int32_t		d2_n;			/* its slots */
+	const double *d2_row;		/* the row whose float sums d2 holds, not yet
+								 * made bounds (bsgd_d2_ready), or NULL */
 } Bsgd;
 
 /*
@@ -97,12 +116,12 @@ typedef struct Bsgd
 static SvcStatus
 bsgd_grow(Bsgd *g, int32_t need, SvcError *err)
 {
-	int64_t		c[13];
+	int64_t		c[15];
 	SvcStatus	st = SVC_OK;
 
 	if (need <= g->cap)
 		return SVC_OK;
-	for (int i = 0; i < 13; i++)
+	for (int i = 0; i < 15; i++)
 		c[i] = g->cap;
 	st = svc_grow(g->env, (void **) &g->sv, &c[0], need, sizeof(double) * (size_t) g->d, err);
 	if (st == SVC_OK)
@@ -129,6 +148,10 @@ bsgd_grow(Bsgd *g, int32_t need, SvcError *err)
 		st = svc_grow(g->env, (void **) &g->undo_nnd, &c[11], need, sizeof(double), err);
 	if (st == SVC_OK && g->isolated)
 		st = svc_grow(g->env, (void **) &g->d2, &c[12], need, sizeof(double), err);
+	if (st == SVC_OK && g->fl)
+		st = svc_grow(g->env, (void **) &g->snorm, &c[13], need, sizeof(double), err);
+	if (st == SVC_OK && g->fl && g->isolated)
+		st = svc_grow(g->env, (void **) &g->d2hi, &c[14], need, sizeof(double), err);
 	if (st != SVC_OK)
 		return st;
 	if (c[0] > INT32_MAX)
@@ -145,6 +168,22 @@ bsgd_grow(Bsgd *g, int32_t need, SvcError *err)
 		svc_free(g->env, g->svt);
 		g->svt = svt;
 	}
+	if (g->fl)
+	{
+		/* zeroed: a short last 64 of slots reads the unused ones */
+		size_t		capf = ((size_t) c[0] + 63) / 64 * 64;
+		float	   *svtf = svc_alloc(g->env, sizeof(float) * capf * (size_t) g->d, err);
+
+		if (svtf == NULL)
+			return SVC_ERR_NOMEM;
+		memset(svtf, 0, sizeof(float) * capf * (size_t) g->d);
+		for (size_t j = 0; g->svtf != NULL && j < (size_t) g->d; j++)
+			memcpy(svtf + j * capf, g->svtf + j * (size_t) g->capf,
+				   sizeof(float) * (size_t) g->b);
+		svc_free(g->env, g->svtf);
+		g->svtf = svtf;
+		g->capf = (int32_t) capf;
+	}
 	g->cap = (int32_t) c[0];
 	return SVC_OK;
 }
@@ -156,6 +195,17 @@ bsgd_set_sv(Bsgd *g, int32_t slot, const double *x)
 	memcpy(g->sv + (size_t) slot * g->d, x, sizeof(double) * (size_t) g->d);
 	for (size_t j = 0; j < (size_t) g->d; j++)
 		g->svt[j * (size_t) g->cap + (size_t) slot] = x[j];
+	if (g->fl)
+	{
+		double		nn = 0.0;
+
+		for (size_t j = 0; j < (size_t) g->d; j++)
+		{
+			g->svtf[j * (size_t) g->capf + (size_t) slot] = (float) x[j];
+			nn += x[j] * x[j];
+		}
+		g->snorm[slot] = nn;
+	}
 }
 
 static void
@@ -164,6 +214,10 @@ bsgd_free(Bsgd *g)
 	svc_free(g->env, g->order);
 	svc_free(g->env, g->sv);
 	svc_free(g->env, g->svt);
+	svc_free(g->env, g->svtf);
+	svc_free(g->env, g->xf);
+	svc_free(g->env, g->snorm);
+	svc_free(g->env, g->d2hi);
 	svc_free(g->env, g->a);
 	svc_free(g->env, g->kbuf);
 	svc_free(g->env, g->row);
@@ -306,6 +360,37 @@ bsgd_nn_dist(const Bsgd *g, int32_t j, int32_t s)
 	return v;
 }
 
+/* x as floats in g->xf, for svc_kernel_sum_colsf */
+static const float *
+bsgd_xf(const Bsgd *g, const double *x)
+{
+	for (size_t j = 0; j < (size_t) g->d; j++)
+		g->xf[j] = (float) x[j];
+	return g->xf;
+}
+
+/* keep_isolated with floats: d2's float sums made bounds (bsgd_select.h) */
+static void
+bsgd_d2_bounds(Bsgd *g, const double *x, int32_t n)
+{
+	double		xn2 = 0.0;
+
+	for (size_t j = 0; j < (size_t) g->d; j++)
+		xn2 += x[j] * x[j];
+	svc_sqdistf_bounds(g->d2, g->snorm, xn2, n, g->d, g->d2, g->d2hi);
+}
+
+/* d2 (and with floats d2hi) ready for keep_isolated */
+static inline void
+bsgd_d2_ready(Bsgd *g)
+{
+	if (g->d2_row != NULL)
+	{
+		bsgd_d2_bounds(g, g->d2_row, g->d2_n);
+		g->d2_row = NULL;
+	}
+}
+
 /*
  * keep_isolated: a new slot s (the last) and those it is nearest to.  The
  * step's kernel sum left in d2 the distances from s's row to every other
@@ -324,14 +409,25 @@ bsgd_nn_insert(Bsgd *g, int32_t s)
 	double		best = HUGE_VAL;
 	int32_t		at = -1;
 
+	bsgd_d2_ready(g);
 	g->undo_slot = s;
 	g->n_undo = 0;
 	/*
 	 * s's nearest is at most reach away: no slot whose distance is surely
 	 * above it (the bound grows with d2, so reach is the least d2's)
 	 */
-	reach = bsgd_least(d2, s);
-	reach = reach + (rel * reach + abs_err);
+	if (g->fl)
+	{
+		/* d2 holds lower bounds, d2hi upper ones (bsgd_d2_bounds) */
+		reach = bsgd_least(g->d2hi, s);
+		rel = 0.0;
+		abs_err = 0.0;
+	}
+	else
+	{
+		reach = bsgd_least(d2, s);
+		reach = reach + (rel * reach + abs_err);
+	}
 	for (int32_t j = 0; j < s; j++)
 	{
 		double		lo = d2[j] - (rel * d2[j] + abs_err),
@@ -363,8 +459,19 @@ bsgd_nn_insert(Bsgd *g, int32_t s)
 
 /* w'phi(x); with keep_isolated, x's squared distances to the slots in d2 */
 static double
-bsgd_dot_d2(const Bsgd *g, const double *x)
+bsgd_dot_d2(Bsgd *g, const double *x)
 {
+	if (g->fl)
+	{
+		double		o = g->scale * svc_kernel_sum_colsf(g->svtf, (size_t) g->capf, g->a, g->b,
+														g->d, g->gamma, bsgd_xf(g, x),
+														g->isolated ? g->d2 : NULL);
+
+		/* bounds only for the steps that read them (bsgd_d2_ready) */
+		g->d2_row = g->isolated ? x : NULL;
+		g->d2_n = g->b;
+		return o;
+	}
 	if (g->isolated)
 		return g->scale * svc_kernel_sum_cols_d2(g->svt, (size_t) g->cap, g->a, g->b, g->d,
 												 g->gamma, x, g->d2);
@@ -376,6 +483,9 @@ bsgd_dot_d2(const Bsgd *g, const double *x)
 static double
 bsgd_dot(const Bsgd *g, const double *x)
 {
+	if (g->fl)
+		return g->scale * svc_kernel_sum_colsf(g->svtf, (size_t) g->capf, g->a, g->b, g->d,
+											   g->gamma, bsgd_xf(g, x), NULL);
 	return g->scale * svc_kernel_sum_cols(g->svt, (size_t) g->cap, g->a, g->b, g->d,
 										  g->gamma, x);
 }
@@ -387,8 +497,12 @@ bsgd_norm2(const Bsgd *g)
 	double		total = 0.0;
 
 	for (int32_t i = 0; i < g->b; i++)
-		total += g->a[i] * svc_kernel_sum_cols(g->svt, (size_t) g->cap, g->a, g->b, g->d,
-											   g->gamma, g->sv + (size_t) i * g->d);
+		total += g->a[i] * (g->fl ?
+							svc_kernel_sum_colsf(g->svtf, (size_t) g->capf, g->a, g->b, g->d,
+												 g->gamma, bsgd_xf(g, g->sv + (size_t) i * g->d),
+												 NULL) :
+							svc_kernel_sum_cols(g->svt, (size_t) g->cap, g->a, g->b, g->d,
+												g->gamma, g->sv + (size_t) i * g->d));
 	total *= g->scale * g->scale;
 	return total > 0 ? total : 0.0;
 }
@@ -638,8 +752,16 @@ bsgd_pick(Bsgd *g, int32_t p, int32_t k, bool nearest, SvcRng *rng)
 		 */
 		if (g->isolated && p == b - 1 && (g->pending == p || g->undo_slot == p))
 		{
+			bsgd_d2_ready(g);
 			memcpy(g->kbuf, g->d2, sizeof(double) * (size_t) p);
-			done = svc_select_nearest_given(g->sv, b, g->d, p, xp, k, g->kbuf, slots);
+			if (g->fl)
+			{
+				memcpy(g->work, g->d2hi, sizeof(double) * (size_t) p);
+				done = svc_select_nearest_bounds(g->sv, b, g->d, p, xp, k, g->kbuf, g->work,
+												 slots);
+			}
+			else
+				done = svc_select_nearest_given(g->sv, b, g->d, p, xp, k, g->kbuf, slots);
 		}
 		else
 			done = svc_select_nearest_cols(g->sv, g->svt, (size_t) g->cap, b, g->d, p, xp, k,
@@ -792,6 +914,17 @@ bsgd_maintain(Bsgd *g, const SvcOptions *opt, SvcRng *rng)
 	bsgd_drop(g, p);
 }
 
+/* Whether every |v[i]|, i < n, is at most BSGD_FLOAT_MAX. */
+static bool
+bsgd_float_range(const double *v, size_t n)
+{
+	bool		ok = true;
+
+	for (size_t i = 0; i < n; i++)
+		ok &= fabs(v[i]) <= BSGD_FLOAT_MAX;
+	return ok;
+}
+
 /* Tag xored into the seed of a warm start's passes ("WARM"). */
 #define SEED_TAG_WARM	UINT64_C(0x5741524D)
 
@@ -831,6 +964,14 @@ svc_bsgd_run(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	g.isolated = budgeted && opt->keep_isolated;
 	g.undo_slot = -1;
 	g.pending = -1;
+	g.fl = d >= BSGD_FLOAT_DIMS && bsgd_float_range(x, (size_t) n * (size_t) d) &&
+		(init == NULL || bsgd_float_range(init->sv, (size_t) init->n_sv * (size_t) d));
+	if (g.fl)
+	{
+		g.xf = svc_alloc(env, sizeof(float) * (size_t) d, err);
+		if (!g.xf)
+			return SVC_ERR_NOMEM;
+	}
 	g.slot_of_row = svc_alloc(env, sizeof(int32_t) * (size_t) n, err);
 	g.order = svc_alloc(env, sizeof(int64_t) * (size_t) n, err);
 	g.kmat = svc_alloc(env, sizeof(double) * SVC_MAX_K * SVC_MAX_K, err);

@@ -208,7 +208,7 @@ svc_select_nearest(const double *dist, int32_t *idx, int32_t m, int32_t k)
  */
 static bool
 nearest_from_first(const double *rows, int32_t b, int32_t d, int32_t p, const double *x,
-				   int32_t k, double slack, double *work, int32_t *idx)
+				   int32_t k, double slack, double *work, double *hi, int32_t *idx)
 {
 	double		top[SVC_MAX_K],
 				bound,
@@ -223,10 +223,22 @@ nearest_from_first(const double *rows, int32_t b, int32_t d, int32_t p, const do
 	if (k <= 0)
 		return false;			/* (the callers check; so the compiler knows) */
 	work[p] = HUGE_VAL;			/* not in the list */
-	bound = lanes_bound(work, b, k);
-	if (bound != bound)
-		return false;
-	cut = bound * (1.0 + 8.0 * (d + 2) * DBL_EPSILON) + slack;
+	if (hi != NULL)
+	{
+		/* bounds given: a row whose least exceeds the k-th greatest is out */
+		hi[p] = HUGE_VAL;
+		bound = lanes_bound(hi, b, k);
+		if (bound != bound)
+			return false;
+		cut = bound;
+	}
+	else
+	{
+		bound = lanes_bound(work, b, k);
+		if (bound != bound)
+			return false;
+		cut = bound * (1.0 + 8.0 * (d + 2) * DBL_EPSILON) + slack;
+	}
 	if (!(cut < HUGE_VAL))
 		return false;			/* p would pass */
 	for (int32_t i = 0; i < b; i++)
@@ -310,7 +322,7 @@ svc_select_nearest_cols(const double *rows, const double *cols, size_t stride,
 		}
 		work[i] = acc;
 	}
-	return nearest_from_first(rows, b, d, p, x, k, (d + 1) * DBL_MIN, work, idx);
+	return nearest_from_first(rows, b, d, p, x, k, (d + 1) * DBL_MIN, work, NULL, idx);
 }
 
 /*
@@ -327,5 +339,58 @@ svc_select_nearest_given(const double *rows, int32_t b, int32_t d, int32_t p,
 {
 	if (k <= 0 || k > 8 || b < 9 || p < 0 || p >= b)
 		return false;
-	return nearest_from_first(rows, b, d, p, x, k, 2.5 * SVC_SQDIST_ABS_ERR(d), work, idx);
+	return nearest_from_first(rows, b, d, p, x, k, 2.5 * SVC_SQDIST_ABS_ERR(d), work, NULL, idx);
+}
+
+/*
+ * The same from bounds of the distances: lo[i] <= svc_sqdist_many's
+ * distance of slot i <= hi[i] (p's ignored, both overwritten).
+ */
+bool
+svc_select_nearest_bounds(const double *rows, int32_t b, int32_t d, int32_t p,
+						  const double *x, int32_t k, double *lo, double *hi, int32_t *idx)
+{
+	if (k <= 0 || k > 8 || b < 9 || p < 0 || p >= b)
+		return false;
+	return nearest_from_first(rows, b, d, p, x, k, 0.0, lo, hi, idx);
+}
+
+/*
+ * A float sum of d squares of float differences is within F = (d + 4)
+ * 2^-23 of the exact sum D' of those squares, relatively, plus A for
+ * squares that underflow.  r' = sqrt(D') is within e of r = |s - x|, each
+ * vector moved by its rounding to float (at most 2^-24 of its norm, plus
+ * 2^-150 a coordinate in the subnormals): e^2 <= E = 4 c^2 (|s|^2 + |x|^2)
+ * + 2 d 2^-300, c = 2^-24 and a little.  Without a square root,
+ * (r' + e)^2 <= (1 + h) r'^2 + (1 + 1/h) e^2 and (r' - e)^2 >= (1 - h)
+ * r'^2 - (1/h - 1) e^2 for 0 < h <= 1 (h = 2^-16).  svc_sqdist's own sum
+ * is within G = (d + 8) 2^-50 of r^2, relatively (which also covers this
+ * loop's roundings), plus its underflow term.
+ */
+void
+svc_sqdistf_bounds(const double *d2f, const double *sn2, double xn2, int32_t n, int32_t d,
+				   double *lo, double *hi)
+{
+	double		dd = (double) d;
+	double		f = (dd + 4.0) * 0x1.0p-23,
+				a = (dd + 1.0) * 0x1.0p-148,
+				c2 = 4.0 * (1.01 * 0x1.0p-24) * (1.01 * 0x1.0p-24),
+				ev2 = 2.0 * dd * 0x1.0p-296,
+				h = 0x1.0p-16,
+				gr = (dd + 8.0) * 0x1.0p-50,
+				abs_err = SVC_SQDIST_ABS_ERR(d),
+				klo = (1.0 - h) / (1.0 + f) * (1.0 - gr),
+				khi = (1.0 + h) / (1.0 - f) * (1.0 + gr),
+				elo = (1.0 / h - 1.0) * (1.0 - gr),
+				ehi = (1.0 + 1.0 / h) * (1.0 + gr);
+
+	for (int32_t i = 0; i < n; i++)
+	{
+		double		v = d2f[i],
+					e2 = c2 * (sn2[i] + xn2) + ev2,
+					l = (v - a) * klo - elo * e2 - abs_err;
+
+		lo[i] = l > 0 ? l : 0.0;
+		hi[i] = (v + a) * khi + ehi * e2 + abs_err;
+	}
 }

@@ -36,4 +36,22 @@ bool		svc_select_nearest_cols(const double *rows, const double *cols, size_t str
 bool		svc_select_nearest_given(const double *rows, int32_t b, int32_t d, int32_t p,
 									 const double *x, int32_t k, double *work, int32_t *idx);
 
+/*
+ * The same from bounds: lo[i] <= slot i's squared distance to x as
+ * svc_sqdist_many gives it <= hi[i] (lo[p], hi[p] ignored and
+ * overwritten).
+ */
+bool		svc_select_nearest_bounds(const double *rows, int32_t b, int32_t d, int32_t p,
+									  const double *x, int32_t k, double *lo, double *hi,
+									  int32_t *idx);
+
+/*
+ * Bounds lo[i] <= svc_sqdist(s_i, x) <= hi[i] from d2f[i], the squared
+ * distance svc_kernel_sum_colsf summed in float from s_i and x rounded to
+ * float, sn2[i] = |s_i|^2 and xn2 = |x|^2 (d columns, every coordinate at
+ * most 2^40 in magnitude: no float overflow).  lo may be d2f.
+ */
+void		svc_sqdistf_bounds(const double *d2f, const double *sn2, double xn2, int32_t n,
+							   int32_t d, double *lo, double *hi);
+
 #endif							/* SVC_BSGD_SELECT_H */

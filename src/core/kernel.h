@@ -56,6 +56,15 @@ double		svc_kernel_sum_cols_d2(const double *cols, size_t stride, const double *
  * of the exact one (u = 2^-53, any order, fused or not), differ by at most
  * 2 d u / (1 - 2 d u) of either: (d + 2) 2^-51 covers it for d < 2^40.
  */
+/*
+ * svc_kernel_sum_cols from float columns and a float x (bsgd's wide rows),
+ * each squared distance summed in float; d2 (NULL for none) gets them.
+ * Reads the columns in whole 64s of rows: stride a multiple of 64.
+ */
+double		svc_kernel_sum_colsf(const float *cols, size_t stride, const double *alpha,
+								 int32_t n, int32_t d, double gamma, const float *x,
+								 double *d2);
+
 #define SVC_SQDIST_REL_ERR(d)	(((double) (d) + 2.0) * 0x1.0p-51)
 #define SVC_SQDIST_ABS_ERR(d)	(2.0 * ((double) (d) + 1.0) * DBL_MIN)
 

@@ -1630,6 +1630,136 @@ test_threshold_is_the_full_sums_quantile(void)
 		}
 }
 
+
+/*
+ * Wide rows' float kernel sums (svc_kernel_sum_colsf) and the bounds
+ * svc_sqdistf_bounds makes of their squared distances: svc_sqdist's
+ * distance of every slot within them, on spread rows, near duplicates,
+ * rows far from the origin (the rounding to float moves them most),
+ * subnormal coordinates and coordinates up to 2^40; the bounds tight
+ * (a thousandth) on the plain rows; and the selection from them
+ * (svc_select_nearest_bounds) that of the sort.
+ */
+static void
+test_sqdistf_bounds(void)
+{
+	SvcRng		rng;
+	int			outside = 0,
+				loose = 0,
+				taken = 0,
+				wrong = 0,
+				plain = 0;
+	double		worst = 0.0;
+
+	svc_rng_seed(&rng, 23);
+	for (int trial = 0; trial < 600; trial++)
+	{
+		int32_t		b = 9 + (int32_t) svc_rng_below(&rng, 300);
+		int32_t		d = 64 + (int32_t) svc_rng_below(&rng, trial % 5 == 0 ? 800 : 100);
+		int32_t		capf = (b + 63) / 64 * 64;
+		int32_t		p = b - 1;
+		int32_t		k = 1 + (int32_t) svc_rng_below(&rng, 8);
+		int			kind = trial % 5;
+		double	   *rows = malloc(sizeof(double) * (size_t) b * d),
+				   *d2 = malloc(sizeof(double) * (size_t) capf),
+				   *lo = malloc(sizeof(double) * (size_t) capf),
+				   *hi = malloc(sizeof(double) * (size_t) capf),
+				   *sn2 = malloc(sizeof(double) * (size_t) capf),
+				   *ones = malloc(sizeof(double) * (size_t) capf),
+				   *x = malloc(sizeof(double) * (size_t) d),
+					xn2 = 0.0;
+		float	   *colsf = calloc((size_t) capf * d, sizeof(float)),
+				   *xf = malloc(sizeof(float) * (size_t) d);
+		int32_t    *list = malloc(sizeof(int32_t) * (size_t) b),
+				   *expect = malloc(sizeof(int32_t) * (size_t) b),
+				   *got = malloc(sizeof(int32_t) * (size_t) b);
+
+		for (int32_t i = 0; i < b; i++)
+			for (int32_t j = 0; j < d; j++)
+			{
+				double		v = svc_rng_unit(&rng) - 0.5;
+
+				if (kind == 1 && i > 0)	/* near duplicates of row 0 */
+					v = rows[j] + ldexp(v, -20 - (int) svc_rng_below(&rng, 20));
+				else if (kind == 2)	/* far from the origin */
+					v = 1000.0 + v * 1e-3;
+				else if (kind == 3)	/* subnormal floats and squares */
+					v = ldexp(v, -140 - (int) svc_rng_below(&rng, 20));
+				else if (kind == 4 && j % 7 == 0)	/* up to 2^40 */
+					v = ldexp(v, 41);
+				rows[(size_t) i * d + j] = v;
+			}
+		/* the query is the last slot's vector, as after an insertion */
+		memcpy(x, rows + (size_t) p * d, sizeof(double) * (size_t) d);
+		for (int32_t i = 0; i < b; i++)
+		{
+			sn2[i] = 0.0;
+			ones[i] = 1.0;
+			for (int32_t j = 0; j < d; j++)
+			{
+				double		v = rows[(size_t) i * d + j];
+
+				colsf[(size_t) j * capf + i] = (float) v;
+				sn2[i] += v * v;
+			}
+		}
+		for (int32_t j = 0; j < d; j++)
+		{
+			xf[j] = (float) x[j];
+			xn2 += x[j] * x[j];
+		}
+		(void) svc_kernel_sum_colsf(colsf, (size_t) capf, ones, b, d, 1.0, xf, d2);
+		svc_sqdistf_bounds(d2, sn2, xn2, b, d, lo, hi);
+		for (int32_t i = 0; i < b; i++)
+		{
+			double		e = svc_sqdist(rows + (size_t) i * d, x, d);
+
+			outside += !(lo[i] <= e && e <= hi[i]);
+			if (kind == 0 && i != p)
+			{
+				double		w = (hi[i] - lo[i]) / e;
+
+				plain++;
+				worst = w > worst ? w : worst;
+				loose += !(w < 1e-3);
+			}
+		}
+		for (int32_t i = 0, c = 0; i < b; i++)
+			if (i != p)
+				list[c++] = i;
+		svc_sqdist_many(rows, list, b - 1, d, x, d2);
+		memcpy(expect, list, sizeof(int32_t) * (size_t) (b - 1));
+		select_by_sort(d2, expect, b - 1, k);
+		for (int32_t i = 0; i < b; i++)
+			got[i] = -7;
+		if (svc_select_nearest_bounds(rows, b, d, p, x, k, lo, hi, got))
+		{
+			taken++;
+			wrong += memcmp(got, expect, sizeof(int32_t) * (size_t) k) != 0;
+		}
+		else
+			for (int32_t i = 0; i < b; i++)
+				wrong += got[i] != -7;
+		free(rows);
+		free(d2);
+		free(lo);
+		free(hi);
+		free(sn2);
+		free(ones);
+		free(x);
+		free(colsf);
+		free(xf);
+		free(list);
+		free(expect);
+		free(got);
+	}
+	CHECK(outside == 0, "svc_sqdist's distance within the float sums' bounds (%d outside)", outside);
+	CHECK(plain > 10000 && loose == 0, "the bounds within a thousandth on plain rows (%d of %d wider, widest %g)",
+		  loose, plain, worst);
+	CHECK(wrong == 0 && taken > 500, "the selection from bounds is the sort's (%d wrong, %d of 600 taken)",
+		  wrong, taken);
+}
+
 int
 main(void)
 {
@@ -1638,6 +1768,7 @@ main(void)
 	test_select_double_is_the_sort();
 	test_select_nearest_replays_the_sort();
 	test_select_nearest_cols_is_the_sort();
+	test_sqdistf_bounds();
 	test_grow();
 	test_solver_table();
 	test_strategies_keep_budget();
