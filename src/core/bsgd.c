@@ -65,7 +65,8 @@ typedef struct Bsgd
 	int32_t		cap;			/* rows allocated in sv/a/... */
 	int32_t		b;				/* support vectors in use */
 	double	   *sv;				/* [cap * d] */
-	double	   *svt;			/* [d * cap]: sv by column, for the kernel sums */
+	double	   *svt;			/* [d * cap]: sv by column, for the kernel sums
+								 * (none with floats) */
 	double	   *a;				/* [cap]: alpha_i = scale * a[i] */
 	int64_t    *row;			/* [cap]: training row of each SV, -1 for
 								 * one of a warm start's init model */
@@ -103,7 +104,7 @@ typedef struct Bsgd
 	float	   *svtf;			/* [d * capf]: sv by column, as floats */
 	float	   *xf;				/* [d]: the kernel sum's row, as floats */
 	double	   *snorm;			/* [cap]: each slot's squared norm */
-	double	   *d2hi;			/* [cap]: keep_isolated, d2's upper bound */
+	double	   *d2hi;			/* [cap]: d2's upper bounds; scratch */
 	int32_t		d2_n;			/* its slots */
 	const double *d2_row;		/* the row whose float sums d2 holds, not yet
 								 * made bounds (bsgd_d2_ready), or NULL */
@@ -150,12 +151,13 @@ bsgd_grow(Bsgd *g, int32_t need, SvcError *err)
 		st = svc_grow(g->env, (void **) &g->d2, &c[12], need, sizeof(double), err);
 	if (st == SVC_OK && g->fl)
 		st = svc_grow(g->env, (void **) &g->snorm, &c[13], need, sizeof(double), err);
-	if (st == SVC_OK && g->fl && g->isolated)
+	if (st == SVC_OK && g->fl)
 		st = svc_grow(g->env, (void **) &g->d2hi, &c[14], need, sizeof(double), err);
 	if (st != SVC_OK)
 		return st;
 	if (c[0] > INT32_MAX)
 		return svc_fail(err, SVC_ERR_LIMIT, "too many support vectors: %lld", (long long) c[0]);
+	if (!g->fl)
 	{
 		/* the column copy at the new capacity, its b columns moved over */
 		double	   *svt = svc_alloc(g->env, sizeof(double) * (size_t) c[0] * (size_t) g->d, err);
@@ -193,9 +195,10 @@ static void
 bsgd_set_sv(Bsgd *g, int32_t slot, const double *x)
 {
 	memcpy(g->sv + (size_t) slot * g->d, x, sizeof(double) * (size_t) g->d);
-	for (size_t j = 0; j < (size_t) g->d; j++)
-		g->svt[j * (size_t) g->cap + (size_t) slot] = x[j];
-	if (g->fl)
+	if (!g->fl)
+		for (size_t j = 0; j < (size_t) g->d; j++)
+			g->svt[j * (size_t) g->cap + (size_t) slot] = x[j];
+	else
 	{
 		double		nn = 0.0;
 
@@ -762,6 +765,18 @@ bsgd_pick(Bsgd *g, int32_t p, int32_t k, bool nearest, SvcRng *rng)
 			}
 			else
 				done = svc_select_nearest_given(g->sv, b, g->d, p, xp, k, g->kbuf, slots);
+		}
+		else if (g->fl)
+		{
+			/* the first sums from the float columns, made bounds */
+			double		xn2 = 0.0;
+
+			for (size_t j = 0; j < (size_t) g->d; j++)
+				xn2 += xp[j] * xp[j];
+			svc_sqdist_colsf(g->svtf, (size_t) g->capf, b, g->d, bsgd_xf(g, xp), g->kbuf);
+			svc_sqdistf_bounds(g->kbuf, g->snorm, xn2, b, g->d, g->kbuf, g->d2hi);
+			done = svc_select_nearest_bounds(g->sv, b, g->d, p, xp, k, g->kbuf, g->d2hi,
+											 slots);
 		}
 		else
 			done = svc_select_nearest_cols(g->sv, g->svt, (size_t) g->cap, b, g->d, p, xp, k,

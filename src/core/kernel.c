@@ -258,6 +258,13 @@ cols_sqdistf(const float *cols, size_t stride, size_t m, int32_t d, const float 
 	}
 }
 
+void
+svc_sqdist_colsf(const float *cols, size_t stride, int32_t n, int32_t d, const float *x,
+				 double *out)
+{
+	cols_sqdistf(cols, stride, (size_t) (n > 0 ? n : 0), d, x, out);
+}
+
 double
 svc_kernel_sum_colsf(const float *cols, size_t stride, const double *alpha,
 					 int32_t n, int32_t d, double gamma, const float *x, double *d2)

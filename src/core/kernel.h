@@ -65,6 +65,10 @@ double		svc_kernel_sum_colsf(const float *cols, size_t stride, const double *alp
 								 int32_t n, int32_t d, double gamma, const float *x,
 								 double *d2);
 
+/* Its squared distances alone, into out[0..n). */
+void		svc_sqdist_colsf(const float *cols, size_t stride, int32_t n, int32_t d,
+							 const float *x, double *out);
+
 #define SVC_SQDIST_REL_ERR(d)	(((double) (d) + 2.0) * 0x1.0p-51)
 #define SVC_SQDIST_ABS_ERR(d)	(2.0 * ((double) (d) + 1.0) * DBL_MIN)
 

@@ -10,6 +10,9 @@
  * taken from that recomputation (svclust before 0.5.0's faster
  * bookkeeping), over the paths the shortcuts touch: every strategy,
  * labelled rows and anomalies, a warm start, small budgets, d from 2 to 40.
+ * From 64 columns the kernel sums are in float and the nearest searches
+ * start from bounds of the distances: the 96-D hashes are the double sums'
+ * (svclust before the float sums), the same support vectors and alphas.
  */
 #include "bsgd.h"
 #include "model.h"
@@ -47,7 +50,7 @@ static double *
 make_rows(int64_t n, int32_t d, uint64_t seed)
 {
 	double	   *x = malloc(sizeof(double) * (size_t) n * (size_t) d);
-	double		centre[5][64];
+	double		centre[5][96];
 	uint64_t	s = seed;
 
 	for (int c = 0; c < 5; c++)
@@ -98,6 +101,11 @@ static const Case cases[] = {
 	{"8-D anomalies", 800, 8, 0.5, 40, SVC_STRATEGY_PROJECT_KNN, 2, false},
 	{"8-D warm start", 800, 8, 0.5, 60, SVC_STRATEGY_PROJECT_KNN, 0, true},
 	{"8-D warm start, budget below init", 800, 8, 0.5, 60, SVC_STRATEGY_REMOVAL, 0, true},
+	/* float kernel sums and distance bounds from 64 columns on (bsgd.c) */
+	{"96-D project-knn", 500, 96, 0.05, 40, SVC_STRATEGY_PROJECT_KNN, 0, false},
+	{"96-D removal", 500, 96, 0.05, 40, SVC_STRATEGY_REMOVAL, 0, false},
+	{"96-D anomalies", 500, 96, 0.05, 30, SVC_STRATEGY_PROJECT_KNN, 2, false},
+	{"96-D warm start", 500, 96, 0.05, 40, SVC_STRATEGY_PROJECT_KNN, 0, true},
 };
 #define N_CASES (sizeof(cases) / sizeof(cases[0]))
 
