@@ -49,9 +49,15 @@
  * sphere's f below 0, trajectories stop at equilibria the density still
  * sees as dense, or their rows climb out of it to the blobs around, whose
  * basins then meet over dense ground, and the blobs join above any cut.  So
- * in a model trained with labelled anomalies, a row (rowlam, the sphere's
- * kernel sum at each row) or an equilibrium where the sphere's own f is
- * below 0 stands at height 0 in the tree, and no pass through it is higher.
+ * in a model trained with labelled anomalies, an equilibrium where the
+ * sphere's own f is below 0 stands at height 0 in the tree, and no pass
+ * through it is higher; and a row's density keeps the share of the
+ * sphere's positive terms that its negative ones (the labelled anomalies')
+ * leave (rowlam, the sphere's kernel sum at each row, over the positive
+ * part; 0 where rowlam <= 0).  A row outside the sphere far from every
+ * labelled anomaly keeps its density, as without labels: setting every
+ * row with f < 0 to 0 cut the passes through a blob's own tail and split
+ * it (ring shape, smo, NMI on normal rows 0.99 -> 0.93 on one seed).
  */
 static SvcStatus
 sphere_tree(const SvcEnv *env, const SvcModel *m, SvcEqList *eqs, const double *xs,
@@ -65,6 +71,10 @@ sphere_tree(const SvcEnv *env, const SvcModel *m, SvcEqList *eqs, const double *
 	double	   *dens = svc_alloc(env, sizeof(double) * (size_t) n, err);
 	double	   *work = svc_alloc(env, sizeof(double) * (size_t) n, err);
 	bool	   *out = NULL;		/* equilibria where the sphere's f < 0 */
+	double	   *neg_sv = NULL;	/* the sphere's negative terms */
+	double	   *neg_alpha = NULL;
+	double	   *neg_g = NULL;
+	int32_t		n_neg = 0;
 	double		q,
 				top = 0.0,
 				scale;
@@ -82,6 +92,24 @@ sphere_tree(const SvcEnv *env, const SvcModel *m, SvcEqList *eqs, const double *
 			goto done;
 		for (int32_t e = 0; e < eqs->n; e++)
 			out[e] = eqs->lambda[e] < m->offset;
+		for (int32_t k = 0; k < m->n_sv; k++)
+			n_neg += m->alpha[k] < 0;
+		if (n_neg > 0)
+		{
+			neg_sv = svc_alloc(env, sizeof(double) * (size_t) n_neg * (size_t) d, err);
+			neg_alpha = svc_alloc(env, sizeof(double) * (size_t) n_neg, err);
+			neg_g = svc_alloc(env, sizeof(double) * (size_t) n_neg, err);
+			if (!neg_sv || !neg_alpha || !neg_g)
+				goto done;
+			for (int32_t k = 0, j = 0; k < m->n_sv; k++)
+			{
+				if (!(m->alpha[k] < 0))
+					continue;
+				memcpy(neg_sv + (size_t) j * d, m->sv + (size_t) k * d, sizeof(double) * (size_t) d);
+				neg_alpha[j] = m->alpha[k];
+				neg_g[j++] = m->sv_gamma ? m->sv_gamma[k] : m->gamma;
+			}
+		}
 	}
 	svc_options_default(&o);
 	o.seed = m->opt.seed;
@@ -103,8 +131,15 @@ sphere_tree(const SvcEnv *env, const SvcModel *m, SvcEqList *eqs, const double *
 								 xs + (size_t) i * d);
 		work[i] = dens[i];
 		top = fmax(top, dens[i]);
-		if (out != NULL && rowlam[i] < m->offset)
-			dens[i] = 0.0;
+		if (out != NULL)
+		{
+			double		neg = n_neg > 0 ?
+				svc_kernel_sum(neg_sv, neg_alpha, neg_g, n_neg, d, m->gamma,
+							   xs + (size_t) i * d) : 0.0;
+			double		pos = rowlam[i] - neg;
+
+			dens[i] *= rowlam[i] > 0 && pos > 0 ? fmin(1.0, rowlam[i] / pos) : 0.0;
+		}
 	}
 	for (int32_t e = 0; e < eqs->n; e++)
 		eqs->lambda[e] = svc_kernel_sum(dm.sv, dm.alpha, NULL, dm.n_sv, d, dm.gamma,
@@ -139,6 +174,9 @@ done:
 	svc_free(env, dens);
 	svc_free(env, work);
 	svc_free(env, out);
+	svc_free(env, neg_sv);
+	svc_free(env, neg_alpha);
+	svc_free(env, neg_g);
 	return st;
 }
 

@@ -21,6 +21,7 @@
 
 /* data seeds of the labelled anomalous cluster (seed 1 joined all blobs) */
 #define LAB_CLUSTER_SEEDS 8
+#define LAB_RING_SEEDS 6
 
 /* ---------------------------------------------------------------- */
 /* Data                                                              */
@@ -1257,6 +1258,99 @@ test_labelled_anomaly_cluster(void)
 	}
 }
 
+/*
+ * Share of rows [lo, hi) in their most common predicted cluster (the
+ * model's scaling applied to each row first).
+ */
+static double
+modal_share(const SvcModel *m, const double *x, int64_t lo, int64_t hi)
+{
+	SvcLabelWork w;
+	SvcError	err;
+	int64_t		cnt[64] = {0},
+				best = 0;
+
+	CHECK(svc_label_work_init(&svc_env_malloc, m, &w, &err) == SVC_OK, "work");
+	for (int64_t i = lo; i < hi; i++)
+	{
+		double		xs[2];
+		int32_t		c;
+
+		svc_model_scale_row(m, x + i * 2, xs);
+		c = svc_label_predict(m, xs, &w, NULL);
+		if (c >= 0 && c < 64)
+			best = ++cnt[c] > best ? cnt[c] : best;
+	}
+	svc_label_work_free(&svc_env_malloc, &w);
+	return (double) best / (double) (hi - lo);
+}
+
+/*
+ * smo, two blobs and a ring of anomalies around the first, 8 of them and
+ * every 20th normal row labelled: neither blob splits more than without
+ * the labels.  The sphere's tree once set every row with f < 0 to height
+ * 0, the tail rows of the far blob too, whose basins then split off (seed
+ * 3: the far blob 1.000 -> 0.979 in one cluster); only the labelled
+ * anomalies' share of a row's kernel sum now lowers its density.
+ */
+static void
+test_labelled_ring_keeps_blobs(void)
+{
+	const int	per = 1425,
+				n_anom = 150;
+	const int64_t n = 2 * per + n_anom;
+
+	for (uint64_t seed = 1; seed <= LAB_RING_SEEDS; seed++)
+	{
+		SvcRng		r;
+		double	   *x = malloc(sizeof(double) * (size_t) n * 2);
+		int8_t	   *lab = calloc((size_t) n, 1);
+		SvcOptions	opt;
+		SvcModel	m;
+		SvcError	err;
+		double		unl[2],
+					with[2];
+
+		svc_rng_seed(&r, seed);
+		for (int64_t i = 0; i < 2 * per; i++)
+		{
+			x[i * 2] = (i < per ? 0.0 : 6.0) + 0.5 * gauss(&r);
+			x[i * 2 + 1] = 0.5 * gauss(&r);
+		}
+		for (int64_t i = 2 * per; i < n; i++)
+		{
+			double		rad = 1.3 + 0.6 * svc_rng_unit(&r);
+			double		t = 2.0 * M_PI * svc_rng_unit(&r);
+
+			x[i * 2] = rad * cos(t);
+			x[i * 2 + 1] = rad * sin(t);
+		}
+		for (int64_t i = 0; i < 2 * per; i += 20)
+			lab[i] = 1;
+		for (int64_t i = 2 * per; i < 2 * per + 8; i++)
+			lab[i] = -1;
+		svc_options_default(&opt);
+		CHECK(svc_options_parse("{\"solver\": \"smo\"}", 17, &opt, &err) == SVC_OK,
+			  "options: %s", err.message);
+		for (int pass = 0; pass < 2; pass++)
+		{
+			double	   *share = pass ? with : unl;
+
+			CHECK(svc_fit_rows_labelled(&svc_env_malloc, x, pass ? lab : NULL, n, 2, &opt,
+										&m, &err) == SVC_OK, "fit: %s", err.message);
+			share[0] = modal_share(&m, x, 0, per);
+			share[1] = modal_share(&m, x, per, 2 * per);
+			svc_model_free(&svc_env_malloc, &m);
+		}
+		CHECK(with[0] >= unl[0] && with[1] >= unl[1],
+			  "seed %llu: a labelled ring splits the blobs: %.4f %.4f in one cluster, "
+			  "%.4f %.4f without labels", (unsigned long long) seed, with[0], with[1],
+			  unl[0], unl[1]);
+		free(x);
+		free(lab);
+	}
+}
+
 int
 main(void)
 {
@@ -1274,6 +1368,7 @@ main(void)
 	test_bad_inputs();
 	test_interrupt_and_nomem();
 	test_labelled_anomaly_cluster();
+	test_labelled_ring_keeps_blobs();
 	bench_predict();
 	return unit_summary("test_label");
 }
