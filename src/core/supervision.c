@@ -216,6 +216,7 @@ svc_supervision_spread(const SvcEnv *env, SvcModel *m, const double *rows,
 	double		q0;
 	/* the hyperplane's narrower kernel reaches fewer neighbours: twice */
 	double		push = m->boundary == SVC_BOUNDARY_SPHERE ? 1.0 : 2.0;
+	double		lift = m->boundary == SVC_BOUNDARY_SPHERE ? 1.0 : SVC_SPREAD_LIFT_HYPERPLANE;
 	/* the hyperplane's labelled normals lift a wider neighbourhood */
 	double		lab_gamma = m->boundary == SVC_BOUNDARY_SPHERE ? m->gamma :
 		m->gamma / SVC_SPREAD_LIFT_WIDTH;
@@ -250,7 +251,7 @@ svc_supervision_spread(const SvcEnv *env, SvcModel *m, const double *rows,
 		double		lam;
 
 		if (label[i] > 0)
-			m->alpha[slot[i]] = SVC_SPREAD_LIFT * q0;
+			m->alpha[slot[i]] = lift * SVC_SPREAD_LIFT * q0;
 		else if (label[i] < 0)
 		{
 			lam = svc_kernel_sum(m->sv, m->alpha, m->sv_gamma, (int32_t) first, d, m->gamma, x);

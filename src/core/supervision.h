@@ -89,6 +89,8 @@ SvcStatus	svc_supervision_weights(const SvcEnv *env, const double *x,
  * With the hyperplane the labelled normals' support vectors take the
  * kernel width gamma / SVC_SPREAD_LIFT_WIDTH (m->lab_gamma, stored in the
  * model): at the solver's own width a lift moved f at a handful of rows.
+ * They lift by SVC_SPREAD_LIFT_HYPERPLANE times a sphere's weight: a
+ * wider kernel sums more rows, and the budgeted solver's f is smoother.
  * The anomalies keep gamma: in 12 dimensions a wider negative term
  * outreaches the solver's terms, whose sums near the threshold are tiny
  * there, and f went negative on up to a quarter of the rows.
@@ -98,6 +100,7 @@ SvcStatus	svc_supervision_weights(const SvcEnv *env, const double *x,
 #define SVC_SPREAD_DEPTH 0.5
 #define SVC_SPREAD_ROUNDS 8
 #define SVC_SPREAD_LIFT_WIDTH 8.0
+#define SVC_SPREAD_LIFT_HYPERPLANE 2.0
 
 /*
  * Rows 0..kept-1 (unlabelled) and kept..n-1 (labelled, label[i] != 0)

@@ -701,6 +701,22 @@ test_spread(void)
 		CHECK(svc_fit_rows(&svc_env_malloc, x, n, 2, &opt, &m0, &err) == SVC_OK &&
 			  svc_fit_rows_labelled(&svc_env_malloc, x, lab, n, 2, &opt, &m1, &err) == SVC_OK,
 			  "%s: fits: %s", json, err.message);
+		/*
+		 * bsgd's labelled normals (its last support vectors) lift by twice
+		 * the threshold of the solver's f, which is the unlabelled model's
+		 * (the labelled fit sees the same rows in the same order).
+		 */
+		if (c == 0)
+		{
+			bool		twice = m1.lab_wide == 4;
+
+			for (int64_t k = m1.n_sv - m1.lab_wide; k < m1.n_sv; k++)
+				twice = twice && fabs(m1.alpha[k] - SVC_SPREAD_LIFT_HYPERPLANE * m0.offset) <=
+					1e-9 * fabs(m0.offset);
+			CHECK(twice && SVC_SPREAD_LIFT_HYPERPLANE == 2.0,
+				  "bsgd: 4 labelled normals lift by twice the threshold %g (%lld, first %g)",
+				  m0.offset, (long long) m1.lab_wide, m1.alpha[m1.n_sv - 1]);
+		}
 		for (int64_t i = 0; i < n; i++)
 		{
 			double		xs[2],
