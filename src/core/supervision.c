@@ -241,7 +241,8 @@ svc_supervision_spread(const SvcEnv *env, SvcModel *m, const double *rows,
 
 	/*
 	 * The first weights from the threshold q0 of the solver's f: a
-	 * labelled normal lifts its kernel sum by q0, a labelled anomaly takes
+	 * labelled normal lifts its kernel sum by q0 (twice with the
+	 * hyperplane), a labelled anomaly takes
 	 * its own down to SVC_SPREAD_DEPTH q0 (the others' weights aside), or
 	 * as far again below it with the hyperplane.
 	 */
