@@ -188,6 +188,84 @@ embed_d(int64_t n, int32_t d, int k, uint64_t seed)
 	return x;
 }
 
+/* a standard normal draw (Box-Muller) */
+static double
+gauss(SvcRng *rng)
+{
+	double		u = svc_rng_unit(rng);
+
+	return sqrt(-2.0 * log(u > 0.0 ? u : 1e-300)) * cos(6.283185307179586 * svc_rng_unit(rng));
+}
+
+/*
+ * n rows as test/bench/wide_rows.c makes them: k centres in a
+ * 16-dimensional latent space (normal, drawn again while a cosine with an
+ * earlier one passes 0.25), rows 0.2 around them, mapped by a normal
+ * matrix of variance 1 / d to d dimensions, noise 0.02, scaled to length 1.
+ */
+static double *
+latent16_d(int64_t n, int32_t d, int k, uint64_t seed)
+{
+	SvcRng		rng;
+	double	   *x = malloc(sizeof(double) * (size_t) (n * d));
+	double	   *map = malloc(sizeof(double) * (size_t) d * 16);
+	double	   *cen = malloc(sizeof(double) * (size_t) k * 16);
+
+	svc_rng_seed(&rng, seed);
+	for (int32_t i = 0; i < d * 16; i++)
+		map[i] = gauss(&rng) / sqrt((double) d);
+	for (int c = 0; c < k; c++)
+	{
+		bool		near;
+		int			tries = 0;
+
+		do
+		{
+			near = false;
+			for (int l = 0; l < 16; l++)
+				cen[c * 16 + l] = gauss(&rng);
+			for (int o = 0; o < c && !near && tries < 10000; o++)
+			{
+				double		dot = 0.0,
+							nc = 0.0,
+							no = 0.0;
+
+				for (int l = 0; l < 16; l++)
+				{
+					dot += cen[c * 16 + l] * cen[o * 16 + l];
+					nc += cen[c * 16 + l] * cen[c * 16 + l];
+					no += cen[o * 16 + l] * cen[o * 16 + l];
+				}
+				near = dot > 0.25 * sqrt(nc * no);
+			}
+			tries++;
+		} while (near);
+	}
+	for (int64_t i = 0; i < n; i++)
+	{
+		double		z[16],
+					norm = 0.0;
+		int			c = (int) svc_rng_below(&rng, (uint64_t) k);
+
+		for (int l = 0; l < 16; l++)
+			z[l] = cen[c * 16 + l] + 0.2 * gauss(&rng);
+		for (int32_t j = 0; j < d; j++)
+		{
+			double		v = 0.02 * gauss(&rng);
+
+			for (int l = 0; l < 16; l++)
+				v += map[j * 16 + l] * z[l];
+			x[i * d + j] = v;
+			norm += v * v;
+		}
+		for (int32_t j = 0; j < d; j++)
+			x[i * d + j] /= sqrt(norm);
+	}
+	free(map);
+	free(cen);
+	return x;
+}
+
 /* Rows to score: the training rows, a wide box around them, far rows. */
 static double *
 probe_rows(const SvcModel *m, const double *x, int64_t n, int64_t *count)
@@ -462,6 +540,50 @@ test_wide_bound(const char *what, int64_t n, int32_t d, const char *json)
 	free(x);
 }
 
+/*
+ * Wide rows' trajectories keep their track: a step's error bound from the
+ * float distances counts the kept terms' spread around the row, not the
+ * largest norm (which on rows as wide_rows.c makes them lost the track
+ * of most rows that stepped more than twice, and sent them the full way).
+ */
+static void
+test_wide_track(const char *what, int64_t n, int32_t d, double max_share)
+{
+	double	   *x = latent16_d(n, d, 20, 7),
+			   *xs = malloc(sizeof(double) * (size_t) d);
+	SvcOptions	opt;
+	SvcModel	m;
+	SvcScorer	s;
+	SvcError	err;
+	SvcLabelWork w;
+	int64_t		bad = 0;
+
+	memset(&m, 0, sizeof(m));
+	CHECK(parse("{}", &opt, &err) == SVC_OK, "%s: options", what);
+	CHECK(svc_fit_rows(&svc_env_malloc, x, n, d, &opt, &m, &err) == SVC_OK, "%s: fit: %s",
+		  what, err.message);
+	CHECK(svc_scorer_init(&svc_env_malloc, &m, &s, &err) == SVC_OK, "%s: init", what);
+	CHECK(svc_scorer_certify(&svc_env_malloc, &s, &err) == SVC_OK, "%s: certify", what);
+	CHECK(svc_label_work_init(&svc_env_malloc, &m, &w, &err) == SVC_OK, "%s: work", what);
+	for (int64_t i = 0; i < n; i++)
+	{
+		svc_model_scale_row(&m, x + i * d, xs);
+		if (svc_scorer_predict(&s, xs, NULL) != svc_label_predict(&m, xs, &w, NULL))
+			bad++;
+	}
+	if (getenv("TEST_SCORE_VERBOSE"))
+		fprintf(stderr, "%s: %lld of %lld rows the full way\n", what, (long long) s.n_fallback,
+				(long long) s.n_rows);
+	CHECK(bad == 0, "%s: %lld clusters differ from the full trajectory's", what, (long long) bad);
+	CHECK(s.n_fallback <= max_share * (double) s.n_rows, "%s: %lld of %lld rows ran the full trajectory",
+		  what, (long long) s.n_fallback, (long long) s.n_rows);
+	svc_label_work_free(&svc_env_malloc, &w);
+	svc_scorer_free(&svc_env_malloc, &s);
+	svc_model_free(&svc_env_malloc, &m);
+	free(xs);
+	free(x);
+}
+
 int
 main(void)
 {
@@ -479,6 +601,8 @@ main(void)
 			   0.05, true);
 	test_model("embed 300-D, widths", 600, 300,
 			   "{\"gamma\": 4, \"scale\": \"none\", \"budget\": 80, \"bandwidth_k\": 5}", 1.0, false);
+	/* 42 of 3000 rows the full way with the largest norm in the step's bound */
+	test_wide_track("wide_rows-like 256-D", 3000, 256, 0.01);
 	test_wide_bound("wide bound 128-D", 800, 128, "{\"budget\": 150}");
 	test_wide_bound("wide bound 768-D", 200, 768, "{\"gamma\": 40, \"scale\": \"none\", \"budget\": 60}");
 	return unit_summary("test_score");
