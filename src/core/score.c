@@ -329,6 +329,40 @@ proj_init(const SvcEnv *env, SvcScorer *s, SvcError *err)
 					s->st[(size_t) (i / BLK) * BLK * d + (size_t) j * BLK + i % BLK];
 			s->proj_s[((size_t) (i / WIDE_HALF) * PROJ + r) * WIDE_HALF + i % WIDE_HALF] = (float) dot;
 		}
+	/*
+	 * the equilibria projected as the slots, for svc_scorer_eq_bounds,
+	 * when each is within sv_norm (which the bound's slack counts; they
+	 * are means of support vectors, so they are but for rounding)
+	 */
+	{
+		const SvcModel *m = s->m;
+		bool		inside = m->n_eq > 0 && m->eq != NULL;
+
+		for (int32_t i = 0; inside && i < m->n_eq; i++)
+		{
+			double		nrm = 0.0;
+
+			for (int32_t j = 0; j < d; j++)
+				nrm += m->eq[(size_t) i * d + j] * m->eq[(size_t) i * d + j];
+			inside = sqrt(nrm) * (1.0 + 0x1p-40) <= s->sv_norm;
+		}
+		if (inside)
+		{
+			s->proj_e = svc_alloc0(env, sizeof(float) * (size_t) ((m->n_eq + WIDE_HALF - 1) / WIDE_HALF) *
+								   PROJ * WIDE_HALF, err);
+			if (!s->proj_e)
+				goto done;
+			for (int32_t i = 0; i < m->n_eq; i++)
+				for (int32_t r = 0; r < k; r++)
+				{
+					double		dot = 0.0;
+
+					for (int32_t j = 0; j < d; j++)
+						dot += y[(size_t) r * d + j] * m->eq[(size_t) i * d + j];
+					s->proj_e[((size_t) (i / WIDE_HALF) * PROJ + r) * WIDE_HALF + i % WIDE_HALF] = (float) dot;
+				}
+		}
+	}
 	s->n_proj = k;
 	st = SVC_OK;
 done:
@@ -824,6 +858,45 @@ proj_group(SvcScorer *s, int32_t g)
 	s->gub[g] = proj_gub(s->glnmass[g], -(m[0] < m[1] ? m[0] : m[1]));
 }
 
+/*
+ * Lower bounds on ||x - e_i|| for the model's equilibria at the row of the
+ * last pass, as proj_group bounds the slots' (proj_init keeps the
+ * equilibria only when their norms are within sv_norm, so this pass's
+ * slack covers them too), sixteen at a time; square roots rounded down.
+ */
+bool
+svc_scorer_eq_bounds(const SvcScorer *s, double *lb)
+{
+	int32_t		n = s->m->n_eq;
+	f16			z;
+
+	if (!s->proj_e || !s->wide_on || s->proj_off)
+		return false;
+	memcpy(&z, s->proj_z, sizeof(z));
+	for (int32_t c = 0; c < n; c += WIDE_HALF)
+	{
+		const float *pe = s->proj_e + (size_t) (c / WIDE_HALF) * PROJ * WIDE_HALF;
+		f16			acc = {0};
+
+		for (int32_t r = 0; r < PROJ; r++)
+		{
+			f16			t,
+						p;
+
+			memcpy(&p, pe + (size_t) r * WIDE_HALF, sizeof(p));
+			t = z[r] - p;
+			acc += t * t;
+		}
+		for (int32_t t = 0; t < WIDE_HALF && c + t < n; t++)
+		{
+			double		v = ((double) acc[t] * (1.0 - 0x1p-18) - s->proj_slack) * s->proj_inv;
+
+			lb[c + t] = v > 0.0 ? sqrt(v) * (1.0 - 0x1p-40) : 0.0;
+		}
+	}
+	return true;
+}
+
 SvcStatus
 svc_scorer_init(const SvcEnv *env, const SvcModel *m, SvcScorer *s, SvcError *err)
 {
@@ -1015,6 +1088,7 @@ svc_scorer_free(const SvcEnv *env, SvcScorer *s)
 	svc_free(env, s->xf);
 	svc_free(env, s->proj_q);
 	svc_free(env, s->proj_s);
+	svc_free(env, s->proj_e);
 	svc_free(env, s->ghalf);
 	svc_free(env, s->bmax);
 	svc_free(env, s->kept);

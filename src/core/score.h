@@ -97,6 +97,9 @@ typedef struct SvcScorer
 								 * projected, as floats */
 	double		proj_lam;		/* bound on the largest eigenvalue of Q Q' */
 	double		proj_qn;		/* bound on the largest row norm of Q */
+	float	   *proj_e;			/* [ceil(n_eq / 16)][SVC_SCORE_PROJ][16] the
+								 * equilibria projected, as floats (NULL:
+								 * none, or one is past sv_norm) */
 	double	   *ghalf;			/* [2 n_grp] workspace: bound of each half of a group */
 	float		proj_z[SVC_SCORE_PROJ];	/* this pass: the row projected */
 	bool		proj_off;		/* this pass: too far out for the bound */

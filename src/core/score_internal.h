@@ -58,6 +58,13 @@ void		svc_scorer_pass(SvcScorer *s, const double *x, SvcScorePass *out);
 void		svc_scorer_pass_sum(SvcScorer *s, const double *x, SvcScorePass *out);
 
 /*
+ * Lower bounds on the distances from the row of the last pass to the
+ * model's equilibria into lb[n_eq], from the projection (score.c); false
+ * where that pass has none.
+ */
+bool		svc_scorer_eq_bounds(const SvcScorer *s, double *lb);
+
+/*
  * Rows with a coordinate past 2^332 (about 1e100), infinite or NaN take
  * the full computation, so no square here overflows.  Tested on the bits:
  * both files are built with -ffast-math, which may drop isfinite().

@@ -262,6 +262,36 @@ eq_dists_model(const SvcScorer *s, const double *x, double *restrict dist)
 	return least;
 }
 
+/*
+ * eq_dists_model at the row of the last pass, where that pass left lower
+ * bounds on the distances (svc_scorer_eq_bounds): the exact distance only
+ * to the equilibria whose bound is within what svc_scorer_predict's tests
+ * can use at x known to within eps (a basin's radius; the snap's merge +
+ * 3 (eps + slack)), the bound for the others, which then fail every test
+ * as their exact distances would.  Returns the least entry.
+ */
+static double
+eq_dists_near(SvcScorer *s, const double *x, double *restrict dist, double eps, double slack)
+{
+	const SvcModel *m = s->m;
+	double		near = (s->tol.merge + 3.0 * (eps + slack)) * (1.0 + 0x1p-40),
+				least = DBL_MAX;
+
+	if (!svc_scorer_eq_bounds(s, dist))
+		return eq_dists_model(s, x, dist);
+	for (int32_t i = 0; i < m->n_eq; i++)
+	{
+		double		lim = near;
+
+		if (s->basin && s->basin[i].radius > lim)
+			lim = s->basin[i].radius;
+		if (!(dist[i] > lim))
+			dist[i] = sqrt(svc_sqdist(m->eq + (size_t) i * s->dims, x, s->dims));
+		least = dist[i] < least ? dist[i] : least;
+	}
+	return least;
+}
+
 /* Room for n distances to equilibria in s->eqd (false: no memory). */
 static bool
 eqd_reserve(SvcScorer *s, int32_t n)
@@ -381,7 +411,7 @@ svc_scorer_predict(SvcScorer *s, const double *xs, double *decision)
 		}
 		slack = 1e-9 * (1.0 + rfar);
 
-		dn = eq_dists_model(s, s->x, dist);
+		dn = eq_dists_near(s, s->x, dist, eps, slack);
 
 		/* a basin certificate */
 		if (s->basin)

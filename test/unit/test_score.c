@@ -466,8 +466,12 @@ test_wide_bound(const char *what, int64_t n, int32_t d, const char *json)
 					dropped = 0,
 					halves,
 					wide = 0,
-					rows = 0;
-		double		worst = 0.0;
+					rows = 0,
+					eq_rows = 0,
+					eq_bad = 0,
+					eq_useful = 0;
+		double		worst = 0.0,
+				   *lb = malloc(sizeof(double) * (size_t) (m.n_eq > 0 ? m.n_eq : 1));
 
 		if (gammas[gi] > 0.0)
 			m.gamma = gammas[gi];
@@ -502,6 +506,29 @@ test_wide_bound(const char *what, int64_t n, int32_t d, const char *json)
 				ref += m.alpha[t] * k;
 				refabs += fabsl(m.alpha[t] * k);
 			}
+			/*
+			 * the equilibria's distance bounds from the same pass: below
+			 * the exact distances (long double), and some far above 0
+			 */
+			if (svc_scorer_eq_bounds(&s, lb))
+			{
+				eq_rows++;
+				for (int32_t e = 0; e < m.n_eq; e++)
+				{
+					long double d2 = 0.0L;
+
+					for (int32_t j = 0; j < d; j++)
+					{
+						long double dj = (long double) xi[j] - m.eq[(size_t) e * d + j];
+
+						d2 += dj * dj;
+					}
+					if (!((long double) lb[e] <= sqrtl(d2)))
+						eq_bad++;
+					if ((long double) lb[e] > 0.5L * sqrtl(d2))
+						eq_useful++;
+				}
+			}
 			rows++;
 			wide += s.wide_on;
 			dropped += s.wide_on && ps.n_drop > 0;
@@ -523,6 +550,13 @@ test_wide_bound(const char *what, int64_t n, int32_t d, const char *json)
 		}
 		CHECK(bad == 0, "%s, gamma %g: %lld sums outside the scorer's bound (worst %g of it)",
 			  what, m.gamma, (long long) bad, worst);
+		CHECK(eq_bad == 0, "%s, gamma %g: %lld distances to equilibria below their bound", what,
+			  m.gamma, (long long) eq_bad);
+		if (gi == 0)
+			CHECK(m.n_eq > 0 && eq_rows == wide && eq_useful > eq_rows * m.n_eq / 2,
+				  "%s: %lld of %lld rows x %d equilibria bounded above half their distance", what,
+				  (long long) eq_useful, (long long) eq_rows, m.n_eq);
+		free(lb);
 		if (gammas[gi] < 1000.0)
 			CHECK(wide > rows / 2, "%s, gamma %g: %lld rows took the float distances", what, m.gamma,
 				  (long long) wide);
