@@ -965,8 +965,7 @@ svc_scorer_init(const SvcEnv *env, const SvcModel *m, SvcScorer *s, SvcError *er
 	s->bmax = svc_alloc(env, sizeof(double) * (size_t) s->n_blk, err);
 	s->kept = svc_alloc(env, sizeof(int32_t) * (size_t) s->n_blk, err);
 	s->kx = svc_alloc(env, sizeof(double) * slots, err);
-	s->pacc = svc_alloc(env, sizeof(double) * BLK * (size_t) d, err);
-	if (!s->kx || !s->pacc || !s->aabs || !s->st || !s->alpha || !s->width || !s->lnref || !s->d2 ||
+	if (!s->kx || !s->aabs || !s->st || !s->alpha || !s->width || !s->lnref || !s->d2 ||
 		!s->lnmass || !s->bmax || !s->kept)
 		goto fail;
 
@@ -1099,7 +1098,6 @@ svc_scorer_free(const SvcEnv *env, SvcScorer *s)
 	svc_free(env, s->gub);
 	svc_free(env, s->gdist);
 	svc_free(env, s->kx);
-	svc_free(env, s->pacc);
 	svc_free(env, s->eqd);
 	svc_free(env, s->eqc);
 	svc_free(env, s->x);

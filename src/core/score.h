@@ -114,8 +114,8 @@ typedef struct SvcScorer
 	double	   *bmax;			/* [n_blk] largest exponent in pass; DBL_MAX
 								 * dropped, -DBL_MAX its group skipped */
 	int32_t    *kept;			/* [n_blk] the blocks summed */
-	double	   *kx;				/* [slots] their kernel values, packed */
-	double	   *pacc;			/* [dims * SVC_SCORE_BLOCK] sums for P */
+	double	   *kx;				/* [slots] their kernel values, packed (the
+								 * step turns them into its weights) */
 	double	   *eqd;			/* [eqd_cap] distances to the equilibria */
 	int32_t		eqd_cap;
 	double	   *eqc;			/* the model's equilibria by column, [dims][n_eq] */

@@ -61,12 +61,7 @@ pass_step(SvcScorer *s, const double *x, SvcScorePass *out)
 	bool		wide_on = out->d2_err > 0.0;
 
 	for (int32_t j = 0; j < d; j++)
-	{
-		v8			zero = {0};
-
-		store8p(s->pacc + (size_t) j * BLK, &zero);
 		xmax = fmax(xmax, fabs(x[j]));
-	}
 	/* the farthest vector of each block skipped on its own */
 	for (int32_t b = 0; b < nb; b++)
 		if (s->bmax[b] == DBL_MAX)
@@ -75,39 +70,16 @@ pass_step(SvcScorer *s, const double *x, SvcScorePass *out)
 
 			dsum += sqrt(hmax8p(&dd) + out->d2_err);
 		}
+	/* the kept terms' weights, in place of their kernel values */
 	for (int32_t i = 0; i < n_kept; i++)
 	{
 		int32_t		b = s->kept[i];
-		const double *blk = s->st + (size_t) b * BLK * d;
 		v8			wk = load8(s->alpha + (size_t) b * BLK) *
 			load8(s->width + (size_t) b * BLK) * load8(s->kx + (size_t) i * BLK);
 
 		vw += wk;
 		vwq += wk * load8(s->d2 + (size_t) b * BLK);
-		if (wide_on)
-		{
-			/* the block's floats, eight lanes of its half group (score.c) */
-			int32_t		q = b % (SVC_WIDE_SLOTS / BLK);
-			const float *fb = s->sf + (size_t) (b / (SVC_WIDE_SLOTS / BLK)) * SVC_WIDE_SLOTS * d +
-				(size_t) (q * BLK / SVC_WIDE_HALF) * SVC_WIDE_HALF * d + (q * BLK) % SVC_WIDE_HALF;
-
-			for (int32_t j = 0; j < d; j++)
-			{
-				SvcF8		sv;
-				v8			acc;
-
-				memcpy(&sv, fb + (size_t) j * SVC_WIDE_HALF, sizeof(sv));
-				acc = load8(s->pacc + (size_t) j * BLK) + wk * __builtin_convertvector(sv, v8);
-				store8p(s->pacc + (size_t) j * BLK, &acc);
-			}
-			continue;
-		}
-		for (int32_t j = 0; j < d; j++)
-		{
-			v8			acc = load8(s->pacc + (size_t) j * BLK) + wk * load8(blk + (size_t) j * BLK);
-
-			store8p(s->pacc + (size_t) j * BLK, &acc);
-		}
+		store8p(s->kx + (size_t) i * BLK, &wk);
 	}
 	{
 		double		w = hsum8p(&vw);
@@ -118,12 +90,67 @@ pass_step(SvcScorer *s, const double *x, SvcScorePass *out)
 		if (!(w >= DBL_MIN))
 			return;
 		inv = 1.0 / w;
-		for (int32_t j = 0; j < d; j++)
+		/*
+		 * P: eight coordinates at a time, their sums over the kept blocks
+		 * (in the blocks' order) in registers, not through memory for
+		 * each block; the floats of the blocks where the pass took them
+		 */
+		for (int32_t j0 = 0; j0 < d; j0 += BLK)
 		{
-			v8			acc = load8(s->pacc + (size_t) j * BLK);
+			int32_t		nj = d - j0 < BLK ? d - j0 : BLK;
+			v8			a[BLK];
 
-			s->p[j] = hsum8p(&acc) * inv;
-			step += (s->p[j] - x[j]) * (s->p[j] - x[j]);
+			for (int t = 0; t < BLK; t++)
+				a[t] = (v8) {0};
+			for (int32_t i = 0; i < n_kept; i++)
+			{
+				int32_t		b = s->kept[i];
+				v8			wk = load8(s->kx + (size_t) i * BLK);
+
+				if (wide_on)
+				{
+					/* the block's floats, eight lanes of its half group (score.c) */
+					int32_t		q = b % (SVC_WIDE_SLOTS / BLK);
+					const float *fb = s->sf + (size_t) (b / (SVC_WIDE_SLOTS / BLK)) * SVC_WIDE_SLOTS * d +
+						(size_t) (q * BLK / SVC_WIDE_HALF) * SVC_WIDE_HALF * d + (q * BLK) % SVC_WIDE_HALF +
+						(size_t) j0 * SVC_WIDE_HALF;
+
+					if (nj == BLK)
+						for (int t = 0; t < BLK; t++)
+						{
+							SvcF8		sv;
+
+							memcpy(&sv, fb + (size_t) t * SVC_WIDE_HALF, sizeof(sv));
+							a[t] += wk * __builtin_convertvector(sv, v8);
+						}
+					else
+						for (int t = 0; t < nj; t++)
+						{
+							SvcF8		sv;
+
+							memcpy(&sv, fb + (size_t) t * SVC_WIDE_HALF, sizeof(sv));
+							a[t] += wk * __builtin_convertvector(sv, v8);
+						}
+				}
+				else
+				{
+					const double *blk = s->st + ((size_t) b * d + j0) * BLK;
+
+					if (nj == BLK)
+						for (int t = 0; t < BLK; t++)
+							a[t] += wk * load8(blk + (size_t) t * BLK);
+					else
+						for (int t = 0; t < nj; t++)
+							a[t] += wk * load8(blk + (size_t) t * BLK);
+				}
+			}
+			for (int t = 0; t < nj; t++)
+			{
+				int32_t		j = j0 + t;
+
+				s->p[j] = hsum8p(&a[t]) * inv;
+				step += (s->p[j] - x[j]) * (s->p[j] - x[j]);
+			}
 		}
 		/*
 		 * wide rows' float distances (score.c): each d_i^2 within d2_err,
