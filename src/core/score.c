@@ -140,6 +140,15 @@ _Static_assert(SVC_WIDE_SLOTS == GRP * BLK, "a float group is a group");
 #define WIDE_PRUNE_MIN 20
 #define PROJ		SVC_SCORE_PROJ
 #define PROJ_ROUNDS	2			/* power iterations for the projection */
+/*
+ * Qx from floats (proj_row): x and Q rounded to float move each product
+ * by at most 2^-23 + 2^-48 of |x_j q_jr|, a run of WIDE_RUN float
+ * multiply-adds sums within gamma_16 of its sum of |products| (times
+ * (1 + 2^-24)^2 for the rounded factors), and the runs' sums in double
+ * add less than 2^-40 of it: within PROJ_QX_ERR ||x|| ||q_r||
+ * (Cauchy-Schwarz), plus 2^-148 a term for subnormal floats.
+ */
+#define PROJ_QX_ERR (20.0 * 0x1p-24)
 
 typedef float f16 __attribute__((vector_size(64)));
 #define F16_LO(a)	__builtin_shufflevector(a, a, 0, 1, 2, 3, 4, 5, 6, 7)
@@ -275,7 +284,7 @@ proj_init(const SvcEnv *env, SvcScorer *s, SvcError *err)
 	size_t		gslots = (size_t) (s->n_grp + BLK - 1) / BLK * BLK;
 	SvcStatus	st = SVC_ERR_NOMEM;
 
-	s->proj_q = svc_alloc0(env, sizeof(double) * (size_t) d * PROJ, err);
+	s->proj_q = svc_alloc0(env, sizeof(float) * (size_t) d * PROJ, err);
 	s->proj_s = svc_alloc0(env, sizeof(float) * (size_t) (s->n_blk + HALF - 1) / HALF * PROJ * WIDE_HALF,
 						   err);
 	s->ghalf = svc_alloc(env, sizeof(double) * 2 * gslots, err);
@@ -317,7 +326,7 @@ proj_init(const SvcEnv *env, SvcScorer *s, SvcError *err)
 	}
 	for (int32_t r = 0; r < k; r++)
 		for (int32_t j = 0; j < d; j++)
-			s->proj_q[(size_t) j * PROJ + r] = y[(size_t) r * d + j];
+			s->proj_q[(size_t) j * PROJ + r] = (float) y[(size_t) r * d + j];
 	/* every slot projected, as floats: [half group][PROJ][16] (rows past k stay 0) */
 	for (int32_t i = 0; i < n; i++)
 		for (int32_t r = 0; r < k; r++)
@@ -704,9 +713,10 @@ vmin8p(const v8 *ap, const v8 *bp)
  * Bounds on the log of a group's terms' weights at x,
  * log sum |alpha_i| max(1, gamma_i) exp(-gamma_i ||x - s_i||^2), from the
  * projection: ||x - s||^2 >= ||Q(x - s)||^2 / proj_lam.
- * Qx and each Qs (proj_init) are within gamma_{d+1} qn ||.|| of their
- * exact values per coordinate (d products summed in any order, each
- * rounded or fused), delta = sqrt(k) gamma_{d+1} qn (||x|| + max ||s||)
+ * Each Qs (proj_init) is within gamma_{d+1} qn ||s|| of its exact value
+ * per coordinate (d products summed in any order, each rounded or fused),
+ * Qx, from floats, within PROJ_QX_ERR qn ||x|| + d 2^-147, so
+ * delta = sqrt(k) qn (PROJ_QX_ERR ||x|| + gamma_{d+1} max ||s|| + d 2^-147)
  * in all; the computed distance t' then within delta of ||Q(x - s)||,
  * itself at most T = sqrt(proj_lam) (||x|| + max ||s||), so
  * ||Q(x - s)||^2 >= t'^2 - 2 delta (T + delta).  The projections are kept
@@ -723,23 +733,18 @@ vmin8p(const v8 *ap, const v8 *bp)
  * 128-D embeddings: a group's ball is as wide as the gaps between them.)
  */
 static void
-proj_row(SvcScorer *s, const double *x, double xn)
+proj_row(SvcScorer *s, double xn)
 {
 	int32_t		d = s->dims,
-				k = s->n_proj,
-				j = 0;
-	const double *restrict q = s->proj_q;
+				k = s->n_proj;
+	const float *restrict q = s->proj_q,
+			   *restrict xf = s->xf;
 	v8			z0 = {0},
-				z1 = {0},
-				y0 = {0},
-				y1 = {0},
-				w0 = {0},
-				w1 = {0},
-				u0 = {0},
-				u1 = {0};
+				z1 = {0};
 	double		xnorm = sqrt(xn) * (1.0 + 0x1p-40),
 				gam = (d + 1.0) * 0x1p-53 / (1.0 - (d + 1.0) * 0x1p-53),
-				delta = sqrt((double) k) * gam * s->proj_qn * (xnorm + s->sv_norm) * (1.0 + 0x1p-40),
+				delta = sqrt((double) k) * s->proj_qn *
+		(PROJ_QX_ERR * xnorm + gam * s->sv_norm + d * 0x1p-147) * (1.0 + 0x1p-40),
 				big = sqrt(s->proj_lam) * (xnorm + s->sv_norm) + delta;
 	_Static_assert(PROJ == 2 * BLK, "the projected row is two v8");
 	_Static_assert(PROJ == WIDE_HALF, "the projected row is one f16");
@@ -750,29 +755,38 @@ proj_row(SvcScorer *s, const double *x, double xn)
 	s->proj_off = !(big <= 0x1p50);
 	s->proj_slack = 2.0 * delta * (big + delta) * (1.0 + 0x1p-40) + 0x1p-100;
 	s->proj_inv = (1.0 - 0x1p-40) / s->proj_lam;
-	/* coordinates by fours in their own sums: eight chains */
-	for (; j + 3 < d; j += 4)
+	/*
+	 * Qx from the row's floats (wide_prep) and Q's: WIDE_RUN coordinates
+	 * summed in float, in two chains, then in double
+	 */
+	for (int32_t j0 = 0; j0 < d; j0 += WIDE_RUN)
 	{
-		z0 += x[j] * load8(q + (size_t) j * PROJ);
-		z1 += x[j] * load8(q + (size_t) j * PROJ + BLK);
-		y0 += x[j + 1] * load8(q + (size_t) (j + 1) * PROJ);
-		y1 += x[j + 1] * load8(q + (size_t) (j + 1) * PROJ + BLK);
-		w0 += x[j + 2] * load8(q + (size_t) (j + 2) * PROJ);
-		w1 += x[j + 2] * load8(q + (size_t) (j + 2) * PROJ + BLK);
-		u0 += x[j + 3] * load8(q + (size_t) (j + 3) * PROJ);
-		u1 += x[j + 3] * load8(q + (size_t) (j + 3) * PROJ + BLK);
+		int32_t		j1 = j0 + WIDE_RUN < d ? j0 + WIDE_RUN : d,
+					j = j0;
+		f16			a = {0},
+					b = {0};
+
+		for (; j + 1 < j1; j += 2)
+		{
+			f16			qa,
+						qb;
+
+			memcpy(&qa, q + (size_t) j * PROJ, sizeof(qa));
+			memcpy(&qb, q + (size_t) (j + 1) * PROJ, sizeof(qb));
+			a += qa * xf[j];
+			b += qb * xf[j + 1];
+		}
+		if (j < j1)
+		{
+			f16			qa;
+
+			memcpy(&qa, q + (size_t) j * PROJ, sizeof(qa));
+			a += qa * xf[j];
+		}
+		a += b;
+		z0 += __builtin_convertvector(F16_LO(a), v8);
+		z1 += __builtin_convertvector(F16_HI(a), v8);
 	}
-	for (; j < d; j++)
-	{
-		z0 += x[j] * load8(q + (size_t) j * PROJ);
-		z1 += x[j] * load8(q + (size_t) j * PROJ + BLK);
-	}
-	z0 += y0;
-	z1 += y1;
-	w0 += u0;
-	w1 += u1;
-	z0 += w0;
-	z1 += w1;
 	{
 		SvcF8		h0 = __builtin_convertvector(z0, SvcF8),
 					h1 = __builtin_convertvector(z1, SvcF8);
@@ -1533,7 +1547,7 @@ pass_any(SvcScorer *s, const double *x, SvcScorePass *out, bool record)
 			u.prune_ln = bits * M_LN2;
 			out->prune = ldexp(1.0, -bits);
 			far = (sqrt(xn) + s->sv_norm) * (1.0 + 0x1p-40);
-			proj_row(s, x, xn);
+			proj_row(s, xn);
 			for (int32_t g = 0; g < ng; g++)
 				proj_group(s, g);
 		}

@@ -92,7 +92,8 @@ typedef struct SvcScorer
 	double		xf_xx;			/* this pass: ||float x||^2 */
 	/* wide models: lower bounds on distances from a projection (score.c) */
 	int32_t		n_proj;			/* rows of proj_q (0: none) */
-	double	   *proj_q;			/* [dims][SVC_SCORE_PROJ] nearly orthonormal rows */
+	float	   *proj_q;			/* [dims][SVC_SCORE_PROJ] nearly orthonormal rows,
+								 * as floats (the row's projection) */
 	float	   *proj_s;			/* [half groups][SVC_SCORE_PROJ][16] the slots
 								 * projected, as floats */
 	double		proj_lam;		/* bound on the largest eigenvalue of Q Q' */
