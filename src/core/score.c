@@ -138,6 +138,8 @@ _Static_assert(SVC_WIDE_SLOTS == GRP * BLK, "a float group is a group");
  */
 #define WIDE_PRUNE_BELOW 7
 #define WIDE_PRUNE_MIN 20
+/* svc_predict's second try of a wide row: double distances, this cut */
+#define WIDE_EXACT_BITS 30
 #define PROJ		SVC_SCORE_PROJ
 #define PROJ_ROUNDS	2			/* power iterations for the projection */
 /*
@@ -1136,7 +1138,7 @@ group_distances(SvcScorer *s, const double *x, int32_t g, v8 *acc, int q0, int q
 				nq = s->n_blk - b0 < GRP ? s->n_blk - b0 : GRP;
 	const double *blk = s->st + (size_t) b0 * BLK * d;
 
-	if (s->wide_on)
+	if (s->wide_on && !s->exact_steps)
 	{
 		/* float distances (wide_group), for the groups a pass takes */
 		if (q0 == 0 && q1 > HALF)
@@ -1457,7 +1459,7 @@ pass_group(SvcScorer *s, const double *x, int32_t g, Sums *u, bool record, doubl
 	double		other;
 	int			h;
 
-	if (!(s->wide_on && nq > HALF))
+	if (!(s->wide_on && !s->exact_steps && nq > HALF))
 	{
 		/* a call of its own: its range from 0 is the narrow rows' code */
 		run_blocks(s, x, g, u, record, 0, nq);
@@ -1536,13 +1538,18 @@ pass_any(SvcScorer *s, const double *x, SvcScorePass *out, bool record)
 			int			bits = 50;
 
 			s->wide_on = true;
-			out->d2_err = e;
-			out->eta = s->gmax * e;
-			if (out->eta > 0x1p-60)
+			if (s->exact_steps)
+				bits = WIDE_EXACT_BITS;		/* double distances: eta 0 */
+			else
 			{
-				double		b = ceil(-log2(out->eta)) + WIDE_PRUNE_BELOW;
+				out->d2_err = e;
+				out->eta = s->gmax * e;
+				if (out->eta > 0x1p-60)
+				{
+					double		b = ceil(-log2(out->eta)) + WIDE_PRUNE_BELOW;
 
-				bits = b < WIDE_PRUNE_MIN ? WIDE_PRUNE_MIN : b > 50 ? 50 : (int) b;
+					bits = b < WIDE_PRUNE_MIN ? WIDE_PRUNE_MIN : b > 50 ? 50 : (int) b;
+				}
 			}
 			u.prune_ln = bits * M_LN2;
 			out->prune = ldexp(1.0, -bits);

@@ -89,6 +89,9 @@ typedef struct SvcScorer
 	double		sf_norm;		/* largest ||float s_i||, rounded up */
 	float	   *xf;				/* [dims] the row as floats */
 	bool		wide_on;		/* this pass took the float distances */
+	bool		exact_steps;	/* passes take double distances where they
+								 * would take float ones (svc_predict's
+								 * second try) */
 	double		xf_xx;			/* this pass: ||float x||^2 */
 	/* wide models: lower bounds on distances from a projection (score.c) */
 	int32_t		n_proj;			/* rows of proj_q (0: none) */
@@ -127,6 +130,7 @@ typedef struct SvcScorer
 	int64_t		n_rows;
 	int64_t		n_first;		/* rows settled at their first point */
 	int64_t		n_fallback;		/* rows that ran the full trajectory */
+	int64_t		n_retry;		/* wide rows tracked again in double */
 	int64_t		n_full_sum;		/* decisions the full sum settled */
 	int64_t		n_half_drop;	/* halves of taken groups skipped (wide) */
 } SvcScorer;

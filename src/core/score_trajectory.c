@@ -371,6 +371,7 @@ svc_scorer_predict(SvcScorer *s, const double *xs, double *decision)
 	double		rfar;			/* x0's distance to the farthest sv, bound */
 	double	   *dist;
 	bool		decided = false,
+				was_wide = false,
 				sum_only;
 	SvcScorePass		ps;
 
@@ -412,6 +413,7 @@ svc_scorer_predict(SvcScorer *s, const double *xs, double *decision)
 		drift = 300.0 * lip_lam * step_rounding(s, fmax(xn, s->coord_max));
 	}
 
+again:
 	for (int32_t k = 0; k <= MAX_FAST_STEPS; k++)
 	{
 		double		dn,
@@ -425,16 +427,17 @@ svc_scorer_predict(SvcScorer *s, const double *xs, double *decision)
 		 * for (its value is svc_decision's) or where most rows settle there
 		 * (it is the cheaper); a row that steps from it takes a pass there too.
 		 */
-		sum_only = k == 0 && (decision || s->n_first * 8 >= s->n_rows * 7);
+		sum_only = k == 0 && !s->exact_steps && (decision || s->n_first * 8 >= s->n_rows * 7);
 		if (sum_only)
 			svc_scorer_pass_sum(s, s->x, &ps);
 		else
 			svc_scorer_pass(s, s->x, &ps);
-		if (k == 0)
+		if (k == 0 && !decided)
 		{
 			if (decision)
 				*decision = svc_scorer_decide(s, xs, &ps);
 			decided = true;
+			was_wide = s->wide_on;
 		}
 		slack = 1e-9 * (1.0 + rfar);
 
@@ -450,7 +453,8 @@ svc_scorer_predict(SvcScorer *s, const double *xs, double *decision)
 					dist[i] + eps + slack < s->basin[i].radius &&
 					lam_lo > s->basin[i].level)
 				{
-					s->n_first += k == 0;
+					s->n_first += k == 0 && !s->exact_steps;
+					s->exact_steps = false;
 					return m->eq_cluster[i];
 				}
 		}
@@ -459,9 +463,12 @@ svc_scorer_predict(SvcScorer *s, const double *xs, double *decision)
 		if (dn + eps + slack <= s->tol.merge)
 		{
 			c = one_cluster_within(m, dist, dn + 2.0 * eps + slack);
-			s->n_first += k == 0 && c > 0;
+			s->n_first += k == 0 && c > 0 && !s->exact_steps;
 			if (c > 0)
+			{
+				s->exact_steps = false;
 				return c;
+			}
 			break;
 		}
 		if (dn - eps - slack <= s->tol.merge)
@@ -491,7 +498,10 @@ svc_scorer_predict(SvcScorer *s, const double *xs, double *decision)
 
 				c = one_cluster_within(m, dist, dp + 2.0 * next_eps + slack);
 				if (c > 0)
+				{
+					s->exact_steps = false;
 					return c;
+				}
 			}
 			break;
 		}
@@ -499,7 +509,21 @@ svc_scorer_predict(SvcScorer *s, const double *xs, double *decision)
 		eps = next_eps;
 	}
 
+	/*
+	 * a wide row whose float distances' error lost the track: once more
+	 * from the start with double distances (their error bound is the
+	 * rounding's, so eps grows far more slowly), before the full trajectory
+	 */
+	if (was_wide && !s->exact_steps)
+	{
+		s->exact_steps = true;
+		s->n_retry++;
+		eps = 0.0;
+		memcpy(s->x, xs, sizeof(double) * (size_t) d);
+		goto again;
+	}
 full:
+	s->exact_steps = false;
 	s->n_fallback++;
 	if (decision && !decided)
 		*decision = svc_scorer_decision(s, xs);

@@ -578,7 +578,9 @@ test_wide_bound(const char *what, int64_t n, int32_t d, const char *json)
  * Wide rows' trajectories keep their track: a step's error bound from the
  * float distances counts the kept terms' spread around the row, not the
  * largest norm (which on rows as wide_rows.c makes them lost the track
- * of most rows that stepped more than twice, and sent them the full way).
+ * of most rows that stepped more than twice, and sent them the full way),
+ * and a row that loses it all the same is tracked again from its start
+ * with double distances before the full trajectory.
  */
 static void
 test_wide_track(const char *what, int64_t n, int32_t d, double max_share)
@@ -606,11 +608,12 @@ test_wide_track(const char *what, int64_t n, int32_t d, double max_share)
 			bad++;
 	}
 	if (getenv("TEST_SCORE_VERBOSE"))
-		fprintf(stderr, "%s: %lld of %lld rows the full way\n", what, (long long) s.n_fallback,
-				(long long) s.n_rows);
+		fprintf(stderr, "%s: %lld of %lld rows the full way, %lld tracked again\n", what,
+				(long long) s.n_fallback, (long long) s.n_rows, (long long) s.n_retry);
 	CHECK(bad == 0, "%s: %lld clusters differ from the full trajectory's", what, (long long) bad);
 	CHECK(s.n_fallback <= max_share * (double) s.n_rows, "%s: %lld of %lld rows ran the full trajectory",
 		  what, (long long) s.n_fallback, (long long) s.n_rows);
+	CHECK(s.n_retry > 0, "%s: some rows tracked again with double distances", what);
 	svc_label_work_free(&svc_env_malloc, &w);
 	svc_scorer_free(&svc_env_malloc, &s);
 	svc_model_free(&svc_env_malloc, &m);
@@ -635,8 +638,12 @@ main(void)
 			   0.05, true);
 	test_model("embed 300-D, widths", 600, 300,
 			   "{\"gamma\": 4, \"scale\": \"none\", \"budget\": 80, \"bandwidth_k\": 5}", 1.0, false);
-	/* 42 of 3000 rows the full way with the largest norm in the step's bound */
-	test_wide_track("wide_rows-like 256-D", 3000, 256, 0.01);
+	/*
+	 * 42 of 3000 rows the full way with the largest norm in the step's
+	 * bound, 18 with the kept terms' spread, none once those are tracked
+	 * again with double distances
+	 */
+	test_wide_track("wide_rows-like 256-D", 3000, 256, 0.001);
 	test_wide_bound("wide bound 128-D", 800, 128, "{\"budget\": 150}");
 	test_wide_bound("wide bound 768-D", 200, 768, "{\"gamma\": 40, \"scale\": \"none\", \"budget\": 60}");
 	return unit_summary("test_score");
