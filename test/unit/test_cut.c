@@ -376,6 +376,38 @@ cut_beside_one_sv(double eq1_at, int K)
 	cut_expect(&m, "{\"min_cluster_size\": 50}", K, -1, what);
 }
 
+/*
+ * "separated" beside a neighbour of one support vector, in kernel widths:
+ * eq 1 (6 labelled rows, above the 4.7 that 50 rows of the 2,200-row
+ * sample make, so no pooled floor) and eq 0 (100 rows) each have one
+ * support vector on its peak, a spread of 0 along any line; eq 2 (100
+ * rows) at 100 has two at +-2.  At gamma 1 a kernel width sigma is 0.71:
+ * above two columns eq 1 joins eq 0 within 4.06 sigma (2.87), at 2.5, and
+ * stands at 3.5; in two columns the 2-D test keeps it apart at 2.5.
+ */
+static void
+cut_beside_one_sv_width(int dims, double eq1_at, int K)
+{
+	static const double sv_x[4] = {0.0, 0.0, 98.0, 102.0};
+	SvcModel	m;
+	char		what[80];
+
+	band_model(&m, dims, 4, 2200);
+	m.eq[1 * dims] = eq1_at;
+	m.eq[2 * dims] = 100.0;
+	m.eq_rows[0] = 100;
+	m.eq_rows[1] = 6;
+	m.eq_rows[2] = 100;
+	for (int i = 0; i < 4; i++)
+	{
+		m.sv[i * dims] = sv_x[i] + (i == 1 ? eq1_at : 0.0);
+		m.alpha[i] = 0.25;
+	}
+	snprintf(what, sizeof(what), "%d columns, eq 1 (6 rows) at %g beside one support vector",
+			 dims, eq1_at);
+	cut_expect(&m, "{\"min_cluster_size\": 50}", K, -1, what);
+}
+
 static void
 test_separated(void)
 {
@@ -406,6 +438,11 @@ test_separated(void)
 	/* a neighbour of one support vector: its spread at least the part's own */
 	cut_beside_one_sv(15.0, 2);
 	cut_beside_one_sv(60.0, 3);
+	/* two parts of one support vector each: apart only beyond 4.06 kernel widths */
+	cut_beside_one_sv_width(32, 2.5, 2);
+	cut_beside_one_sv_width(32, 3.5, 3);
+	cut_beside_one_sv_width(3, 2.5, 2);
+	cut_beside_one_sv_width(2, 2.5, 3);
 }
 
 /* Shortest exact text of a double, and a report that grows as it needs. */
