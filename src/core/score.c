@@ -806,6 +806,28 @@ proj_gub(double glnmass, double emax)
 }
 
 /*
+ * Squared distances in the projected space from the row's projection z to
+ * sixteen projected points, laid out as PROJ rows of WIDE_HALF floats (the
+ * support vectors' halves and the equilibria share this layout).
+ */
+static inline f16
+proj_sqdist16(const f16 *z, const float *pts)
+{
+	f16			acc = {0};
+
+	for (int32_t r = 0; r < PROJ; r++)
+	{
+		f16			t,
+					p;
+
+		memcpy(&p, pts + (size_t) r * WIDE_HALF, sizeof(p));
+		t = (*z)[r] - p;
+		acc += t * t;
+	}
+	return acc;
+}
+
+/*
  * Group g's bound from its slots into s->gub, and each half's (its first
  * and last HALF blocks, with the whole group's mass) into s->ghalf.
  */
@@ -830,7 +852,7 @@ proj_group(SvcScorer *s, int32_t g)
 	{
 		int32_t		b = b0 + h * HALF;
 		const float *ps = s->proj_s + (size_t) (b / HALF) * PROJ * WIDE_HALF;
-		f16			acc = {0};
+		f16			acc;
 		v8			lb,
 					vmin;
 
@@ -840,15 +862,7 @@ proj_group(SvcScorer *s, int32_t g)
 		for (int t = 0; t < BLK; t++)
 			vmin[t] = DBL_MAX;
 		/* the half's 16 slots at once, in float */
-		for (int32_t r = 0; r < PROJ; r++)
-		{
-			f16			t,
-						p;
-
-			memcpy(&p, ps + (size_t) r * WIDE_HALF, sizeof(p));
-			t = z[r] - p;
-			acc += t * t;
-		}
+		acc = proj_sqdist16(&z, ps);
 		for (int q = 0; q < HALF && b + q < b1; q++)
 		{
 			lb = q == 0 ? __builtin_convertvector(F16_LO(acc), v8) :
@@ -892,17 +906,8 @@ svc_scorer_eq_bounds(const SvcScorer *s, double *lb)
 	for (int32_t c = 0; c < n; c += WIDE_HALF)
 	{
 		const float *pe = s->proj_e + (size_t) (c / WIDE_HALF) * PROJ * WIDE_HALF;
-		f16			acc = {0};
+		f16			acc = proj_sqdist16(&z, pe);
 
-		for (int32_t r = 0; r < PROJ; r++)
-		{
-			f16			t,
-						p;
-
-			memcpy(&p, pe + (size_t) r * WIDE_HALF, sizeof(p));
-			t = z[r] - p;
-			acc += t * t;
-		}
 		for (int32_t t = 0; t < WIDE_HALF && c + t < n; t++)
 		{
 			double		v = ((double) acc[t] * (1.0 - 0x1p-18) - s->proj_slack) * s->proj_inv;
