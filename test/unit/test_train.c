@@ -269,7 +269,8 @@ test_interrupt(void)
  * *bad counts the leaks and wrong statuses.
  */
 static long
-fit_under_budget(const double *x, int64_t n, int32_t bandwidth_k, bool interrupts, int *bad)
+fit_under_budget(const double *x, int64_t n, int32_t d, int32_t bandwidth_k, bool interrupts,
+				 int *bad)
 {
 	long		k;
 
@@ -290,7 +291,7 @@ fit_under_budget(const double *x, int64_t n, int32_t bandwidth_k, bool interrupt
 		opt.budget = 20;
 		opt.max_iter = 4000;
 		opt.bandwidth_k = bandwidth_k;
-		st = svc_fit_rows(env, x, n, 2, &opt, &m, &err);
+		st = svc_fit_rows(env, x, n, d, &opt, &m, &err);
 		svc_model_free(env, &m);
 		if (b.live != 0 || (st != SVC_OK && st != expected))
 			(*bad)++;
@@ -307,16 +308,47 @@ fit_fails_cleanly(int32_t bandwidth_k)
 	int			bad;
 	long		k;
 
-	k = fit_under_budget(x, n, bandwidth_k, false, &bad);
+	k = fit_under_budget(x, n, 2, bandwidth_k, false, &bad);
 	CHECK(bad == 0 && k > 0, "fit, bandwidth_k %d: %d of %ld failing allocations leaked or misreported",
 		  bandwidth_k, bad, k);
 	printf("  fit, bandwidth_k %d: fails cleanly at each of %ld allocations\n", bandwidth_k, k);
 
 	/* training, widths and labelling each check for a cancel */
-	k = fit_under_budget(x, n, bandwidth_k, true, &bad);
+	k = fit_under_budget(x, n, 2, bandwidth_k, true, &bad);
 	CHECK(bad == 0 && k > 0, "fit, bandwidth_k %d: %d of %ld interrupts leaked or misreported",
 		  bandwidth_k, bad, k);
 	printf("  fit, bandwidth_k %d: stops cleanly at each of %ld interrupt checks\n", bandwidth_k, k);
+	free(x);
+}
+
+/*
+ * The same on rows of 96 columns, where bsgd sums its kernels from a float
+ * copy of the support vectors (its column copy, the row as floats, the
+ * norms and the bounds' scratch are allocated and grown on that path only).
+ */
+static void
+fit_fails_cleanly_wide(void)
+{
+	int64_t		n = 600;
+	int32_t		d = 96;
+	double	   *x = malloc(sizeof(double) * (size_t) (n * d));
+	SvcRng		rng;
+	int			bad;
+	long		k;
+
+	svc_rng_seed(&rng, 11);
+	/* three clusters, each its own mean in every column */
+	for (int64_t i = 0; i < n; i++)
+		for (int32_t j = 0; j < d; j++)
+			x[i * d + j] = (double) ((i % 3) * ((j % 3) == (i % 3) ? 4 : 0)) +
+				svc_rng_unit(&rng) - 0.5;
+	k = fit_under_budget(x, n, d, 0, false, &bad);
+	CHECK(bad == 0 && k > 0, "fit, 96 columns: %d of %ld failing allocations leaked or misreported",
+		  bad, k);
+	printf("  fit, 96 columns: fails cleanly at each of %ld allocations\n", k);
+	k = fit_under_budget(x, n, d, 0, true, &bad);
+	CHECK(bad == 0 && k > 0, "fit, 96 columns: %d of %ld interrupts leaked or misreported", bad, k);
+	printf("  fit, 96 columns: stops cleanly at each of %ld interrupt checks\n", k);
 	free(x);
 }
 
@@ -325,6 +357,7 @@ test_fit_fails_and_stops_cleanly(void)
 {
 	fit_fails_cleanly(0);
 	fit_fails_cleanly(5);
+	fit_fails_cleanly_wide();
 }
 
 /* n_blob rows of a dense blob at the origin, n_ring of a sparse ring around it. */
