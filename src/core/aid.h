@@ -64,8 +64,9 @@ typedef struct SvcAidParams
 	int32_t		max_rounds;		/* 0: until done (at most n rounds) */
 	/*
 	 * When the gap stops the rounds: smo on the support vectors alone,
-	 * from the rounds' solution (aid.c), so that the clusters that still
-	 * straddle the sphere leave no spread of small multipliers.
+	 * from the rounds' solution with each straddling cluster's weight
+	 * gathered on its rows farthest outside (aid.c), so that those
+	 * clusters leave no spread of small multipliers.
 	 */
 	bool		polish;
 	/* called after every round's bounds, or NULL */

@@ -10,7 +10,9 @@ sets, standard scores:
   shuttle     9-D, Shuttle-like: one dominant class (78% of the rows) and
               six small ones (16%, 4.6%, 0.7%, 0.35%, 0.15%, 0.05%), each a
               Gaussian with its own centre and per-column spread, rounded
-              to integers as Shuttle's columns are (so rows repeat).
+              to integers as Shuttle's columns are (so rows repeat);
+  blobs3d     3-D: 5 Gaussian blobs (centres in [-6, 6]^3, sd 1), only
+              with --sets.
 
 Options are svclust's defaults for the exact solvers: nu 0.05
 (outlier_fraction), tol 1e-3 in libsvm's units, aid_gap 1e-4, a 100 MB
@@ -61,7 +63,12 @@ def shuttle(rng, n):
     return np.round(centres[label] + rng.normal(0, 1, size=(n, 9)) * spread[label])
 
 
-SETS = {"clustered": clustered, "shuttle": shuttle}
+def blobs3d(rng, n):
+    centres = rng.uniform(-6, 6, size=(5, 3))
+    return centres[rng.integers(0, 5, n)] + rng.normal(0, 1, size=(n, 3))
+
+
+SETS = {"clustered": clustered, "shuttle": shuttle, "blobs3d": blobs3d}
 
 
 def auto_gamma(x, rng):
