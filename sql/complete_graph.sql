@@ -54,6 +54,12 @@ FROM cg_shapes WHERE shape = 'blobs';
 SELECT i->>'labeling' AS labeling, i->'segment_points' AS segment_points, (i->>'n_clusters')::int AS n_clusters
 FROM (SELECT svc_model_info(svc_train(f, '{"labeling": "complete-graph", "segment_points": 3}')) AS i
       FROM cg_shapes WHERE shape = 'blobs') s;
+-- "auto" (the default) spaces the points by the segment's length; a count
+-- given, 20 among them (the default before "auto"), is kept as given
+SELECT o AS options, svc_model_info(svc_train(f, o::jsonb))->'segment_points' AS segment_points
+FROM cg_shapes, (VALUES ('{"labeling": "complete-graph", "segment_points": "auto"}'),
+                        ('{"labeling": "complete-graph", "segment_points": 20}')) v(o)
+WHERE shape = 'blobs' GROUP BY o ORDER BY o;
 
 -- errors, with their detail and hint
 CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$

@@ -6,6 +6,7 @@
 #include "label_cut.h"
 #include "unionfind.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,38 +32,75 @@ svc_graph_check_rows(int64_t n, SvcError *err)
 }
 
 /*
- * The segment's points t = k / (m + 1), k = 1..m, nearest the middle first:
- * a pair across a gap usually fails at the midpoint, after one kernel sum.
- * The endpoints are the rows themselves, known to be inside.
+ * "auto": the segment's points are at most SEGMENT_SPACING kernel widths
+ * 1 / sqrt(2 gamma) apart (gamma the narrowest width; bandwidth_k only
+ * widens), so that no gap in the domain that wide lies between two of
+ * them; at least SVC_SEGMENT_POINTS_FLOOR (the fixed count before) and at
+ * most SEGMENT_POINTS_CAP points (100 widths).  Millions of pairs are
+ * tried across the gap between two clusters, and with a fixed count one
+ * long segment whose points all missed a narrow gap was enough to join
+ * them.
  */
-static void
-segment_order(int32_t m, double *t)
+#define SEGMENT_SPACING 0.25
+#define SEGMENT_POINTS_CAP 400
+
+/* The number of points to test between a and b (see above). */
+static int32_t
+segment_count(const SvcModel *m, const double *a, const double *b)
 {
-	int32_t		n = 0;
+	double		len2 = 0.0;
+	double		steps;
 
-	/* k = (m + 1) / 2 is the middle (or just below it); then outwards */
-	for (int32_t off = 0; n < m; off++)
-	{
-		int32_t		lo = (m + 1) / 2 - off;
-		int32_t		hi = (m + 2) / 2 + off;
-
-		if (lo >= 1)
-			t[n++] = (double) lo / (m + 1);
-		if (hi != lo && hi <= m && n < m)
-			t[n++] = (double) hi / (m + 1);
-	}
+	if (m->opt.segment_points != SVC_SEGMENT_POINTS_AUTO)
+		return m->opt.segment_points;
+	for (int32_t j = 0; j < m->dims; j++)
+		len2 += (a[j] - b[j]) * (a[j] - b[j]);
+	/* len / (c w) intervals, w = 1 / sqrt(2 gamma): len^2 2 gamma / c^2 */
+	steps = sqrt(len2 * 2.0 * m->gamma) / SEGMENT_SPACING;
+	if (!(steps < SEGMENT_POINTS_CAP))	/* also NaN */
+		return SEGMENT_POINTS_CAP;
+	if (steps <= SVC_SEGMENT_POINTS_FLOOR + 1)
+		return SVC_SEGMENT_POINTS_FLOOR;
+	return (int32_t) ceil(steps) - 1;
 }
 
-/* Whether every point of the segment a-b has f >= 0; *sums counts kernel sums. */
+/*
+ * Whether every point x_a + t (x_b - x_a), t = k / (npts + 1), k = 1..npts,
+ * has f >= 0; *sums counts kernel sums.  The points are tried coarse to
+ * fine (the middle, then the middles of the halves, breadth first), so a
+ * pair across a gap, wherever the gap lies on the segment, usually fails
+ * within a few sums; the answer does not depend on the order.  queue holds
+ * npts intervals of k (exclusive ends).
+ */
 static bool
-linked(const SvcModel *m, const double *a, const double *b, const double *t,
-	   int32_t npts, double *pt, int64_t *sums)
+linked(const SvcModel *m, const double *a, const double *b, int32_t npts,
+	   int32_t (*queue)[2], double *pt, int64_t *sums)
 {
-	for (int32_t k = 0; k < npts; k++)
+	int32_t		head = 0,
+				tail = 0;
+
+	queue[tail][0] = 0;
+	queue[tail++][1] = npts + 1;	/* npts >= 1: a point inside */
+	while (head < tail)
 	{
+		int32_t		lo = queue[head][0];
+		int32_t		hi = queue[head++][1];
+		int32_t		mid = lo + (hi - lo) / 2;
+
 		(*sums)++;
-		if (svc_lambda_on_segment(m, a, b, t[k], pt) - m->offset < 0.0)
+		if (svc_lambda_on_segment(m, a, b, (double) mid / (npts + 1), pt) - m->offset < 0.0)
 			return false;
+		/* the halves with a point inside: one interval per point, npts in all */
+		if (mid - lo >= 2)
+		{
+			queue[tail][0] = lo;
+			queue[tail++][1] = mid;
+		}
+		if (hi - mid >= 2)
+		{
+			queue[tail][0] = mid;
+			queue[tail++][1] = hi;
+		}
 	}
 	return true;
 }
@@ -76,7 +114,7 @@ svc_graph_label_rows(const SvcEnv *env, const SvcModel *m, const double *xs,
 	int32_t		npts = m->opt.segment_points;
 	int32_t    *node = NULL;	/* row of each node */
 	int32_t    *parent = NULL;	/* union-find over nodes */
-	double	   *t = NULL;
+	int32_t		(*queue)[2] = NULL;
 	double	   *pt = NULL;
 	int32_t		nn = 0;
 	int64_t		sums = 0;
@@ -87,17 +125,18 @@ svc_graph_label_rows(const SvcEnv *env, const SvcModel *m, const double *xs,
 	st = svc_graph_check_rows(n, err);
 	if (st != SVC_OK)
 		return st;
-	if (npts < 1 || npts > SVC_SEGMENT_POINTS_MAX)
+	if (npts != SVC_SEGMENT_POINTS_AUTO && (npts < 1 || npts > SVC_SEGMENT_POINTS_MAX))
 		return svc_fail(err, SVC_ERR_INVALID_PARAMETER, "segment_points %d is out of range",
 						npts);
 	st = SVC_ERR_NOMEM;
 	node = svc_alloc(env, sizeof(int32_t) * (size_t) (n > 0 ? n : 1), err);
 	parent = svc_alloc(env, sizeof(int32_t) * (size_t) (n > 0 ? n : 1), err);
-	t = svc_alloc(env, sizeof(double) * (size_t) npts, err);
+	if (npts == SVC_SEGMENT_POINTS_AUTO)
+		npts = SEGMENT_POINTS_CAP;
+	queue = svc_alloc(env, sizeof(*queue) * (size_t) npts, err);
 	pt = svc_alloc(env, sizeof(double) * (size_t) d, err);
-	if (!node || !parent || !t || !pt)
+	if (!node || !parent || !queue || !pt)
 		goto done;
-	segment_order(npts, t);
 
 	for (int64_t i = 0; i < n; i++)
 		if (rowlam[i] - m->offset >= 0.0)
@@ -114,6 +153,7 @@ svc_graph_label_rows(const SvcEnv *env, const SvcModel *m, const double *xs,
 	for (int32_t a = 0; a < nn; a++)
 	{
 		const double *xa = xs + (size_t) node[a] * d;
+		const double *xb;
 
 		for (int32_t b = a + 1; b < nn; b++)
 		{
@@ -131,7 +171,8 @@ svc_graph_label_rows(const SvcEnv *env, const SvcModel *m, const double *xs,
 				}
 				next_check = sums + every;
 			}
-			if (linked(m, xa, xs + (size_t) node[b] * d, t, npts, pt, &sums))
+			xb = xs + (size_t) node[b] * d;
+			if (linked(m, xa, xb, segment_count(m, xa, xb), queue, pt, &sums))
 				svc_uf_join(parent, ra, rb);
 		}
 	}
@@ -199,7 +240,7 @@ svc_graph_label_rows(const SvcEnv *env, const SvcModel *m, const double *xs,
 done:
 	svc_free(env, node);
 	svc_free(env, parent);
-	svc_free(env, t);
+	svc_free(env, queue);
 	svc_free(env, pt);
 	return st;
 }

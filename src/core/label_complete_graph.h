@@ -7,9 +7,10 @@
 
 /*
  * Most training rows the complete graph labels.  The pair scan costs up to
- * N^2 / 2 * segment_points kernel sums; past this many rows training
- * refuses (a hint names "sample" and "labeling": "tree").  It is at most
- * SVC_LABEL_ROWS (fit.h), so the graph always labels every kept row.
+ * N^2 / 2 * segment_points kernel sums (most pairs across a gap fail
+ * within a few); past this many rows training refuses (a hint names
+ * "sample" and "labeling": "tree").  It is at most SVC_LABEL_ROWS (fit.h),
+ * so the graph always labels every kept row.
  */
 #define SVC_GRAPH_MAX_ROWS 3000
 
@@ -19,9 +20,10 @@ SvcStatus	svc_graph_check_rows(int64_t n, SvcError *err);
 /*
  * Label n scaled rows xs (row-major) by the complete graph of the model's
  * f, with rowlam[i] the kernel sum f + offset at row i.  A row is a node
- * when f >= 0 there; two nodes are linked when the m = segment_points
- * points x_i + t (x_j - x_i), t = k / (m + 1), k = 1..m, all have
- * f >= 0.  label[i] receives the lowest row of i's connected component;
+ * when f >= 0 there; two nodes are linked when the m points
+ * x_i + t (x_j - x_i), t = k / (m + 1), k = 1..m, all have f >= 0, with
+ * m = segment_points, or with "auto" (0) as many as keep them a quarter of
+ * a kernel width 1 / sqrt(2 gamma) apart, 20 to 400.  label[i] receives the lowest row of i's connected component;
  * a row outside the domain takes the label of its nearest node (ties to
  * the lowest row).  A component with fewer rows (its nodes and the rows
  * that take its label) than the model's minimum cluster size

@@ -192,7 +192,12 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 		 (unsigned long long) m->opt.seed, svc_scale_name(m->opt.scale),
 		 (long long) m->opt.sample, svc_labeling_name(m->opt.labeling));
 	if (m->opt.labeling == SVC_LABELING_COMPLETE_GRAPH)
-		emit(&t, "\"segment_points\": %d, ", m->opt.segment_points);
+	{
+		if (m->opt.segment_points == SVC_SEGMENT_POINTS_AUTO)
+			emit(&t, "\"segment_points\": \"auto\", ");
+		else
+			emit(&t, "\"segment_points\": %d, ", m->opt.segment_points);
+	}
 	emit(&t, "\"outlier_fraction\": %s, \"offset\": %s, \"bandwidth_k\": %d, ",
 		 num(&t, m->opt.nu), num(&t, m->offset), m->opt.bandwidth_k);
 	emit(&t, "\"cut\": \"%s\", \"merge_ratio\": %s, \"min_cluster_share\": %s, "

@@ -37,7 +37,7 @@ svc_options_default(SvcOptions *opt)
 	opt->labeling = SVC_LABELING_TREE;
 	opt->nu = 0.05;
 	opt->bandwidth_k = 0;
-	opt->segment_points = SVC_SEGMENT_POINTS_DEFAULT;
+	opt->segment_points = SVC_SEGMENT_POINTS_AUTO;
 	opt->cut = SVC_CUT_PERSISTENCE;
 	opt->merge_ratio = 0.4;
 	opt->min_cluster_share = 0.03;
@@ -212,6 +212,7 @@ svc_gamma_rule_name(const SvcOptions *opt)
 typedef enum OptKind
 {
 	OPT_INT,					/* an integer in [ilo, ihi] */
+	OPT_INT_AUTO,				/* the same, or "auto", stored as 0 */
 	OPT_REAL,					/* a finite number in [lo, hi] or (lo, hi] */
 	OPT_REAL_AUTO,				/* the same, or "auto", stored as 0 */
 	OPT_ENUM,					/* one of the names in choices */
@@ -256,7 +257,7 @@ static const OptKey option_table[] = {
 	{.name = "scale", .kind = OPT_ENUM, FIELD(scale), .choices = scale_choices},
 	{.name = "sample", .kind = OPT_INT, FIELD(sample), .ilo = 2, .ihi = SVC_MAX_SAMPLE},
 	{.name = "labeling", .kind = OPT_ENUM, FIELD(labeling), .choices = labeling_choices},
-	{.name = "segment_points", .kind = OPT_INT, FIELD(segment_points), .ilo = 1,
+	{.name = "segment_points", .kind = OPT_INT_AUTO, FIELD(segment_points), .ilo = 1,
 	.ihi = SVC_SEGMENT_POINTS_MAX},
 	{.name = "outlier_fraction", .alias = "nu", .kind = OPT_REAL, FIELD(nu), .lo = 0.0, .hi = 0.99},
 	{.name = "bandwidth_k", .kind = OPT_INT, FIELD(bandwidth_k), .ilo = 0, .ihi = SVC_MAX_K},
@@ -402,6 +403,10 @@ describe(const OptKey *k, char *buf, size_t len)
 	{
 		case OPT_INT:
 			snprintf(buf, len, "an integer between %lld and %lld",
+					 (long long) k->ilo, (long long) k->ihi);
+			break;
+		case OPT_INT_AUTO:
+			snprintf(buf, len, "an integer between %lld and %lld or \"auto\"",
 					 (long long) k->ilo, (long long) k->ihi);
 			break;
 		case OPT_REAL:
@@ -701,6 +706,7 @@ svc_options_set_number(SvcOptionsSetter *s, const char *key, size_t keylen,
 	switch (k->kind)
 	{
 		case OPT_INT:
+		case OPT_INT_AUTO:
 			if (!number_as_int(value, &iv) || iv < k->ilo || iv > k->ihi)
 				break;
 			put_int(s->opt, k, iv);
@@ -739,6 +745,11 @@ svc_options_set_string(SvcOptionsSetter *s, const char *key, size_t keylen,
 
 	if (k == NULL)
 		return SVC_ERR_INVALID_PARAMETER;
+	if (k->kind == OPT_INT_AUTO && len == 4 && memcmp(value, "auto", 4) == 0)
+	{
+		put_int(s->opt, k, 0);
+		return taken(s, k);
+	}
 	if (k->kind == OPT_REAL_AUTO && len == 4 && memcmp(value, "auto", 4) == 0)
 	{
 		put_real(s->opt, k, 0.0);
@@ -875,6 +886,9 @@ field_valid(const SvcOptions *o, const OptKey *k)
 				o->solver != SVC_SOLVER_BSGD)
 				return true;
 			return iv >= k->ilo && iv <= k->ihi;
+		case OPT_INT_AUTO:
+			iv = get_int(o, k);
+			return iv == 0 || (iv >= k->ilo && iv <= k->ihi);
 		case OPT_REAL:
 			return real_in_range(k, get_real(o, k));
 		case OPT_REAL_AUTO:
@@ -958,6 +972,13 @@ show_value(const SvcOptions *o, const OptKey *k, char *buf, size_t len)
 {
 	switch (k->kind)
 	{
+		case OPT_INT_AUTO:
+			if (get_int(o, k) == 0)
+			{
+				snprintf(buf, len, "\"auto\"");
+				break;
+			}
+			/* FALLTHROUGH */
 		case OPT_INT:
 			snprintf(buf, len, "%lld", (long long) get_int(o, k));
 			break;

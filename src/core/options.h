@@ -43,9 +43,18 @@ typedef enum SvcLabeling
 									 * of rows (label_complete_graph.h) */
 } SvcLabeling;
 
-/* Points tested on each segment by the complete graph: the default. */
-#define SVC_SEGMENT_POINTS_DEFAULT 20
+/*
+ * Points tested on each segment by the complete graph.  The default, 0
+ * ("auto"), follows the segment's length (label_complete_graph.h), with
+ * SVC_SEGMENT_POINTS_FLOOR at least; a number 1 to SVC_SEGMENT_POINTS_MAX
+ * is that many on every segment.  Before "auto" the default was 20 on
+ * every segment, and complete-graph options that predate it keep that
+ * (svc_options_decode).
+ */
+#define SVC_SEGMENT_POINTS_AUTO 0
+#define SVC_SEGMENT_POINTS_FLOOR 20
 #define SVC_SEGMENT_POINTS_MAX 1000
+#define SVC_SEGMENT_POINTS_EXPECT "an integer between 1 and 1000 or \"auto\""
 
 /* How a row's bound moves from C to a labelled row's (supervision.h). */
 typedef enum SvcLabelCurve
@@ -122,7 +131,8 @@ typedef struct SvcOptions
 								 * its k-th nearest support vector (widen
 								 * only); 0: one width gamma for all */
 	int32_t		segment_points; /* complete-graph labelling: points tested
-								 * on each segment */
+								 * on each segment; 0: "auto", by its
+								 * length */
 
 	/* The cut of the saddle tree: these may change after training. */
 	SvcCutRule	cut;
@@ -320,7 +330,8 @@ const char *svc_gamma_rule_name(const SvcOptions *opt);
  * Fixed-size little-endian encoding, shared by the model and the state.
  * Byte 120 is the solver (0 for bsgd, so that the bytes of options made
  * before solvers were options stay the same; 2 for smo), 121 holds bits
- * (SVC_OPTIONS_BIT_*), 122-123 are segment_points (0 for the default),
+ * (SVC_OPTIONS_BIT_*), 122-123 are segment_points (0 for 20, or for
+ * "auto" outside the complete graph),
  * 124-127 are cache_mb.  Byte 121's bits are 0 in options from before
  * 0.5.0, which meant what a 0 means now (builds before 0.5.0 refuse any
  * other byte); a build refuses a bit it does not know:
@@ -330,16 +341,21 @@ const char *svc_gamma_rule_name(const SvcOptions *opt);
  *   bit 2: min_cluster_size in rows of the sample (else labelled rows)
  *   bit 3: min_cluster_size in rows of the sample for a part apart from
  *          its neighbour ("separated"; never with bit 2)
+ *   bit 4: segment_points "auto" with the complete graph (bytes 122-123
+ *          then 0); without it, 0 there is 20 with the complete graph, the
+ *          default before "auto", and "auto" with the other labellings,
+ *          which ignore it
  */
 #define SVC_OPTIONS_BIT_GAMMA_AUTO 0x01
 #define SVC_OPTIONS_BIT_KEEP_ISOLATED 0x02
 #define SVC_OPTIONS_BIT_SIZE_SAMPLE 0x04
 #define SVC_OPTIONS_BIT_SIZE_SEPARATED 0x08
-#define SVC_OPTIONS_BITS_KNOWN 0x0f
+#define SVC_OPTIONS_BIT_SEGMENT_AUTO 0x10
+#define SVC_OPTIONS_BITS_KNOWN 0x1f
 #define SVC_OPTIONS_WIRE_SIZE 128
 #define SVC_OPTIONS_WIRE_SEED 52	/* offset of the u64 seed in it */
 #define SVC_OPTIONS_WIRE_SAMPLE 60	/* offset of the u64 sample in it */
-#define SVC_OPTIONS_WIRE_SEGMENT_POINTS 122 /* u16 segment_points, 0 = default */
+#define SVC_OPTIONS_WIRE_SEGMENT_POINTS 122 /* u16 segment_points (bit 4) */
 #define SVC_OPTIONS_WIRE_CACHE_MB 124	/* u32 cache_mb */
 void		svc_options_encode(const SvcOptions *opt, uint8_t *out);
 /* Decodes the base wire; the extended options get their defaults. */

@@ -15,6 +15,7 @@ void
 svc_options_encode(const SvcOptions *o, uint8_t *out)
 {
 	SvcWriter	w;
+	bool		graph = o->labeling == SVC_LABELING_COMPLETE_GRAPH;
 
 	memset(out, 0, SVC_OPTIONS_WIRE_SIZE);
 	svc_writer_init(&w, out, SVC_OPTIONS_WIRE_SIZE);
@@ -51,15 +52,18 @@ svc_options_encode(const SvcOptions *o, uint8_t *out)
 							  (o->min_size_rows == SVC_SIZE_ROWS_SAMPLE ?
 							   SVC_OPTIONS_BIT_SIZE_SAMPLE : 0) |
 							  (o->min_size_rows == SVC_SIZE_ROWS_SEPARATED ?
-							   SVC_OPTIONS_BIT_SIZE_SEPARATED : 0)));
+							   SVC_OPTIONS_BIT_SIZE_SEPARATED : 0) |
+							  (graph && o->segment_points == SVC_SEGMENT_POINTS_AUTO ?
+							   SVC_OPTIONS_BIT_SEGMENT_AUTO : 0)));
 
 	/*
-	 * segment_points at its fixed offset (122), stored as 0 when it is the
-	 * default, so the bytes of every configuration that predates it stay
+	 * segment_points at its fixed offset (122): 0 for the complete graph's
+	 * 20 (its default before "auto") and for the other labellings' "auto",
+	 * so that the bytes of every configuration that predates "auto" stay
 	 * the same; cache_mb at 124.
 	 */
 	svc_store_u16(out + SVC_OPTIONS_WIRE_SEGMENT_POINTS,
-				  o->segment_points == SVC_SEGMENT_POINTS_DEFAULT ? 0 :
+				  graph && o->segment_points == SVC_SEGMENT_POINTS_FLOOR ? 0 :
 				  (uint16_t) o->segment_points);
 	svc_store_u32(out + SVC_OPTIONS_WIRE_CACHE_MB, (uint32_t) o->cache_mb);
 }
@@ -97,8 +101,6 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 	solver = svc_get_u8(&r);
 	bits = svc_get_u8(&r);
 	o->segment_points = svc_load_u16(in + SVC_OPTIONS_WIRE_SEGMENT_POINTS);
-	if (o->segment_points == 0)
-		o->segment_points = SVC_SEGMENT_POINTS_DEFAULT;
 	o->cache_mb = (int32_t) svc_load_u32(in + SVC_OPTIONS_WIRE_CACHE_MB);
 	if (has_level > 1)
 		return svc_options_bad_value(err, "level", SVC_OPTIONS_LEVEL_EXPECT);
@@ -118,6 +120,16 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 	o->gamma_rule = (bits & SVC_OPTIONS_BIT_GAMMA_AUTO) || o->gamma != 0.0 ?
 		SVC_GAMMA_RULE_AUTO : SVC_GAMMA_RULE_DIM;
 	o->keep_isolated = (bits & SVC_OPTIONS_BIT_KEEP_ISOLATED) ? 1 : 0;
+	/* segment_points: see options.h; "auto" is the bit, with 0, for the graph only */
+	if (o->labeling == SVC_LABELING_COMPLETE_GRAPH && (bits & SVC_OPTIONS_BIT_SEGMENT_AUTO))
+	{
+		if (o->segment_points != 0)
+			return svc_options_bad_value(err, "segment_points", SVC_SEGMENT_POINTS_EXPECT);
+	}
+	else if (bits & SVC_OPTIONS_BIT_SEGMENT_AUTO)
+		return svc_options_bad_value(err, "segment_points", SVC_SEGMENT_POINTS_EXPECT);
+	else if (o->labeling == SVC_LABELING_COMPLETE_GRAPH && o->segment_points == 0)
+		o->segment_points = SVC_SEGMENT_POINTS_FLOOR;
 	if ((bits & SVC_OPTIONS_BIT_SIZE_SAMPLE) && (bits & SVC_OPTIONS_BIT_SIZE_SEPARATED))
 		return svc_options_bad_value(err, "min_cluster_size_rows",
 									 "one of \"sample\", \"labelled\", \"separated\"");

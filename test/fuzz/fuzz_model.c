@@ -47,9 +47,10 @@ canonical_bytes(const uint8_t *data, size_t size)
 	memcpy(c, data, size);
 	for (size_t i = 0; i < sizeof(reserved_model_bytes) / sizeof(reserved_model_bytes[0]); i++)
 		c[reserved_model_bytes[i]] = 0;
-	/* segment_points 20, the default, is written as 0 */
-	if (svc_load_u16(c + MODEL_OPTIONS_OFFSET + SVC_OPTIONS_WIRE_SEGMENT_POINTS) ==
-		SVC_SEGMENT_POINTS_DEFAULT)
+	/* the complete graph's segment_points 20 is written as 0 (options.h) */
+	if (c[MODEL_OPTIONS_OFFSET + 6] == SVC_LABELING_COMPLETE_GRAPH &&
+		svc_load_u16(c + MODEL_OPTIONS_OFFSET + SVC_OPTIONS_WIRE_SEGMENT_POINTS) ==
+		SVC_SEGMENT_POINTS_FLOOR)
 		svc_store_u16(c + MODEL_OPTIONS_OFFSET + SVC_OPTIONS_WIRE_SEGMENT_POINTS, 0);
 	svc_store_u32(c + size - 4, svc_crc32c(c, size - 4));
 	return c;

@@ -282,6 +282,59 @@ test_segment_points_and_fill(void)
 	svc_model_free(&svc_env_malloc, &m);
 }
 
+/*
+ * A 1-D model whose domain is [-1.5, 1.5] but for a gap |x| < 0.044: 30
+ * support vectors 0.1 apart with none at 0, alpha 1, gamma 50 (a kernel
+ * width 1 / sqrt(2 gamma) of 0.1), offset 1.6.  Rows at -1 and 1: 20
+ * points on their segment are 2/21 apart, the nearest to 0 at +-0.048,
+ * and step over the gap; "auto" spaces them a quarter of a width apart
+ * (79 points, 0 among them) and finds it.
+ */
+static void
+test_segment_points_auto(void)
+{
+	static const double rows[] = {-1.0, 1.0};
+	SvcModel	m;
+	SvcError	err;
+	double		lam[2];
+	int32_t		lab[2];
+	int64_t		nodes = -1;
+
+	for (int pass = 0; pass < 2; pass++)
+	{
+		memset(&m, 0, sizeof(m));
+		svc_options_default(&m.opt);
+		m.opt.labeling = SVC_LABELING_COMPLETE_GRAPH;
+		m.opt.segment_points = pass == 0 ? SVC_SEGMENT_POINTS_AUTO : 20;
+		m.opt.min_cluster_size = 1;
+		CHECK(svc_model_alloc(&svc_env_malloc, &m, 1, 30, 0, 0, 0, &err) == SVC_OK, "alloc");
+		m.gamma = 50.0;
+		m.offset = 1.6;
+		m.mul[0] = 1.0;
+		for (int i = 0, k = -15; k <= 15; k++)
+		{
+			if (k == 0)
+				continue;
+			m.sv[i] = 0.1 * k;
+			m.alpha[i++] = 1.0;
+		}
+		CHECK(svc_model_decision_scaled(&m, (const double[]) {0.0}) < 0.0 &&
+			  svc_model_decision_scaled(&m, (const double[]) {0.048}) > 0.0,
+			  "the gap is |x| < 0.048");
+		for (int i = 0; i < 2; i++)
+			lam[i] = svc_model_decision_scaled(&m, rows + i) + m.offset;
+		svc_error_clear(&err);
+		CHECK(svc_graph_label_rows(&svc_env_malloc, &m, rows, 2, lam, lab, &nodes, &err) ==
+			  SVC_OK && nodes == 2, "segment_points %d: %s", m.opt.segment_points, err.message);
+		if (pass == 0)
+			CHECK(lab[0] == 0 && lab[1] == 1, "auto: -1 and 1 apart (%d %d)", lab[0], lab[1]);
+		else
+			CHECK(lab[0] == 0 && lab[1] == 0, "20 points: the gap is stepped over (%d %d)",
+				  lab[0], lab[1]);
+		svc_model_free(&svc_env_malloc, &m);
+	}
+}
+
 /* The pair scan calls the interrupt hook before its first test. */
 static void
 test_interrupt(void)
@@ -545,6 +598,17 @@ test_model_and_failures(void)
 	CHECK(svc_model_decode(&svc_env_malloc, bb, nb, &c, &err) == SVC_OK &&
 		  c.opt.segment_points == 7, "segment_points 7 survives: %s", err.message);
 	svc_model_free(&svc_env_malloc, &c);
+	/* "auto" too, apart from 20 (the default before it, stored as 0) */
+	svc_model_free(&svc_env_malloc, &b);
+	CHECK(fit_graph(&D, SVC_SEGMENT_POINTS_AUTO, &b, &err) == SVC_OK, "fit auto: %s", err.message);
+	free(bb);
+	nb = svc_model_encoded_size(&b);
+	bb = malloc(nb);
+	svc_model_encode(&b, bb);
+	CHECK(svc_model_decode(&svc_env_malloc, bb, nb, &c, &err) == SVC_OK &&
+		  c.opt.segment_points == SVC_SEGMENT_POINTS_AUTO && b.n_clusters == a.n_clusters,
+		  "segment_points auto survives: %s", err.message);
+	svc_model_free(&svc_env_malloc, &c);
 
 	/* interrupts and allocation failures in labelling: no leak, model intact */
 	xs = malloc(sizeof(double) * 2 * (size_t) D.n);
@@ -582,6 +646,7 @@ int
 main(void)
 {
 	test_segment_points_and_fill();
+	test_segment_points_auto();
 	test_smallest_cluster();
 	test_defaults_blobs();
 	test_no_node();

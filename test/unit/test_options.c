@@ -32,8 +32,12 @@ test_defaults_and_keys(void)
 		  opt.sample == 1000 && opt.labeling == SVC_LABELING_PAPER &&
 		  opt.merge_ratio == 0.5 && opt.min_cluster_share == 0.1 && opt.nu == 0.2,
 		  "every key takes its value");
-	CHECK(parse("{}", &opt, &err) == SVC_OK && opt.segment_points == 20 &&
-		  opt.labeling == SVC_LABELING_TREE, "segment_points defaults to 20");
+	CHECK(parse("{}", &opt, &err) == SVC_OK &&
+		  opt.segment_points == SVC_SEGMENT_POINTS_AUTO &&
+		  opt.labeling == SVC_LABELING_TREE, "segment_points defaults to \"auto\"");
+	CHECK(parse("{\"segment_points\": 20}", &opt, &err) == SVC_OK && opt.segment_points == 20 &&
+		  parse("{\"segment_points\": \"auto\"}", &opt, &err) == SVC_OK &&
+		  opt.segment_points == SVC_SEGMENT_POINTS_AUTO, "segment_points 20 or \"auto\"");
 	CHECK(parse("{\"labeling\": \"complete-graph\", \"segment_points\": 1}", &opt, &err) == SVC_OK &&
 		  opt.labeling == SVC_LABELING_COMPLETE_GRAPH && opt.segment_points == 1,
 		  "complete-graph with segment_points 1: %s", err.message);
@@ -86,7 +90,8 @@ test_errors(void)
 	expect_error("{\"sample\": 1}", "sample");
 	expect_error("{\"labeling\": \"magic\"}", "labeling");
 	expect_error("{\"labeling\": \"graph\"}", "\"tree\", \"paper\", \"complete-graph\"");
-	expect_error("{\"segment_points\": 0}", "\"segment_points\" must be an integer between 1 and 1000");
+	expect_error("{\"segment_points\": 0}",
+				 "\"segment_points\" must be an integer between 1 and 1000 or \"auto\"");
 	expect_error("{\"segment_points\": 1001}", "segment_points");
 	expect_error("{\"segment_points\": 2.5}", "segment_points");
 	expect_error("{\"segment_points\": \"20\"}", "segment_points");
@@ -614,8 +619,8 @@ test_validate(void)
 	DAMAGE(sample, 10000001, "sample", "an integer between 2 and 10000000");
 	DAMAGE(labeling, (SvcLabeling) 0, "labeling", "one of \"tree\", \"paper\", \"complete-graph\"");
 	DAMAGE(labeling, (SvcLabeling) 4, "labeling", "one of \"tree\", \"paper\", \"complete-graph\"");
-	DAMAGE(segment_points, 0, "segment_points", "an integer between 1 and 1000");
-	DAMAGE(segment_points, 1001, "segment_points", "an integer between 1 and 1000");
+	DAMAGE(segment_points, -1, "segment_points", "an integer between 1 and 1000 or \"auto\"");
+	DAMAGE(segment_points, 1001, "segment_points", "an integer between 1 and 1000 or \"auto\"");
 	DAMAGE(merge_ratio, -1e-300, "merge_ratio", "a number of at least 0 and at most 1");
 	DAMAGE(merge_ratio, NAN, "merge_ratio", "a number of at least 0 and at most 1");
 	DAMAGE(min_cluster_share, 0.51, "min_cluster_share", "a number of at least 0 and at most 0.5");
@@ -780,11 +785,43 @@ test_wire_golden(void)
 		  strcmp(err.detail, "\"level\" must be a finite number or null, not set with n_clusters.") == 0,
 		  "a level with n_clusters: %s", err.detail);
 
-	/* segment_points: u16 at 122, 0 the default 20; past 1000 refused */
+	/*
+	 * segment_points: u16 at 122; with the complete graph 0 is 20 (the
+	 * default before "auto") and "auto" is bit 4 of byte 121 with 0; with
+	 * the other labellings 0 is "auto"; past 1000 refused
+	 */
 	svc_options_default(&o);
+	svc_options_encode(&o, wire);
+	CHECK(!(wire[121] & SVC_OPTIONS_BIT_SEGMENT_AUTO) && wire[122] == 0 && wire[123] == 0,
+		  "the tree's \"auto\" is stored as 0: %02x", wire[121]);
+	CHECK(svc_options_decode(wire, &o, &err) == SVC_OK &&
+		  o.segment_points == SVC_SEGMENT_POINTS_AUTO, "the tree's stored 0 reads as \"auto\"");
 	o.segment_points = 20;
 	svc_options_encode(&o, wire);
-	CHECK(wire[122] == 0 && wire[123] == 0, "segment_points 20 is stored as 0");
+	CHECK(wire[122] == 20 && wire[123] == 0 && svc_options_decode(wire, &o, &err) == SVC_OK &&
+		  o.segment_points == 20, "the tree's 20 is stored as 20");
+	svc_options_default(&o);
+	o.labeling = SVC_LABELING_COMPLETE_GRAPH;
+	svc_options_encode(&o, wire);
+	CHECK((wire[121] & SVC_OPTIONS_BIT_SEGMENT_AUTO) && wire[122] == 0 && wire[123] == 0 &&
+		  svc_options_decode(wire, &o, &err) == SVC_OK &&
+		  o.segment_points == SVC_SEGMENT_POINTS_AUTO, "the graph's \"auto\": bit 4, %02x",
+		  wire[121]);
+	wire[122] = 5;				/* the bit with a count */
+	CHECK(svc_options_decode(wire, &o, &err) == SVC_ERR_INVALID_PARAMETER &&
+		  strcmp(err.detail, "\"segment_points\" must be an integer between 1 and 1000 or \"auto\".") == 0,
+		  "auto with a count: %s", err.detail);
+	wire[122] = 0;
+	wire[6] = SVC_LABELING_TREE;	/* the bit without the graph */
+	CHECK(svc_options_decode(wire, &o, &err) == SVC_ERR_INVALID_PARAMETER,
+		  "the bit of \"auto\" without the complete graph is refused");
+	svc_options_default(&o);
+	o.labeling = SVC_LABELING_COMPLETE_GRAPH;
+	o.segment_points = 20;
+	svc_options_encode(&o, wire);
+	CHECK(!(wire[121] & SVC_OPTIONS_BIT_SEGMENT_AUTO) && wire[122] == 0 && wire[123] == 0 &&
+		  svc_options_decode(wire, &o, &err) == SVC_OK && o.segment_points == 20,
+		  "the graph's 20 is stored as 0, as before \"auto\"");
 	o.segment_points = 1000;
 	svc_options_encode(&o, wire);
 	CHECK(wire[122] == 0xe8 && wire[123] == 0x03 &&
@@ -792,16 +829,18 @@ test_wire_golden(void)
 		  "segment_points 1000: %02x %02x", wire[122], wire[123]);
 	wire[122] = 0xe9;			/* 1001 */
 	CHECK(svc_options_decode(wire, &o, &err) == SVC_ERR_INVALID_PARAMETER &&
-		  strcmp(err.detail, "\"segment_points\" must be an integer between 1 and 1000.") == 0,
+		  strcmp(err.detail, "\"segment_points\" must be an integer between 1 and 1000 or \"auto\".") == 0,
 		  "segment_points 1001: %s", err.detail);
 	wire[122] = 0xff;
 	wire[123] = 0xff;
 	CHECK(svc_options_decode(wire, &o, &err) == SVC_ERR_INVALID_PARAMETER,
 		  "segment_points 65535 is refused");
 	svc_options_default(&o);
+	o.labeling = SVC_LABELING_COMPLETE_GRAPH;
 	svc_options_encode(&o, wire);
+	wire[121] &= (uint8_t) ~SVC_OPTIONS_BIT_SEGMENT_AUTO;
 	CHECK(svc_options_decode(wire, &o, &err) == SVC_OK && o.segment_points == 20,
-		  "stored 0 reads as 20");
+		  "the graph's stored 0 without the bit (options from before \"auto\") reads as 20");
 }
 
 static void
