@@ -153,6 +153,7 @@ _Static_assert(SVC_WIDE_SLOTS == GRP * BLK, "a float group is a group");
 #define PROJ_QX_ERR (20.0 * 0x1p-24)
 
 typedef float f16 __attribute__((vector_size(64)));
+typedef int32_t vi16 __attribute__((vector_size(64)));
 #define F16_LO(a)	__builtin_shufflevector(a, a, 0, 1, 2, 3, 4, 5, 6, 7)
 #define F16_HI(a)	__builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15)
 
@@ -471,6 +472,7 @@ wide_init(const SvcEnv *env, SvcScorer *s, SvcError *err)
 		if (t < (size_t) s->m->n_sv)
 			s->sf_norm = fmax(s->sf_norm, sqrt(nrm) * (1.0 + 0x1p-40));
 	}
+	s->proj_one_width = s->m->sv_gamma == NULL;
 	return proj_init(env, s, err);
 }
 
@@ -798,6 +800,15 @@ proj_row(SvcScorer *s, double xn)
 	}
 }
 
+/* elementwise min, by a mask */
+static inline f16
+f16_min(f16 a, f16 b)
+{
+	vi16		lt = a < b;
+
+	return (f16) (((vi16) a & lt) | ((vi16) b & ~lt));
+}
+
 /* log of a group's largest weight from the least gamma_i lb_i, and its sum's rounding */
 static inline double
 proj_gub(double glnmass, double emax)
@@ -848,6 +859,61 @@ proj_group(SvcScorer *s, int32_t g)
 		return;
 	}
 	memcpy(&z, s->proj_z, sizeof(z));
+	if (s->proj_one_width)
+	{
+		/*
+		 * One gamma: the bound below is a nondecreasing function of the
+		 * projected distance, each step rounded (so still nondecreasing),
+		 * so its least lane is its value at the least distance, which
+		 * float comparisons find exactly; both halves reduced at once
+		 */
+		f16			a0 = proj_sqdist16(&z, s->proj_s + (size_t) (b0 / HALF) * PROJ * WIDE_HALF),
+					a1,
+					lo,
+					hi;
+		double		gam = s->width[(size_t) b0 * BLK];
+
+		if (b0 + HALF < b1)
+			a1 = proj_sqdist16(&z, s->proj_s + (size_t) (b0 / HALF + 1) * PROJ * WIDE_HALF);
+		else
+			for (int t = 0; t < WIDE_HALF; t++)
+				a1[t] = FLT_MAX;
+		/* lanes of blocks past the group's end */
+		if (b0 + 1 >= b1)
+			for (int t = BLK; t < WIDE_HALF; t++)
+				a0[t] = FLT_MAX;
+		if (b0 + HALF + 1 >= b1)
+			for (int t = BLK; t < WIDE_HALF; t++)
+				a1[t] = FLT_MAX;
+		lo = __builtin_shufflevector(a0, a1, 0, 1, 2, 3, 4, 5, 6, 7,
+									 16, 17, 18, 19, 20, 21, 22, 23);
+		hi = __builtin_shufflevector(a0, a1, 8, 9, 10, 11, 12, 13, 14, 15,
+									 24, 25, 26, 27, 28, 29, 30, 31);
+		lo = f16_min(lo, hi);
+		hi = __builtin_shufflevector(lo, lo, 4, 5, 6, 7, 0, 1, 2, 3,
+									 12, 13, 14, 15, 8, 9, 10, 11);
+		lo = f16_min(lo, hi);
+		hi = __builtin_shufflevector(lo, lo, 2, 3, 0, 1, 6, 7, 4, 5,
+									 10, 11, 8, 9, 14, 15, 12, 13);
+		lo = f16_min(lo, hi);
+		hi = __builtin_shufflevector(lo, lo, 1, 0, 3, 2, 5, 4, 7, 6,
+									 9, 8, 11, 10, 13, 12, 15, 14);
+		lo = f16_min(lo, hi);
+		for (int h = 0; h < 2; h++)
+		{
+			double		lb;
+
+			if (b0 + h * HALF >= b1)
+			{
+				m[h] = DBL_MAX;
+				continue;
+			}
+			lb = ((double) lo[h * BLK] * (1.0 - 0x1p-18) - slack) * inv;
+			lb = lb > 0.0 ? lb : 0.0;
+			m[h] = lb * gam;
+		}
+	}
+	else
 	for (int h = 0; h < 2; h++)
 	{
 		int32_t		b = b0 + h * HALF;

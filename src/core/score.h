@@ -107,6 +107,8 @@ typedef struct SvcScorer
 	double	   *ghalf;			/* [2 n_grp] workspace: bound of each half of a group */
 	float		proj_z[SVC_SCORE_PROJ];	/* this pass: the row projected */
 	bool		proj_off;		/* this pass: too far out for the bound */
+	bool		proj_one_width;	/* every gamma_i the same (the least lane's
+								 * bound from the least distance) */
 	double		proj_slack;		/* this pass: the bounds' rounding */
 	double		proj_inv;		/* this pass: 1 / proj_lam, rounded down */
 	/* prediction */
