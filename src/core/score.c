@@ -291,7 +291,11 @@ proj_init(const SvcEnv *env, SvcScorer *s, SvcError *err)
 	s->proj_s = svc_alloc0(env, sizeof(float) * (size_t) (s->n_blk + HALF - 1) / HALF * PROJ * WIDE_HALF,
 						   err);
 	s->ghalf = svc_alloc(env, sizeof(double) * 2 * gslots, err);
-	if (!a || !y || !t || !s->proj_q || !s->proj_s || !s->ghalf)
+	s->proj_hm = svc_alloc(env, sizeof(float) * 2 * gslots, err);
+	s->proj_gm = svc_alloc(env, sizeof(float) * gslots, err);
+	s->glnmass2 = svc_alloc0(env, sizeof(double) * 2 * gslots, err);
+	if (!a || !y || !t || !s->proj_q || !s->proj_s || !s->ghalf || !s->proj_hm ||
+		!s->proj_gm || !s->glnmass2)
 		goto done;
 	/* the slots, row by row */
 	for (int32_t i = 0; i < n; i++)
@@ -859,61 +863,6 @@ proj_group(SvcScorer *s, int32_t g)
 		return;
 	}
 	memcpy(&z, s->proj_z, sizeof(z));
-	if (s->proj_one_width)
-	{
-		/*
-		 * One gamma: the bound below is a nondecreasing function of the
-		 * projected distance, each step rounded (so still nondecreasing),
-		 * so its least lane is its value at the least distance, which
-		 * float comparisons find exactly; both halves reduced at once
-		 */
-		f16			a0 = proj_sqdist16(&z, s->proj_s + (size_t) (b0 / HALF) * PROJ * WIDE_HALF),
-					a1,
-					lo,
-					hi;
-		double		gam = s->width[(size_t) b0 * BLK];
-
-		if (b0 + HALF < b1)
-			a1 = proj_sqdist16(&z, s->proj_s + (size_t) (b0 / HALF + 1) * PROJ * WIDE_HALF);
-		else
-			for (int t = 0; t < WIDE_HALF; t++)
-				a1[t] = FLT_MAX;
-		/* lanes of blocks past the group's end */
-		if (b0 + 1 >= b1)
-			for (int t = BLK; t < WIDE_HALF; t++)
-				a0[t] = FLT_MAX;
-		if (b0 + HALF + 1 >= b1)
-			for (int t = BLK; t < WIDE_HALF; t++)
-				a1[t] = FLT_MAX;
-		lo = __builtin_shufflevector(a0, a1, 0, 1, 2, 3, 4, 5, 6, 7,
-									 16, 17, 18, 19, 20, 21, 22, 23);
-		hi = __builtin_shufflevector(a0, a1, 8, 9, 10, 11, 12, 13, 14, 15,
-									 24, 25, 26, 27, 28, 29, 30, 31);
-		lo = f16_min(lo, hi);
-		hi = __builtin_shufflevector(lo, lo, 4, 5, 6, 7, 0, 1, 2, 3,
-									 12, 13, 14, 15, 8, 9, 10, 11);
-		lo = f16_min(lo, hi);
-		hi = __builtin_shufflevector(lo, lo, 2, 3, 0, 1, 6, 7, 4, 5,
-									 10, 11, 8, 9, 14, 15, 12, 13);
-		lo = f16_min(lo, hi);
-		hi = __builtin_shufflevector(lo, lo, 1, 0, 3, 2, 5, 4, 7, 6,
-									 9, 8, 11, 10, 13, 12, 15, 14);
-		lo = f16_min(lo, hi);
-		for (int h = 0; h < 2; h++)
-		{
-			double		lb;
-
-			if (b0 + h * HALF >= b1)
-			{
-				m[h] = DBL_MAX;
-				continue;
-			}
-			lb = ((double) lo[h * BLK] * (1.0 - 0x1p-18) - slack) * inv;
-			lb = lb > 0.0 ? lb : 0.0;
-			m[h] = lb * gam;
-		}
-	}
-	else
 	for (int h = 0; h < 2; h++)
 	{
 		int32_t		b = b0 + h * HALF;
@@ -952,6 +901,90 @@ proj_group(SvcScorer *s, int32_t g)
 	s->ghalf[2 * g] = proj_gub(s->glnmass[g], -m[0]);
 	s->ghalf[2 * g + 1] = proj_gub(s->glnmass[g], -m[1]);
 	s->gub[g] = proj_gub(s->glnmass[g], -(m[0] < m[1] ? m[0] : m[1]));
+}
+
+/*
+ * Every group's and half's bound as proj_group gives them, for models of
+ * one gamma: the bound is then a nondecreasing function of the projected
+ * distance (each step rounded, so still nondecreasing), so a half's least
+ * lane is its value at the half's least distance, which float comparisons
+ * find exactly.  First the least distances (both halves of a group in one
+ * reduction), then the bounds, all groups at once.
+ */
+static void
+proj_groups_one(SvcScorer *s)
+{
+	int32_t		ng = s->n_grp,
+				nb = s->n_blk;
+	float	   *restrict hm = s->proj_hm,
+			   *restrict gm = s->proj_gm;
+	double	   *restrict ghalf = s->ghalf,
+			   *restrict gub = s->gub;
+	const double *glnmass = s->glnmass,
+			   *glnmass2 = s->glnmass2;
+	double		slack = s->proj_slack,
+				inv = s->proj_inv,
+				gam = s->width[0];
+	f16			z;
+
+	memcpy(&z, s->proj_z, sizeof(z));
+	for (int32_t g = 0; g < ng; g++)
+	{
+		int32_t		b0 = g * GRP,
+					b1 = b0 + GRP < nb ? b0 + GRP : nb;
+		const float *ps = s->proj_s + (size_t) (b0 / HALF) * PROJ * WIDE_HALF;
+		f16			a0 = proj_sqdist16(&z, ps),
+					a1,
+					lo,
+					hi;
+
+		if (b0 + HALF < b1)
+			a1 = proj_sqdist16(&z, ps + PROJ * WIDE_HALF);
+		else
+			for (int t = 0; t < WIDE_HALF; t++)
+				a1[t] = FLT_MAX;
+		/* lanes of blocks past the group's end */
+		if (b0 + 1 >= b1)
+			for (int t = BLK; t < WIDE_HALF; t++)
+				a0[t] = FLT_MAX;
+		if (b0 + HALF + 1 >= b1)
+			for (int t = BLK; t < WIDE_HALF; t++)
+				a1[t] = FLT_MAX;
+		lo = __builtin_shufflevector(a0, a1, 0, 1, 2, 3, 4, 5, 6, 7,
+									 16, 17, 18, 19, 20, 21, 22, 23);
+		hi = __builtin_shufflevector(a0, a1, 8, 9, 10, 11, 12, 13, 14, 15,
+									 24, 25, 26, 27, 28, 29, 30, 31);
+		lo = f16_min(lo, hi);
+		hi = __builtin_shufflevector(lo, lo, 4, 5, 6, 7, 0, 1, 2, 3,
+									 12, 13, 14, 15, 8, 9, 10, 11);
+		lo = f16_min(lo, hi);
+		hi = __builtin_shufflevector(lo, lo, 2, 3, 0, 1, 6, 7, 4, 5,
+									 10, 11, 8, 9, 14, 15, 12, 13);
+		lo = f16_min(lo, hi);
+		hi = __builtin_shufflevector(lo, lo, 1, 0, 3, 2, 5, 4, 7, 6,
+									 9, 8, 11, 10, 13, 12, 15, 14);
+		lo = f16_min(lo, hi);
+		hm[2 * g] = lo[0];
+		hm[2 * g + 1] = lo[BLK];
+		gm[g] = lo[0] < lo[BLK] ? lo[0] : lo[BLK];
+	}
+	for (int32_t t = 0; t < 2 * ng; t++)
+	{
+		double		lb = ((double) hm[t] * (1.0 - 0x1p-18) - slack) * inv;
+
+		lb = lb > 0.0 ? lb : 0.0;
+		ghalf[t] = proj_gub(glnmass2[t], -(lb * gam));
+	}
+	for (int32_t g = 0; g < ng; g++)
+	{
+		double		lb = ((double) gm[g] * (1.0 - 0x1p-18) - slack) * inv;
+
+		lb = lb > 0.0 ? lb : 0.0;
+		gub[g] = proj_gub(glnmass[g], -(lb * gam));
+	}
+	/* a last group of HALF blocks or fewer: no second half */
+	if ((ng - 1) * GRP + HALF >= nb)
+		ghalf[2 * ng - 1] = proj_gub(glnmass[ng - 1], -DBL_MAX);
 }
 
 /*
@@ -1145,6 +1178,8 @@ svc_scorer_init(const SvcEnv *env, const SvcModel *m, SvcScorer *s, SvcError *er
 		/* widened for the rounding of the centre and the distances */
 		s->gradius[g] = sqrt(r2) * (1.0 + 1e-9) + 1e-300;
 		s->glnmass[g] = log(mass > 0.0 ? mass : DBL_MIN);
+		if (s->glnmass2)
+			s->glnmass2[2 * g] = s->glnmass2[2 * g + 1] = s->glnmass[g];
 		s->ggmin[g] = gmin;
 	}
 	svc_free(env, perm);
@@ -1176,6 +1211,9 @@ svc_scorer_free(const SvcEnv *env, SvcScorer *s)
 	svc_free(env, s->proj_s);
 	svc_free(env, s->proj_e);
 	svc_free(env, s->ghalf);
+	svc_free(env, s->proj_hm);
+	svc_free(env, s->proj_gm);
+	svc_free(env, s->glnmass2);
 	svc_free(env, s->bmax);
 	svc_free(env, s->kept);
 	svc_free(env, s->gcentre);
@@ -1626,8 +1664,11 @@ pass_any(SvcScorer *s, const double *x, SvcScorePass *out, bool record)
 			out->prune = ldexp(1.0, -bits);
 			far = (sqrt(xn) + s->sv_norm) * (1.0 + 0x1p-40);
 			proj_row(s, xn);
-			for (int32_t g = 0; g < ng; g++)
-				proj_group(s, g);
+			if (s->proj_one_width && !s->proj_off)
+				proj_groups_one(s);
+			else
+				for (int32_t g = 0; g < ng; g++)
+					proj_group(s, g);
 		}
 	}
 

@@ -109,6 +109,10 @@ typedef struct SvcScorer
 	bool		proj_off;		/* this pass: too far out for the bound */
 	bool		proj_one_width;	/* every gamma_i the same (the least lane's
 								 * bound from the least distance) */
+	float	   *proj_hm;		/* [2 n_grp] workspace: each half's least
+								 * projected distance (one width) */
+	float	   *proj_gm;		/* [n_grp] workspace: each group's */
+	double	   *glnmass2;		/* [2 n_grp] glnmass, once for each half */
 	double		proj_slack;		/* this pass: the bounds' rounding */
 	double		proj_inv;		/* this pass: 1 / proj_lam, rounded down */
 	/* prediction */
