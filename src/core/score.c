@@ -154,6 +154,35 @@ _Static_assert(SVC_WIDE_SLOTS == GRP * BLK, "a float group is a group");
 
 typedef float f16 __attribute__((vector_size(64)));
 typedef int32_t vi16 __attribute__((vector_size(64)));
+
+/*
+ * sum_k p[k][0..15] xr[k] over a whole run of WIDE_RUN coordinates (p's
+ * rows 16 floats apart), in float: eight chains of two products, then a
+ * tree, so that no multiply-add waits long on another (the bounds on
+ * these sums hold for any order of a run's products).
+ */
+static inline f16
+dot_run16(const float *p, const float *xr)
+{
+	f16			c[8];
+
+	for (int k = 0; k < 8; k++)
+	{
+		f16			l,
+					h;
+
+		memcpy(&l, p + (size_t) k * 16, sizeof(l));
+		memcpy(&h, p + (size_t) (k + 8) * 16, sizeof(h));
+		c[k] = l * xr[k] + h * xr[k + 8];
+	}
+	c[0] += c[1];
+	c[2] += c[3];
+	c[4] += c[5];
+	c[6] += c[7];
+	c[0] += c[2];
+	c[4] += c[6];
+	return c[0] + c[4];
+}
 #define F16_LO(a)	__builtin_shufflevector(a, a, 0, 1, 2, 3, 4, 5, 6, 7)
 #define F16_HI(a)	__builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15)
 
@@ -577,6 +606,12 @@ wide_group(SvcScorer *s, int32_t g)
 					b0 = {0},
 					b1 = {0};
 
+		if (j1 - j0 == WIDE_RUN)
+		{
+			a0 = dot_run16(gf + (size_t) j0 * WIDE_HALF, xf + j0);
+			a1 = dot_run16(gf + (size_t) WIDE_HALF * d + (size_t) j0 * WIDE_HALF, xf + j0);
+			j = j1;
+		}
 		for (; j + 1 < j1; j += 2)
 		{
 			const float *gj = gf + (size_t) j * WIDE_HALF,
@@ -661,6 +696,11 @@ wide_half(SvcScorer *s, int32_t g, int h)
 					c0 = {0},
 					e0 = {0};
 
+		if (j1 - j0 == WIDE_RUN)
+		{
+			a0 = dot_run16(gf + (size_t) j0 * WIDE_HALF, xf + j0);
+			j = j1;
+		}
 		for (; j + 3 < j1; j += 4)
 		{
 			const float *gj = gf + (size_t) j * WIDE_HALF;
@@ -774,6 +814,11 @@ proj_row(SvcScorer *s, double xn)
 		f16			a = {0},
 					b = {0};
 
+		if (j1 - j0 == WIDE_RUN)
+		{
+			a = dot_run16(q + (size_t) j0 * PROJ, xf + j0);
+			j = j1;
+		}
 		for (; j + 1 < j1; j += 2)
 		{
 			f16			qa,
@@ -828,8 +873,9 @@ proj_gub(double glnmass, double emax)
 static inline f16
 proj_sqdist16(const f16 *z, const float *pts)
 {
-	f16			acc = {0};
+	f16			acc[4] = {{0}};
 
+	/* four chains, then their sum (the bound holds for any order) */
 	for (int32_t r = 0; r < PROJ; r++)
 	{
 		f16			t,
@@ -837,9 +883,9 @@ proj_sqdist16(const f16 *z, const float *pts)
 
 		memcpy(&p, pts + (size_t) r * WIDE_HALF, sizeof(p));
 		t = (*z)[r] - p;
-		acc += t * t;
+		acc[r % 4] += t * t;
 	}
-	return acc;
+	return (acc[0] + acc[1]) + (acc[2] + acc[3]);
 }
 
 /*
