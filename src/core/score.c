@@ -1701,13 +1701,27 @@ pass_any(SvcScorer *s, const double *x, SvcScorePass *out, bool record)
 				out->eta = s->gmax * e;
 				if (out->eta > 0x1p-60)
 				{
-					double		b = ceil(-log2(out->eta)) + WIDE_PRUNE_BELOW;
+					/*
+					 * eta = m 2^k with m in [1/2, 1) (k from the bits: eta is
+					 * a normal number here), so 2^(k - 1) <= eta and
+					 * 2^-(1 - k + WIDE_PRUNE_BELOW) <= eta 2^-WIDE_PRUNE_BELOW;
+					 * ceil(-log2(eta)) + WIDE_PRUNE_BELOW but for the libm call
+					 */
+					uint64_t	eb;
+					int			b;
 
-					bits = b < WIDE_PRUNE_MIN ? WIDE_PRUNE_MIN : b > 50 ? 50 : (int) b;
+					memcpy(&eb, &out->eta, sizeof(eb));
+					b = 1 - ((int) (eb >> 52) - 1022) + WIDE_PRUNE_BELOW;
+					bits = b < WIDE_PRUNE_MIN ? WIDE_PRUNE_MIN : b > 50 ? 50 : b;
 				}
 			}
 			u.prune_ln = bits * M_LN2;
-			out->prune = ldexp(1.0, -bits);
+			{
+				/* 2^-bits, bits in [20, 50] */
+				uint64_t	pb = (uint64_t) (1023 - bits) << 52;
+
+				memcpy(&out->prune, &pb, sizeof(pb));
+			}
 			far = (sqrt(xn) + s->sv_norm) * (1.0 + 0x1p-40);
 			proj_row(s, xn);
 			if (s->proj_one_width && !s->proj_off)
@@ -1786,8 +1800,23 @@ pass_any(SvcScorer *s, const double *x, SvcScorePass *out, bool record)
 		 * share of the largest within exp(2 eta) of the cut's (2^-50, or
 		 * for wide rows prune)
 		 */
-		double		wide = exp(2.0 * out->eta);
-		double		rel = u.n_drop * out->prune * wide + expm1(out->eta) * (1.0 + 0x1p-30) +
+		double		wide = 1.0,
+					em1 = 0.0,
+					rel;
+
+		if (out->eta > 0.0)
+		{
+			/*
+			 * for 0 < y <= 2^-9 (eta <= WIDE_MAX_ETA), e^y - 1 <= y + y^2:
+			 * upper bounds on exp(2 eta) and expm1(eta) with their
+			 * rounding, without libm's calls on every row
+			 */
+			double		y = 2.0 * out->eta;
+
+			wide = 1.0 + ((y + y * y) * (1.0 + 0x1p-40) + 0x1p-52);
+			em1 = (out->eta + out->eta * out->eta) * (1.0 + 0x1p-40);
+		}
+		rel = u.n_drop * out->prune * wide + em1 * (1.0 + 0x1p-30) +
 			(2.0 * s->m->n_sv + 64.0 + EXP8_REL + 2.0 * u.n_reshift) * U;
 
 		out->lam = hsum8p(&u.lam) * scale;
