@@ -64,6 +64,17 @@
  * (one at 4.10), small blobs 4.14-6.7 (quick benchmark, seeds 42 and 1-3).
  */
 #define APART_KERNEL_WIDTHS	4.06
+/*
+ * Above two columns the persistence cut also removes an edge that joins a
+ * part of at least the minimum size when that part lies beyond
+ * APART_KERNEL_WIDTHS kernel widths of the other's peak and apart from it
+ * by part_apart: a cluster the sample holds with one or a few support
+ * vectors is a shallow hill, whose pass to a big neighbour's flank stays
+ * above merge_ratio of its low peak however far away it lies (emb384_k50:
+ * 36 labelled rows, one support vector, 4.68 widths from its neighbour,
+ * pass at 0.58 of its peak).  Parts of one cluster kept by persistence lay
+ * within 3.6 widths of each other (quick benchmark, design notes).
+ */
 
 typedef struct CutWork
 {
@@ -357,11 +368,33 @@ part_apart(const SvcModel *m, CutWork *w, int32_t cs, int32_t cl, double least)
 }
 
 /*
+ * "separated", persistence, above two columns: whether a part of at least
+ * the minimum size (root cs) that persistence keeps joined to cl stands
+ * anyway, lying beyond APART_KERNEL_WIDTHS kernel widths of cl's peak and
+ * apart from cl.
+ */
+static bool
+part_far_apart(const SvcModel *m, CutWork *w, int32_t cs, int32_t cl)
+{
+	double		width;
+
+	if (m->dims <= 2 || m->gamma <= 0.0)
+		return false;
+	width = APART_KERNEL_WIDTHS / sqrt(2.0 * m->gamma);
+	if (svc_sqdist(m->eq + (size_t) w->peak_eq[cs] * (size_t) m->dims,
+				   m->eq + (size_t) w->peak_eq[cl] * (size_t) m->dims, m->dims) <= width * width)
+		return false;
+	return part_apart(m, w, cs, cl, 0.0);
+}
+
+/*
  * persistence or level: one pass, each edge decided on the parts it joins.
  * With peak_eq (option "separated"), a part of at least small_apart rows
  * but fewer than small stands only when it lies apart from the other; one
  * of at least least_rows but fewer than small_apart, when it lies apart
- * with the other's spread at least the pooled spread.
+ * with the other's spread at least the pooled spread; one of at least
+ * small that persistence keeps stands when it lies far apart
+ * (part_far_apart).
  */
 static void
 cut_by_height(const SvcModel *m, CutWork *w, double small, bool by_level)
@@ -384,7 +417,11 @@ cut_by_height(const SvcModel *m, CutWork *w, double small, bool by_level)
 		else if (by_level)
 			keep = s >= level;
 		else
+		{
 			keep = s >= m->opt.merge_ratio * lower;
+			if (keep && w->peak_eq && (double) w->rows[cs] >= small)
+				keep = !part_far_apart(m, w, cs, cs == ca ? cb : ca);
+		}
 		if (!keep && w->peak_eq && (double) w->rows[cs] < small)
 			keep = !part_apart(m, w, cs, cs == ca ? cb : ca,
 							   (double) w->rows[cs] < w->small_apart ? w->pool : 0.0);

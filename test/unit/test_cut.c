@@ -408,6 +408,40 @@ cut_beside_one_sv_width(int dims, double eq1_at, int K)
 	cut_expect(&m, "{\"min_cluster_size\": 50}", K, -1, what);
 }
 
+/*
+ * "separated", persistence, a part of at least the minimum size that the
+ * pass keeps joined: eq 1 (60 labelled rows, above the 50 of
+ * min_cluster_size) has a low peak (lambda 0.02) and one support vector on
+ * it, and its pass to eq 0 (lambda 1, two support vectors at +-1 along the
+ * line: spread 1) lies at 0.015, above 0.4 of its peak.  Above two columns
+ * it stands beyond 4.06 kernel widths (2.87 at gamma 1) when it also lies
+ * apart (3.5 spreads); at 2.5 or at 3.2 it stays joined, and in two
+ * columns persistence alone decides.
+ */
+static void
+cut_far_apart(int dims, double eq1_at, int K)
+{
+	static const double sv_x[4] = {-1.0, 1.0, 0.0, 100.0};
+	SvcModel	m;
+	char		what[80];
+
+	band_model(&m, dims, 4, 2200);
+	m.eq[1 * dims] = eq1_at;
+	m.eq[2 * dims] = 100.0;
+	m.eq_f[1] = 0.02 - 0.5;
+	m.edge_f[0] = 0.015 - 0.5;
+	m.eq_rows[0] = 100;
+	m.eq_rows[1] = 60;
+	m.eq_rows[2] = 100;
+	for (int i = 0; i < 4; i++)
+	{
+		m.sv[i * dims] = sv_x[i] + (i == 2 ? eq1_at : 0.0);
+		m.alpha[i] = 0.25;
+	}
+	snprintf(what, sizeof(what), "%d columns, eq 1 (60 rows, a low peak) at %g", dims, eq1_at);
+	cut_expect(&m, "{\"min_cluster_size\": 50}", K, -1, what);
+}
+
 static void
 test_separated(void)
 {
@@ -443,6 +477,12 @@ test_separated(void)
 	cut_beside_one_sv_width(32, 3.5, 3);
 	cut_beside_one_sv_width(3, 2.5, 2);
 	cut_beside_one_sv_width(2, 2.5, 3);
+	/* a part of the minimum size that persistence keeps: far apart, it stands */
+	cut_far_apart(32, 5.0, 3);
+	cut_far_apart(3, 5.0, 3);
+	cut_far_apart(32, 3.2, 2);
+	cut_far_apart(32, 2.5, 2);
+	cut_far_apart(2, 5.0, 2);
 }
 
 /* Shortest exact text of a double, and a report that grows as it needs. */
