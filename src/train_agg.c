@@ -288,60 +288,22 @@ get_options(FunctionCallInfo fcinfo, int argno)
 	return get_options_in(fcinfo, (OptionsCache **) &fcinfo->flinfo->fn_extra, argno);
 }
 
-typedef uint32 TrainU32x4 __attribute__((vector_size(16)));
-typedef float TrainF32x4 __attribute__((vector_size(16)));
-typedef double TrainF64x4 __attribute__((vector_size(32)));
-
-/*
- * out[j] = v[j], and whether every v[j] is finite, in one pass: the row's
- * first read (from the page) is most of the cost of a wide real[] row, and
- * a check then a conversion read it twice.  Finite: an exponent below all
- * ones, so adding one to it leaves the top bit clear.
- */
-static bool
-floats_to_doubles_finite(const float *v, int n, double *out)
-{
-	TrainU32x4	acc = {0, 0, 0, 0};
-	uint32		tail = 0;
-	int			j = 0;
-
-	for (; j + 4 <= n; j += 4)
-	{
-		TrainU32x4	b;
-		TrainF32x4	f;
-		TrainF64x4	o;
-
-		memcpy(&b, v + j, sizeof(b));
-		acc |= (b & 0x7f800000u) + 0x00800000u;
-		memcpy(&f, v + j, sizeof(f));
-		o = __builtin_convertvector(f, TrainF64x4);
-		memcpy(out + j, &o, sizeof(o));
-	}
-	for (; j < n; j++)
-	{
-		uint32		b;
-
-		memcpy(&b, v + j, sizeof(b));
-		tail |= (b & 0x7f800000u) + 0x00800000u;
-		out[j] = (double) v[j];
-	}
-	return ((acc[0] | acc[1] | acc[2] | acc[3] | tail) & 0x80000000u) == 0;
-}
-
 /*
  * A real[] training row into buf: the common case (one dimension, no
- * NULL, finite, not too long) in one pass; any other row through
+ * NULL, finite, not too long) in one pass, which also writes -0.0 as 0.0
+ * (*canonical: the state keys such a row faster); any other row through
  * svc_check_features_float4, for its checks and messages.
  */
 static const double *
-train_real_row(ArrayType *arr, int *dims, double *buf)
+train_real_row(ArrayType *arr, int *dims, double *buf, bool *canonical)
 {
 	int			n = ARR_NDIM(arr) == 1 ? ARR_DIMS(arr)[0] : 0;
 
 	if (ARR_NDIM(arr) == 1 && !ARR_HASNULL(arr) && n >= 1 && n <= SVC_MAX_DIMS &&
-		floats_to_doubles_finite((const float *) ARR_DATA_PTR(arr), n, buf))
+		svc_state_floats_to_row((const float *) ARR_DATA_PTR(arr), n, buf))
 	{
 		*dims = n;
+		*canonical = true;
 		return buf;
 	}
 	return svc_check_features_float4(arr, 0, dims, "features", buf);
@@ -356,18 +318,19 @@ train_real_row(ArrayType *arr, int *dims, double *buf)
  * svc_train(features::float8[]) on the same rows.
  */
 static const double *
-train_features(ArrayType *arr, int *dims)
+train_features(ArrayType *arr, int *dims, bool *canonical)
 {
 	static double *buf;			/* SVC_MAX_DIMS values, in TopMemoryContext */
 	Oid			elem = ARR_ELEMTYPE(arr);
 
+	*canonical = false;
 	if (elem == FLOAT8OID)
 		return svc_check_features(arr, 0, dims, "features");
 	if (elem == FLOAT4OID)
 	{
 		if (buf == NULL)
 			buf = MemoryContextAlloc(TopMemoryContext, sizeof(double) * SVC_MAX_DIMS);
-		return train_real_row(arr, dims, buf);
+		return train_real_row(arr, dims, buf, canonical);
 	}
 	/* the transition functions on anyarray can be given any array */
 	if (!svc_is_feature_elem(elem))
@@ -394,11 +357,12 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 	const double *values;
 	int			dims;
 	bool		added;
+	bool		canonical;
 	int64		counted = 0;	/* the rows the state counted before this one */
 	SvcArrayCopy copy;
 
 	arr = svc_getarg_array(fcinfo, featarg, &copy);
-	values = train_features(arr, &dims);
+	values = train_features(arr, &dims, &canonical);
 	svc_check_train_row(&opts->opt, values, dims);
 
 	if (state == NULL)
@@ -456,8 +420,9 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 		}
 	}
 
-	added = label == 0 ? svc_state_add(STATE_DATA(state), values) :
-		svc_state_add_labelled(STATE_DATA(state), values, label);
+	added = label != 0 ? svc_state_add_labelled(STATE_DATA(state), values, label) :
+		canonical ? svc_state_add_canonical(STATE_DATA(state), values) :
+		svc_state_add(STATE_DATA(state), values);
 	if (!added)
 	{
 		const uint8_t *old = STATE_DATA(state);
@@ -472,8 +437,9 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 		grown = new_state(dims, capacity, lab_capacity, svc_state_init_len(old), false);
 		svc_state_copy_labelled(old, STATE_DATA(grown), capacity, lab_capacity);
 		state = grown;
-		added = label == 0 ? svc_state_add(STATE_DATA(state), values) :
-			svc_state_add_labelled(STATE_DATA(state), values, label);
+		added = label != 0 ? svc_state_add_labelled(STATE_DATA(state), values, label) :
+			canonical ? svc_state_add_canonical(STATE_DATA(state), values) :
+			svc_state_add(STATE_DATA(state), values);
 		if (!added)
 			elog(ERROR, "svclust state did not grow. Please report a bug.");
 	}
@@ -648,11 +614,12 @@ svc_train_warm_transfn(PG_FUNCTION_ARGS)
 	{
 		SvcOptions	opt = mc->model.opt;
 		int			dims;
+		bool		canonical;
 
 		wc->pair_raw = NULL;
 		if (optbytes != NULL)
 			svc_parse_options(DatumGetJsonbP(PG_GETARG_DATUM(2)), false, &opt);
-		(void) train_features(PG_GETARG_ARRAYTYPE_P(1), &dims);
+		(void) train_features(PG_GETARG_ARRAYTYPE_P(1), &dims, &canonical);
 		if (svc_fit_warm_check(&mc->model, dims, &opt, &err) != SVC_OK)
 			svc_report(&err);
 		if (wc->pair_options != NULL)

@@ -530,7 +530,46 @@ add_kept(uint8_t *buf, const double *row)
 }
 
 bool
-svc_state_add(uint8_t *buf, const double *row)
+svc_state_floats_to_row(const float *v, int32_t n, double *out)
+{
+	typedef float f8 __attribute__((vector_size(8 * sizeof(float))));
+	typedef uint32_t u8 __attribute__((vector_size(8 * sizeof(uint32_t))));
+	u8			acc = {0};
+	uint32_t	tail = 0;
+	int32_t		j = 0;
+
+	/*
+	 * Finite: an exponent below all ones, so that adding one to it leaves
+	 * the top bit clear.  + 0.0 turns -0.0 into 0.0 (round to nearest).
+	 */
+	for (; j + 8 <= n; j += 8)
+	{
+		u8			b;
+		f8			f;
+		v8			o;
+
+		memcpy(&b, v + j, sizeof(b));
+		acc |= (b & 0x7f800000u) + 0x00800000u;
+		memcpy(&f, v + j, sizeof(f));
+		o = __builtin_convertvector(f, v8) + 0.0;
+		memcpy(out + j, &o, sizeof(o));
+	}
+	for (; j < n; j++)
+	{
+		uint32_t	b;
+
+		memcpy(&b, v + j, sizeof(b));
+		tail |= (b & 0x7f800000u) + 0x00800000u;
+		out[j] = (double) v[j] + 0.0;
+	}
+	for (int k = 0; k < 8; k++)
+		tail |= acc[k];
+	return (tail & 0x80000000u) == 0;
+}
+
+/* svc_state_add, for a row without -0.0 when canonical */
+static inline bool
+add_row(uint8_t *buf, const double *row, bool canonical)
 {
 	int32_t		dims = svc_state_dims(buf);
 	int64_t		seen = svc_state_seen(buf);
@@ -544,7 +583,8 @@ svc_state_add(uint8_t *buf, const double *row)
 	{
 		int64_t		kept = svc_state_kept(buf);
 		int64_t		sample = sample_size(buf);
-		uint64_t	key = svc_sample_key(row, dims, key_seed(buf));
+		uint64_t	key = canonical ? svc_sample_key_canonical(row, dims, key_seed(buf)) :
+			svc_sample_key(row, dims, key_seed(buf));
 
 		/* most rows, once the sample is full: a key above the area's bound */
 		if (key <= svc_sample_tau(buf + OFF_STATS + SVC_STATS_SIZE(dims)))
@@ -559,6 +599,18 @@ svc_state_add(uint8_t *buf, const double *row)
 	svc_store_u64(buf + OFF_SEEN, (uint64_t) (seen + 1));
 	svc_stats_add(buf + OFF_STATS, dims, row);
 	return true;
+}
+
+bool
+svc_state_add(uint8_t *buf, const double *row)
+{
+	return add_row(buf, row, false);
+}
+
+bool
+svc_state_add_canonical(uint8_t *buf, const double *row)
+{
+	return add_row(buf, row, true);
 }
 
 bool

@@ -127,6 +127,14 @@ bool		svc_state_options_equal(const uint8_t *buf, const uint8_t *wire);
  */
 bool		svc_state_add(uint8_t *buf, const double *row);
 
+/*
+ * svc_state_add of a row that holds no -0.0, which it does not test for:
+ * the same state.  svc_state_floats_to_row gives such rows: n floats as
+ * doubles into out, -0.0 as 0.0; whether every one is finite.
+ */
+bool		svc_state_add_canonical(uint8_t *buf, const double *row);
+bool		svc_state_floats_to_row(const float *v, int32_t n, double *out);
+
 /* The capacity to grow to: double, capped at the sample size. */
 int64_t		svc_state_next_capacity(const uint8_t *buf);
 

@@ -17,12 +17,42 @@
 
 #include "svc_core.h"
 #include "bytes.h"
+#include "vec8.h"
 
 /* Bytes of the block for dims columns. */
 #define SVC_STATS_SIZE(dims) ((size_t) 16 * (size_t) (dims))
 
 /* The empty block: the minima +inf and the maxima -inf. */
 void		svc_stats_init(uint8_t *st, int32_t dims);
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/*
+ * Whether every value of the row lies within the range already, eight
+ * columns a step (the block's words are the host's doubles here).
+ */
+static inline bool
+svc_stats_within(const uint8_t *st, int32_t dims, const double *row)
+{
+	const uint8_t *pmin = st,
+			   *pmax = st + 8 * (size_t) dims;
+	vi8			out = {0};
+	size_t		j = 0;
+
+	for (; j + 8 <= (size_t) dims; j += 8)
+	{
+		v8			x = load8(row + j),
+					lo,
+					hi;
+
+		memcpy(&lo, pmin + 8 * j, sizeof(lo));
+		memcpy(&hi, pmax + 8 * j, sizeof(hi));
+		out |= (x < lo) | (x > hi);
+	}
+	for (; j < (size_t) dims; j++)
+		out[0] |= row[j] < svc_load_f64(pmin + 8 * j) || row[j] > svc_load_f64(pmax + 8 * j);
+	return ((out[0] | out[1] | out[2] | out[3]) | (out[4] | out[5] | out[6] | out[7])) == 0;
+}
+#endif
 
 /* A row counted: its values widen the range.  Inline: every row comes here. */
 static inline void
@@ -31,6 +61,15 @@ svc_stats_add(uint8_t *st, int32_t dims, const double *row)
 	uint8_t    *pmin = st,
 			   *pmax = st + 8 * (size_t) dims;
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/*
+	 * Most rows, once a few have come, change nothing: read the range
+	 * only, a third of the time of the update on 128 columns.  (-0.0
+	 * within the range leaves it as 0.0 would.)
+	 */
+	if (svc_stats_within(st, dims, row))
+		return;
+#endif
 	/* unsigned indices, so that the loop vectorises under -fwrapv */
 	for (size_t j = 0; j < (size_t) dims; j++)
 	{

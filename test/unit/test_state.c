@@ -9,6 +9,7 @@
 #include "unit.h"
 #include "unit_data.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1004,6 +1005,44 @@ test_key_forms(void)
 		CHECK(svc_sample_key(row, n, seed) == pinned[w], "width %d: the pinned key", n);
 		CHECK(svc_sample_key(row, n, seed) == svc_sample_key_of(NULL, bytes, n, false, 0.0, seed),
 			  "width %d: the row's key is its stored bytes' key", n);
+		/* the transition's form for rows whose -0.0 were made 0.0 */
+		for (int j = 0; j < n; j++)
+			row[j] += 0.0;
+		CHECK(svc_sample_key_canonical(row, n, seed) == pinned[w],
+			  "width %d: the canonical row's key is the pinned key", n);
+	}
+}
+
+/*
+ * A real[] row as the transition reads it: each float as a double, -0.0
+ * as 0.0, and whether every value is finite (any position, any length).
+ */
+static void
+test_floats_to_row(void)
+{
+	static float v[37];
+	static double out[37];
+
+	for (int n = 1; n <= 37; n++)
+	{
+		bool		same = true;
+
+		for (int j = 0; j < n; j++)
+			v[j] = j % 4 == 1 ? -0.0f : (float) ldexp((double) (j * 7 % 23) - 11.0, j % 9 - 60);
+		CHECK(svc_state_floats_to_row(v, n, out), "%d finite floats are finite", n);
+		for (int j = 0; j < n; j++)
+			same &= out[j] == (double) v[j] && !signbit(out[j]) == !(v[j] < 0);
+		CHECK(same, "%d floats: their values, -0.0 as 0.0", n);
+		for (int bad = 0; bad < n; bad++)
+		{
+			float		keep = v[bad];
+
+			v[bad] = bad % 3 == 0 ? INFINITY : bad % 3 == 1 ? -INFINITY : NAN;
+			CHECK(!svc_state_floats_to_row(v, n, out), "%d floats, %d not finite", n, bad);
+			v[bad] = keep;
+		}
+		v[n - 1] = FLT_MAX;
+		CHECK(svc_state_floats_to_row(v, n, out), "%d floats, the largest finite last", n);
 	}
 }
 
@@ -1012,6 +1051,7 @@ main(void)
 {
 	test_option_offsets();
 	test_key_forms();
+	test_floats_to_row();
 	test_fill_and_stats();
 	test_duplicates_counted();
 	test_extreme_magnitudes();
