@@ -3,10 +3,11 @@
  *
  * The state is a varlena of svclust's own type (text and binary I/O), so
  * parallel query and Citus can ship it between processes and nodes.  The
- * transition function updates it in place when called as an aggregate:
- * a row costs a Welford update and, at most, one reservoir write.  The
- * buffer grows geometrically up to the sample size, so a group of five
- * rows does not pay for a 10,000-row reservoir.
+ * transition function updates it in place when called as an aggregate
+ * (held between rows as an expanded object, StateHolder): a row costs its
+ * key, the columns' range and, for a few, a sample write.  The buffer
+ * grows geometrically up to the sample size, so a group of five rows does
+ * not pay for a 10,000-row reservoir.
  */
 #include "svclust.h"
 
@@ -21,6 +22,7 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/expandeddatum.h"
 #include "utils/lsyscache.h"
 #include "utils/hsearch.h"
 #include "utils/jsonb.h"
@@ -145,15 +147,149 @@ checked_state_size(int32 dims, int64 capacity, int64 lab_capacity, size_t init_l
  * which writes every byte: a wide state's growth zeroed tens of MB twice.
  */
 static bytea *
-new_state(int32 dims, int64 capacity, int64 lab_capacity, size_t init_len, bool zeroed)
+new_state_in(MemoryContext mcxt, int32 dims, int64 capacity, int64 lab_capacity,
+			 size_t init_len, bool zeroed)
 {
 	size_t		len = checked_state_size(dims, capacity, lab_capacity, init_len, capacity,
 										 lab_capacity);
 	bytea	   *s;
 
-	s = (bytea *) (zeroed ? palloc0(len + VARHDRSZ) : palloc(len + VARHDRSZ));
+	s = (bytea *) (zeroed ? MemoryContextAllocZero(mcxt, len + VARHDRSZ) :
+				   MemoryContextAlloc(mcxt, len + VARHDRSZ));
 	SET_VARSIZE(s, len + VARHDRSZ);
 	return s;
+}
+
+static bytea *
+new_state(int32 dims, int64 capacity, int64 lab_capacity, size_t init_len, bool zeroed)
+{
+	return new_state_in(CurrentMemoryContext, dims, capacity, lab_capacity, init_len, zeroed);
+}
+
+/*
+ * The transition functions' state between rows: an expanded object (the
+ * state's bytes, flat) in a context of its own under the aggregate's.
+ * Returned as the same read-write pointer row after row, the executor
+ * adopts it without copying it; a state that grows is copied once, into
+ * the holder's context, where a plain value was copied twice (into the
+ * per-row context, then by the executor into the aggregate's: at 768
+ * features, tens of MB each time and a fifth of the transition).  Any
+ * other reader (the final and combine functions, output, a worker's
+ * tuple) gets the flat bytes (svc_state_bytes, or the detoasting that
+ * flattens expanded values).
+ */
+typedef struct StateHolder
+{
+	ExpandedObjectHeader hdr;
+	bytea	   *flat;			/* in hdr.eoh_context */
+} StateHolder;
+
+static Size
+holder_flat_size(ExpandedObjectHeader *eohptr)
+{
+	return VARSIZE(((StateHolder *) eohptr)->flat);
+}
+
+static void
+holder_flatten_into(ExpandedObjectHeader *eohptr, void *result, Size allocated_size)
+{
+	const bytea *flat = ((StateHolder *) eohptr)->flat;
+
+	Assert(allocated_size == VARSIZE(flat));
+	memcpy(result, flat, allocated_size);
+}
+
+static const ExpandedObjectMethods holder_methods = {
+	holder_flat_size,
+	holder_flatten_into
+};
+
+/* The holder a datum points at (read-write or read-only), or NULL. */
+static StateHolder *
+holder_of(Datum d)
+{
+	if (VARATT_IS_EXTERNAL_EXPANDED(DatumGetPointer(d)))
+	{
+		ExpandedObjectHeader *eoh = DatumGetEOHP(d);
+
+		if (eoh->eoh_methods == &holder_methods)
+			return (StateHolder *) eoh;
+	}
+	return NULL;
+}
+
+/* An empty holder in a context of its own under aggctx. */
+static StateHolder *
+holder_new(MemoryContext aggctx)
+{
+	MemoryContext mcxt = AllocSetContextCreate(aggctx, "svc_train state",
+											   ALLOCSET_DEFAULT_SIZES);
+	StateHolder *h = MemoryContextAllocZero(mcxt, sizeof(StateHolder));
+
+	EOH_init_header(&h->hdr, &holder_methods, mcxt);
+	return h;
+}
+
+/*
+ * A state argument's bytes, read in place: a holder's, else the value
+ * detoasted (a copy for any other expanded or toasted value).
+ */
+static bytea *
+svc_state_bytes(Datum d)
+{
+	StateHolder *h = holder_of(d);
+
+	return h != NULL ? h->flat : (bytea *) PG_DETOAST_DATUM(d);
+}
+
+/*
+ * The transition functions' state argument (NULL for the first row):
+ * its bytes, and *holder when it is a holder this transition owns
+ * (read-write).
+ */
+static bytea *
+transition_state(FunctionCallInfo fcinfo, StateHolder **holder)
+{
+	Datum		d;
+
+	*holder = NULL;
+	if (PG_ARGISNULL(0))
+		return NULL;
+	d = PG_GETARG_DATUM(0);
+	if (VARATT_IS_EXTERNAL_EXPANDED_RW(DatumGetPointer(d)) && holder_of(d) != NULL)
+	{
+		*holder = holder_of(d);
+		return (*holder)->flat;
+	}
+	return (bytea *) PG_DETOAST_DATUM(d);
+}
+
+/*
+ * Where a new or grown state goes: the holder's context, a new holder's
+ * for the first row (*holder set), else the per-row context, whence the
+ * executor copies it.
+ */
+static MemoryContext
+transition_context(StateHolder **holder, const bytea *state, MemoryContext aggctx)
+{
+	if (*holder == NULL && state == NULL)
+		*holder = holder_new(aggctx);
+	return *holder != NULL ? (*holder)->hdr.eoh_context : CurrentMemoryContext;
+}
+
+/* What the transition returns: the holder (its flat bytes now result), or result. */
+static Datum
+transition_result(StateHolder *holder, bytea *result)
+{
+	if (holder == NULL)
+		return PointerGetDatum(result);
+	if (holder->flat != result)
+	{
+		if (holder->flat != NULL)
+			pfree(holder->flat);
+		holder->flat = result;
+	}
+	return EOHPGetRWDatum(&holder->hdr);
 }
 
 Datum
@@ -351,7 +487,7 @@ train_features(ArrayType *arr, int *dims, bool *canonical)
 static bytea *
 add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEntry *opts,
 			 OptionsCache *oc, int label, bool labelled, const uint8_t *init,
-			 size_t init_len, bool init_checked)
+			 size_t init_len, bool init_checked, MemoryContext mcxt)
 {
 	ArrayType  *arr;
 	const double *values;
@@ -379,7 +515,7 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 								  labelled ? svc_state_max_lab_capacity(&opts->opt) : 0,
 								  init_len, opts->opt.sample,
 								  labelled ? opts->opt.label_sample : 0);
-		state = new_state(dims, first, 0, init_len, true);
+		state = new_state_in(mcxt, dims, first, 0, init_len, true);
 		svc_state_init(STATE_DATA(state), dims, first, &opts->opt);
 		if (init_len > 0)
 			svc_state_set_init(STATE_DATA(state), init, init_len);
@@ -434,7 +570,7 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 			capacity = svc_state_next_capacity(old);
 		else
 			lab_capacity = svc_state_next_lab_capacity(old);
-		grown = new_state(dims, capacity, lab_capacity, svc_state_init_len(old), false);
+		grown = new_state_in(mcxt, dims, capacity, lab_capacity, svc_state_init_len(old), false);
 		svc_state_copy_labelled(old, STATE_DATA(grown), capacity, lab_capacity);
 		state = grown;
 		added = label != 0 ? svc_state_add_labelled(STATE_DATA(state), values, label) :
@@ -457,31 +593,36 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 
 /* add_row_opts with the options of argument optarg and no init model */
 static bytea *
-add_row(FunctionCallInfo fcinfo, bytea *state, int featarg, int optarg, int label)
+add_row(FunctionCallInfo fcinfo, bytea *state, int featarg, int optarg, int label,
+		MemoryContext mcxt)
 {
 	const OptionsEntry *opts = get_options(fcinfo, optarg);
 
 	return add_row_opts(fcinfo, state, featarg, opts, (OptionsCache *) fcinfo->flinfo->fn_extra,
-						label, PG_NARGS() > 3, NULL, 0, false);
+						label, PG_NARGS() > 3, NULL, 0, false, mcxt);
 }
 
 Datum
 svc_train_transfn(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggctx;
-	bytea	   *state = PG_ARGISNULL(0) ? NULL : (bytea *) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
+	StateHolder *holder;
+	bytea	   *state;
+	MemoryContext mcxt;
 
 	if (!AggCheckCallContext(fcinfo, &aggctx))
 		elog(ERROR, "svc_train_transfn called in non-aggregate context");
+	state = transition_state(fcinfo, &holder);
 
 	/* a NULL feature array is skipped, like avg() skips NULL */
 	if (PG_ARGISNULL(1))
 	{
 		if (state == NULL)
 			PG_RETURN_NULL();
-		PG_RETURN_POINTER(state);
+		PG_RETURN_DATUM(transition_result(holder, state));
 	}
-	PG_RETURN_POINTER(add_row(fcinfo, state, 1, 2, 0));
+	mcxt = transition_context(&holder, state, aggctx);
+	PG_RETURN_DATUM(transition_result(holder, add_row(fcinfo, state, 1, 2, 0, mcxt)));
 }
 
 /*
@@ -493,16 +634,19 @@ Datum
 svc_train_labelled_transfn(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggctx;
-	bytea	   *state = PG_ARGISNULL(0) ? NULL : (bytea *) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
+	StateHolder *holder;
+	bytea	   *state;
+	MemoryContext mcxt;
 	int			label = 0;
 
 	if (!AggCheckCallContext(fcinfo, &aggctx))
 		elog(ERROR, "svc_train_labelled_transfn called in non-aggregate context");
+	state = transition_state(fcinfo, &holder);
 	if (PG_ARGISNULL(1))
 	{
 		if (state == NULL)
 			PG_RETURN_NULL();
-		PG_RETURN_POINTER(state);
+		PG_RETURN_DATUM(transition_result(holder, state));
 	}
 	if (!PG_ARGISNULL(2))
 	{
@@ -516,7 +660,8 @@ svc_train_labelled_transfn(PG_FUNCTION_ARGS)
 					errhint("Pass 1 for a row known to be normal, -1 for a known anomaly, NULL for an unknown row."));
 		label = given;
 	}
-	PG_RETURN_POINTER(add_row(fcinfo, state, 1, 3, label));
+	mcxt = transition_context(&holder, state, aggctx);
+	PG_RETURN_DATUM(transition_result(holder, add_row(fcinfo, state, 1, 3, label, mcxt)));
 }
 
 /*
@@ -556,7 +701,9 @@ Datum
 svc_train_warm_transfn(PG_FUNCTION_ARGS)
 {
 	MemoryContext aggctx;
-	bytea	   *state = PG_ARGISNULL(0) ? NULL : (bytea *) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
+	StateHolder *holder;
+	bytea	   *state;
+	MemoryContext mcxt;
 	WarmCache  *wc = (WarmCache *) fcinfo->flinfo->fn_extra;
 	SvcModelCache *mc;
 	const char *optbytes;
@@ -565,11 +712,12 @@ svc_train_warm_transfn(PG_FUNCTION_ARGS)
 
 	if (!AggCheckCallContext(fcinfo, &aggctx))
 		elog(ERROR, "svc_train_warm_transfn called in non-aggregate context");
+	state = transition_state(fcinfo, &holder);
 	if (PG_ARGISNULL(1))
 	{
 		if (state == NULL)
 			PG_RETURN_NULL();
-		PG_RETURN_POINTER(state);
+		PG_RETURN_DATUM(transition_result(holder, state));
 	}
 	if (wc == NULL)
 	{
@@ -581,8 +729,10 @@ svc_train_warm_transfn(PG_FUNCTION_ARGS)
 		const OptionsEntry *opts = get_options_in(fcinfo, &wc->plain, 2);
 
 		wc->checked_state = NULL;
-		PG_RETURN_POINTER(add_row_opts(fcinfo, state, 1, opts, wc->plain, 0, false, NULL, 0,
-									   false));
+		mcxt = transition_context(&holder, state, aggctx);
+		PG_RETURN_DATUM(transition_result(holder,
+										  add_row_opts(fcinfo, state, 1, opts, wc->plain, 0,
+													   false, NULL, 0, false, mcxt)));
 	}
 
 	/* the init model, decoded (and refused if damaged) once per value */
@@ -631,13 +781,15 @@ svc_train_warm_transfn(PG_FUNCTION_ARGS)
 		wc->pair_raw = mc->raw;
 	}
 	{
-		bytea	   *result = add_row_opts(fcinfo, state, 1, &wc->pair, NULL, 0, false,
-										  (const uint8_t *) VARDATA(wc->init),
-										  VARSIZE(wc->init) - VARHDRSZ,
-										  state != NULL && state == wc->checked_state);
+		bytea	   *result;
 
+		mcxt = transition_context(&holder, state, aggctx);
+		result = add_row_opts(fcinfo, state, 1, &wc->pair, NULL, 0, false,
+							  (const uint8_t *) VARDATA(wc->init),
+							  VARSIZE(wc->init) - VARHDRSZ,
+							  state != NULL && state == wc->checked_state, mcxt);
 		wc->checked_state = result;
-		PG_RETURN_POINTER(result);
+		PG_RETURN_DATUM(transition_result(holder, result));
 	}
 }
 
@@ -659,7 +811,7 @@ svc_train_combinefn(PG_FUNCTION_ARGS)
 			PG_RETURN_NULL();
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 	}
-	b = (bytea *) PG_DETOAST_DATUM(PG_GETARG_DATUM(1));
+	b = svc_state_bytes(PG_GETARG_DATUM(1));
 	check_state(b);
 	if (PG_ARGISNULL(0))
 	{
@@ -704,7 +856,7 @@ svc_train_finalfn(PG_FUNCTION_ARGS)
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
-	state = (bytea *) PG_DETOAST_DATUM(PG_GETARG_DATUM(0));
+	state = svc_state_bytes(PG_GETARG_DATUM(0));
 	if (svc_state_rows_seen(STATE_DATA(state)) == 0)
 		PG_RETURN_NULL();
 
