@@ -265,16 +265,16 @@ transition_state(FunctionCallInfo fcinfo, StateHolder **holder)
 }
 
 /*
- * Where a new or grown state goes: the holder's context, a new holder's
- * for the first row (*holder set), else the per-row context, whence the
- * executor copies it.
+ * The holder a new or grown state goes into: the argument's, a new one
+ * for the first row, else none (the per-row context, whence the executor
+ * copies it).
  */
-static MemoryContext
-transition_context(StateHolder **holder, const bytea *state, MemoryContext aggctx)
+static StateHolder *
+transition_holder(StateHolder *holder, const bytea *state, MemoryContext aggctx)
 {
-	if (*holder == NULL && state == NULL)
-		*holder = holder_new(aggctx);
-	return *holder != NULL ? (*holder)->hdr.eoh_context : CurrentMemoryContext;
+	if (holder == NULL && state == NULL)
+		return holder_new(aggctx);
+	return holder;
 }
 
 /* What the transition returns: the holder (its flat bytes now result), or result. */
@@ -487,8 +487,9 @@ train_features(ArrayType *arr, int *dims, bool *canonical)
 static bytea *
 add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEntry *opts,
 			 OptionsCache *oc, int label, bool labelled, const uint8_t *init,
-			 size_t init_len, bool init_checked, MemoryContext mcxt)
+			 size_t init_len, bool init_checked, StateHolder *holder)
 {
+	MemoryContext mcxt = holder != NULL ? holder->hdr.eoh_context : CurrentMemoryContext;
 	ArrayType  *arr;
 	const double *values;
 	int			dims;
@@ -570,8 +571,28 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 			capacity = svc_state_next_capacity(old);
 		else
 			lab_capacity = svc_state_next_lab_capacity(old);
-		grown = new_state_in(mcxt, dims, capacity, lab_capacity, svc_state_init_len(old), false);
-		svc_state_copy_labelled(old, STATE_DATA(grown), capacity, lab_capacity);
+		if (holder != NULL && state == holder->flat && label == 0)
+		{
+			/*
+			 * A held state grows where it is: its rows stay in place (a
+			 * large block's realloc need not copy them), the parts after
+			 * them move up.
+			 */
+			size_t		len = checked_state_size(dims, capacity, lab_capacity,
+												 svc_state_init_len(old), capacity,
+												 lab_capacity);
+
+			grown = (bytea *) repalloc(state, len + VARHDRSZ);
+			holder->flat = grown;
+			SET_VARSIZE(grown, len + VARHDRSZ);
+			svc_state_grow_in_place(STATE_DATA(grown), capacity);
+		}
+		else
+		{
+			grown = new_state_in(mcxt, dims, capacity, lab_capacity, svc_state_init_len(old),
+								 false);
+			svc_state_copy_labelled(old, STATE_DATA(grown), capacity, lab_capacity);
+		}
 		state = grown;
 		added = label != 0 ? svc_state_add_labelled(STATE_DATA(state), values, label) :
 			canonical ? svc_state_add_canonical(STATE_DATA(state), values) :
@@ -594,12 +615,12 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 /* add_row_opts with the options of argument optarg and no init model */
 static bytea *
 add_row(FunctionCallInfo fcinfo, bytea *state, int featarg, int optarg, int label,
-		MemoryContext mcxt)
+		StateHolder *holder)
 {
 	const OptionsEntry *opts = get_options(fcinfo, optarg);
 
 	return add_row_opts(fcinfo, state, featarg, opts, (OptionsCache *) fcinfo->flinfo->fn_extra,
-						label, PG_NARGS() > 3, NULL, 0, false, mcxt);
+						label, PG_NARGS() > 3, NULL, 0, false, holder);
 }
 
 Datum
@@ -608,7 +629,6 @@ svc_train_transfn(PG_FUNCTION_ARGS)
 	MemoryContext aggctx;
 	StateHolder *holder;
 	bytea	   *state;
-	MemoryContext mcxt;
 
 	if (!AggCheckCallContext(fcinfo, &aggctx))
 		elog(ERROR, "svc_train_transfn called in non-aggregate context");
@@ -621,8 +641,8 @@ svc_train_transfn(PG_FUNCTION_ARGS)
 			PG_RETURN_NULL();
 		PG_RETURN_DATUM(transition_result(holder, state));
 	}
-	mcxt = transition_context(&holder, state, aggctx);
-	PG_RETURN_DATUM(transition_result(holder, add_row(fcinfo, state, 1, 2, 0, mcxt)));
+	holder = transition_holder(holder, state, aggctx);
+	PG_RETURN_DATUM(transition_result(holder, add_row(fcinfo, state, 1, 2, 0, holder)));
 }
 
 /*
@@ -636,7 +656,6 @@ svc_train_labelled_transfn(PG_FUNCTION_ARGS)
 	MemoryContext aggctx;
 	StateHolder *holder;
 	bytea	   *state;
-	MemoryContext mcxt;
 	int			label = 0;
 
 	if (!AggCheckCallContext(fcinfo, &aggctx))
@@ -660,8 +679,8 @@ svc_train_labelled_transfn(PG_FUNCTION_ARGS)
 					errhint("Pass 1 for a row known to be normal, -1 for a known anomaly, NULL for an unknown row."));
 		label = given;
 	}
-	mcxt = transition_context(&holder, state, aggctx);
-	PG_RETURN_DATUM(transition_result(holder, add_row(fcinfo, state, 1, 3, label, mcxt)));
+	holder = transition_holder(holder, state, aggctx);
+	PG_RETURN_DATUM(transition_result(holder, add_row(fcinfo, state, 1, 3, label, holder)));
 }
 
 /*
@@ -703,7 +722,6 @@ svc_train_warm_transfn(PG_FUNCTION_ARGS)
 	MemoryContext aggctx;
 	StateHolder *holder;
 	bytea	   *state;
-	MemoryContext mcxt;
 	WarmCache  *wc = (WarmCache *) fcinfo->flinfo->fn_extra;
 	SvcModelCache *mc;
 	const char *optbytes;
@@ -729,10 +747,10 @@ svc_train_warm_transfn(PG_FUNCTION_ARGS)
 		const OptionsEntry *opts = get_options_in(fcinfo, &wc->plain, 2);
 
 		wc->checked_state = NULL;
-		mcxt = transition_context(&holder, state, aggctx);
+		holder = transition_holder(holder, state, aggctx);
 		PG_RETURN_DATUM(transition_result(holder,
 										  add_row_opts(fcinfo, state, 1, opts, wc->plain, 0,
-													   false, NULL, 0, false, mcxt)));
+													   false, NULL, 0, false, holder)));
 	}
 
 	/* the init model, decoded (and refused if damaged) once per value */
@@ -783,11 +801,11 @@ svc_train_warm_transfn(PG_FUNCTION_ARGS)
 	{
 		bytea	   *result;
 
-		mcxt = transition_context(&holder, state, aggctx);
+		holder = transition_holder(holder, state, aggctx);
 		result = add_row_opts(fcinfo, state, 1, &wc->pair, NULL, 0, false,
 							  (const uint8_t *) VARDATA(wc->init),
 							  VARSIZE(wc->init) - VARHDRSZ,
-							  state != NULL && state == wc->checked_state, mcxt);
+							  state != NULL && state == wc->checked_state, holder);
 		wc->checked_state = result;
 		PG_RETURN_DATUM(transition_result(holder, result));
 	}

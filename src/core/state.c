@@ -705,6 +705,37 @@ svc_state_copy_labelled(const uint8_t *src, uint8_t *dst, int64_t new_capacity,
 }
 
 void
+svc_state_grow_in_place(uint8_t *buf, int64_t new_capacity)
+{
+	int64_t		kept = svc_state_kept(buf);
+	size_t		init_len = svc_state_init_len(buf);
+	const uint8_t *init_from = svc_state_init_model(buf);
+	SvcSampleArea from = area_of(buf),
+				lab_from = lab_area_of(buf),
+				to,
+				lab_to;
+
+	svc_store_u64(buf + OFF_CAPACITY, (uint64_t) new_capacity);
+	to = area_of(buf);
+	lab_to = lab_area_of(buf);
+	/* the parts after the area move up, the last first */
+	if (init_len > 0)
+		memmove((uint8_t *) svc_state_init_model(buf), init_from, init_len);
+	memmove(lab_to.base, lab_from.base, svc_sample_area_size(lab_from.width, lab_from.capacity));
+	if (keeps_rows(buf))
+	{
+		size_t		rowsz = 8 * (size_t) from.width;
+
+		/* rows as they came, the rest of the area zero (svc_sample_init's) */
+		memset(to.rows + (size_t) kept * rowsz, 0,
+			   svc_sample_area_size(to.width, to.capacity) - (size_t) (to.rows - to.base) -
+			   (size_t) kept * rowsz);
+	}
+	else
+		svc_sample_grow(&from, &to, kept);
+}
+
+void
 svc_state_copy(const uint8_t *src, uint8_t *dst, int64_t new_capacity)
 {
 	svc_state_copy_labelled(src, dst, new_capacity, svc_state_lab_capacity(src));

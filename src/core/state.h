@@ -143,6 +143,13 @@ int64_t		svc_state_next_capacity(const uint8_t *buf);
 void		svc_state_copy(const uint8_t *src, uint8_t *dst, int64_t new_capacity);
 
 /*
+ * svc_state_copy into the state's own buffer, grown (new_capacity >= its
+ * capacity; room for svc_state_size_warm of the new capacities): the same
+ * bytes, without moving the rows.
+ */
+void		svc_state_grow_in_place(uint8_t *buf, int64_t new_capacity);
+
+/*
  * The labelled rows.  label is 1 (normal) or -1 (anomaly); add returns
  * false, changing nothing, when the row must be kept and the labelled
  * area is full: grow it with svc_state_copy_labelled (to

@@ -498,6 +498,24 @@ svc_sample_copy(const SvcSampleArea *src, const SvcSampleArea *dst, int64_t kept
 		table_insert(dst, i);
 }
 
+void
+svc_sample_grow(const SvcSampleArea *src, const SvcSampleArea *dst, int64_t kept)
+{
+	size_t		rowsz = 8 * (size_t) src->width;
+	size_t		spare = (size_t) (dst->capacity - kept);
+
+	/* each part to a higher offset: the last first */
+	memmove(dst->counts, src->counts, (size_t) kept * 8);
+	memmove(dst->keys, src->keys, (size_t) kept * 8);
+	memset(dst->rows + (size_t) kept * rowsz, 0, spare * rowsz);
+	memset(dst->keys + (size_t) kept * 8, 0, spare * 8);
+	memset(dst->counts + (size_t) kept * 8, 0, spare * 8);
+	memset(dst->table, 0,
+		   (size_t) (dst->base + svc_sample_area_size(dst->width, dst->capacity) - dst->table));
+	for (int64_t i = 0; i < kept; i++)
+		table_insert(dst, i);
+}
+
 const char *
 svc_sample_check(const SvcSampleArea *a, int64_t kept, uint64_t seed, uint64_t *total)
 {

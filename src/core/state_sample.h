@@ -273,6 +273,14 @@ SvcSampleOffer svc_sample_offer_slot(const SvcSampleArea *a, int64_t *kept, int6
 void		svc_sample_copy(const SvcSampleArea *src, const SvcSampleArea *dst, int64_t kept);
 
 /*
+ * svc_sample_copy where dst is src's area grown in place (the same base,
+ * a larger capacity; the bytes up to dst's end writable): the rows stay
+ * where they are, the keys and counts move up, and the area's bytes end
+ * as svc_sample_copy would leave them.
+ */
+void		svc_sample_grow(const SvcSampleArea *src, const SvcSampleArea *dst, int64_t kept);
+
+/*
  * Checks of an area received from outside: a consistent tau, every key
  * its row's and at most tau, counts positive and summing to *total, rows
  * finite, distinct and stored without -0.0, the table finding each slot

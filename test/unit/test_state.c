@@ -7,6 +7,7 @@
 #include "state.h"
 #include "state_sample.h"
 #include "unit.h"
+#include "unit_state.h"
 #include "unit_data.h"
 
 #include <float.h>
@@ -1046,12 +1047,73 @@ test_floats_to_row(void)
 	}
 }
 
+/*
+ * A state grown where it is (the transition's held state) has the bytes
+ * of its copy into a new buffer: with labelled rows and an init model
+ * after the sample, for the sample of distinct rows and for kept rows,
+ * whatever the grown buffer held past the old state's bytes.
+ */
+static void
+test_grow_in_place(void)
+{
+	static const uint8_t init[13] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13};
+
+	for (int keep = 0; keep < 2; keep++)
+	{
+		SvcOptions	opt;
+		uint8_t    *s;
+		int			grown = 0;
+
+		svc_options_default(&opt);
+		opt.sample = 40;
+		opt.keep_rows = keep;
+		s = unit_state_new(3, 4, &opt, init, sizeof(init));
+		for (int i = 0; i < 300; i++)
+		{
+			double		row[3] = {(double) (i % 17), (double) ((i * 7) % 11) - 5.0,
+			i % 3 == 0 ? -0.0 : 0.5 * i};
+			int			label = keep ? 0 : (i % 10 == 3 ? (i % 20 == 3 ? 1 : -1) : 0);
+			int64_t		cap;
+			size_t		len;
+			uint8_t    *copy,
+					   *in_place;
+
+			if (unit_state_add_once(s, row, label))
+				continue;
+			if (label != 0)
+			{
+				CHECK(unit_state_add(&s, row, label) == 1, "keep %d, row %d: labelled row", keep, i);
+				continue;
+			}
+			cap = svc_state_next_capacity(s);
+			len = svc_state_size_warm(3, cap, svc_state_lab_capacity(s), svc_state_init_len(s));
+			copy = calloc(1, len);
+			in_place = malloc(len);
+			memset(in_place, 0xa5, len);
+			memcpy(in_place, s, unit_state_len(s));
+			svc_state_copy_labelled(s, copy, cap, svc_state_lab_capacity(s));
+			svc_state_grow_in_place(in_place, cap);
+			CHECK(memcmp(copy, in_place, len) == 0, "keep %d, row %d: grown in place as copied",
+				  keep, i);
+			grown++;
+			free(s);
+			free(copy);
+			s = in_place;
+			CHECK(unit_state_add_once(s, row, 0), "keep %d, row %d: the grown state takes it", keep, i);
+		}
+		CHECK(grown >= 3, "keep %d: %d growths", keep, grown);
+		CHECK(keep || svc_state_lab_kept(s) > 16, "the labelled area grew too");
+		free(s);
+	}
+}
+
 int
 main(void)
 {
 	test_option_offsets();
 	test_key_forms();
 	test_floats_to_row();
+	test_grow_in_place();
 	test_fill_and_stats();
 	test_duplicates_counted();
 	test_extreme_magnitudes();
