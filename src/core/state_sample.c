@@ -253,6 +253,12 @@ store_row(const SvcSampleArea *a, int64_t i, const Src *r)
 
 	if (r->bytes)
 		memcpy(p, r->bytes, 8 * (size_t) a->width);
+	else if (!r->labelled)
+	{
+		/* the transition's case, without the label's test: a vector loop */
+		for (int32_t j = 0; j < a->width; j++)
+			svc_store_u64(p + 8 * (size_t) j, svc_sample_bits(r->row[j]));
+	}
 	else
 		for (int32_t j = 0; j < a->width; j++)
 			svc_store_u64(p + 8 * (size_t) j, src_word(r, a->width, j));
