@@ -105,6 +105,7 @@ svc_stats_of_counted(const uint8_t *st, int32_t dims, const double *rows,
 					 double *mean, double *stddev, double *min, double *max)
 {
 	double		total = 0.0;
+	bool		by_product = true;
 
 	/*
 	 * A row at a time, each column's sums in mean[] and stddev[] (and its
@@ -121,18 +122,28 @@ svc_stats_of_counted(const uint8_t *st, int32_t dims, const double *rows,
 		max[j] = (double) e;
 		mean[j] = 0.0;
 		stddev[j] = 0.0;
+		by_product &= min[j] != 0.0;
 	}
+	/*
+	 * A row of count 1 with every column scaled by a multiplication (the
+	 * usual case) in a loop without tests, which vectorises: the same
+	 * operations, each column's in the same order.
+	 */
 	for (int64_t i = 0; i < n + n_lab; i++)
 	{
 		double		c;
 		const double *r = stats_row(rows, count, n, lab, lab_count, lab_width, dims, i, &c);
 
-		for (int32_t j = 0; j < dims; j++)
-		{
-			double		v = scaled(r[j], min[j], (int) max[j]);
+		if (by_product && c == 1.0)
+			for (size_t j = 0; j < (size_t) dims; j++)
+				mean[j] += r[j] * min[j];
+		else
+			for (int32_t j = 0; j < dims; j++)
+			{
+				double		v = scaled(r[j], min[j], (int) max[j]);
 
-			mean[j] += c == 1.0 ? v : c * v;
-		}
+				mean[j] += c == 1.0 ? v : c * v;
+			}
 		total += c;
 	}
 	/* no row: 0 for both, as an empty state's statistics have always been */
@@ -143,12 +154,20 @@ svc_stats_of_counted(const uint8_t *st, int32_t dims, const double *rows,
 		double		c;
 		const double *r = stats_row(rows, count, n, lab, lab_count, lab_width, dims, i, &c);
 
-		for (int32_t j = 0; j < dims; j++)
-		{
-			double		t = scaled(r[j], min[j], (int) max[j]) - mean[j];
+		if (by_product && c == 1.0)
+			for (size_t j = 0; j < (size_t) dims; j++)
+			{
+				double		t = r[j] * min[j] - mean[j];
 
-			stddev[j] += c == 1.0 ? t * t : c * (t * t);
-		}
+				stddev[j] += t * t;
+			}
+		else
+			for (int32_t j = 0; j < dims; j++)
+			{
+				double		t = scaled(r[j], min[j], (int) max[j]) - mean[j];
+
+				stddev[j] += c == 1.0 ? t * t : c * (t * t);
+			}
 	}
 	for (int32_t j = 0; j < dims; j++)
 	{
