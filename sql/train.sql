@@ -110,6 +110,32 @@ SELECT count(*) AS groups, count(DISTINCT h.s::text) AS distinct_states,
        bool_and(h.s::text = o.s::text) AS same_states
 FROM many_hashed h JOIN many_sorted o USING (g);
 
+-- states large enough to be held between rows as expanded objects (past
+-- 256 kB), with labelled rows growing theirs too: interleaved by hash
+-- aggregation, the same states as when each group's rows come together
+CREATE TABLE big_groups AS
+SELECT i, i % 3 AS g, CASE WHEN i % 50 = 0 THEN 1 WHEN i % 97 = 0 THEN -1 END AS label,
+       ARRAY(SELECT sin(i * k * 0.37) + (i % 3) FROM generate_series(1, 16) k)::float8[] AS f
+FROM generate_series(1, 12000) i;
+SET enable_sort = off;
+CREATE TABLE big_hashed AS
+SELECT g, svc_train_state(f, label, '{"label_sample": 300}') AS s FROM big_groups GROUP BY g;
+RESET enable_sort;
+SET enable_hashagg = off;
+CREATE TABLE big_sorted AS
+SELECT g, svc_train_state(f, label, '{"label_sample": 300}') AS s
+FROM (SELECT * FROM big_groups ORDER BY g, i) b GROUP BY g;
+RESET enable_hashagg;
+SELECT count(*) AS groups, bool_and(h.s::text = o.s::text) AS same_states,
+       min(octet_length(h.s::text)) > 2 * 256 * 1024 AS held
+FROM big_hashed h JOIN big_sorted o USING (g);
+-- and a running window over them: each frame's state is its rows' own
+SELECT count(*) AS frames, bool_and(w.s::text = (SELECT svc_train_state(b.f)::text FROM big_groups b
+                                                  WHERE b.g = w.g AND b.i <= w.i)) AS same_states
+FROM (SELECT i, g, svc_train_state(f) OVER (PARTITION BY g ORDER BY i) AS s
+      FROM big_groups WHERE i <= 6000) w
+WHERE w.i IN (3000, 5999, 6000);
+
 -- two spellings of the same options in one group are the same options
 SELECT (SELECT svc_train(f, CASE WHEN id % 2 = 0 THEN '{"seed": 7}' ELSE '{"seed": 7.0}' END::jsonb) FROM blobs)
      = (SELECT svc_train(f, '{"seed": 7}') FROM blobs) AS spellings_agree;

@@ -167,17 +167,24 @@ new_state(int32 dims, int64 capacity, int64 lab_capacity, size_t init_len, bool 
 }
 
 /*
- * The transition functions' state between rows: an expanded object (the
- * state's bytes, flat) in a context of its own under the aggregate's.
- * Returned as the same read-write pointer row after row, the executor
- * adopts it without copying it; a state that grows is copied once, into
- * the holder's context, where a plain value was copied twice (into the
- * per-row context, then by the executor into the aggregate's: at 768
- * features, tens of MB each time and a fifth of the transition).  Any
- * other reader (the final and combine functions, output, a worker's
- * tuple) gets the flat bytes (svc_state_bytes, or the detoasting that
- * flattens expanded values).
+ * A large state between rows: an expanded object (the state's bytes,
+ * flat) in a context of its own under the aggregate's.  Returned as the
+ * same read-write pointer row after row, the executor adopts it without
+ * copying it, and it grows in place, where a plain value that grows is
+ * copied twice (into the per-row context, then by the executor into the
+ * aggregate's: at 768 features, tens of MB each time and a fifth of the
+ * transition).  Any other reader (the final and combine functions,
+ * output, a worker's tuple) gets the flat bytes (svc_state_bytes, or the
+ * detoasting that flattens expanded values).
+ *
+ * A state becomes held only when it grows to STATE_HOLD_BYTES: a context
+ * per group costs a block (8 kB) and hash aggregation walks every child
+ * context of its own each time it makes a group (its memory limit), so
+ * holders for the many small groups of a GROUP BY made that quadratic
+ * (20,000 groups of 5 rows: 21 s against 0.07 s).  Large states are few
+ * (the aggregate's memory bounds them) and copying small ones is cheap.
  */
+#define STATE_HOLD_BYTES (256 * 1024)
 typedef struct StateHolder
 {
 	ExpandedObjectHeader hdr;
@@ -223,7 +230,7 @@ static StateHolder *
 holder_new(MemoryContext aggctx)
 {
 	MemoryContext mcxt = AllocSetContextCreate(aggctx, "svc_train state",
-											   ALLOCSET_DEFAULT_SIZES);
+											   ALLOCSET_SMALL_SIZES);
 	StateHolder *h = MemoryContextAllocZero(mcxt, sizeof(StateHolder));
 
 	EOH_init_header(&h->hdr, &holder_methods, mcxt);
@@ -262,19 +269,6 @@ transition_state(FunctionCallInfo fcinfo, StateHolder **holder)
 		return (*holder)->flat;
 	}
 	return (bytea *) PG_DETOAST_DATUM(d);
-}
-
-/*
- * The holder a new or grown state goes into: the argument's, a new one
- * for the first row, else none (the per-row context, whence the executor
- * copies it).
- */
-static StateHolder *
-transition_holder(StateHolder *holder, const bytea *state, MemoryContext aggctx)
-{
-	if (holder == NULL && state == NULL)
-		return holder_new(aggctx);
-	return holder;
 }
 
 /* What the transition returns: the holder (its flat bytes now result), or result. */
@@ -487,9 +481,9 @@ train_features(ArrayType *arr, int *dims, bool *canonical)
 static bytea *
 add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEntry *opts,
 			 OptionsCache *oc, int label, bool labelled, const uint8_t *init,
-			 size_t init_len, bool init_checked, StateHolder *holder)
+			 size_t init_len, bool init_checked, MemoryContext aggctx, StateHolder **holderp)
 {
-	MemoryContext mcxt = holder != NULL ? holder->hdr.eoh_context : CurrentMemoryContext;
+	StateHolder *holder = *holderp;
 	ArrayType  *arr;
 	const double *values;
 	int			dims;
@@ -516,7 +510,7 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 								  labelled ? svc_state_max_lab_capacity(&opts->opt) : 0,
 								  init_len, opts->opt.sample,
 								  labelled ? opts->opt.label_sample : 0);
-		state = new_state_in(mcxt, dims, first, 0, init_len, true);
+		state = new_state(dims, first, 0, init_len, true);
 		svc_state_init(STATE_DATA(state), dims, first, &opts->opt);
 		if (init_len > 0)
 			svc_state_set_init(STATE_DATA(state), init, init_len);
@@ -589,6 +583,15 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 		}
 		else
 		{
+			MemoryContext mcxt = CurrentMemoryContext;
+
+			/* a large grown state goes into a holder (see StateHolder) */
+			if (holder == NULL &&
+				checked_state_size(dims, capacity, lab_capacity, svc_state_init_len(old),
+								   capacity, lab_capacity) >= STATE_HOLD_BYTES)
+				*holderp = holder = holder_new(aggctx);
+			if (holder != NULL)
+				mcxt = holder->hdr.eoh_context;
 			grown = new_state_in(mcxt, dims, capacity, lab_capacity, svc_state_init_len(old),
 								 false);
 			svc_state_copy_labelled(old, STATE_DATA(grown), capacity, lab_capacity);
@@ -615,12 +618,12 @@ add_row_opts(FunctionCallInfo fcinfo, bytea *state, int featarg, const OptionsEn
 /* add_row_opts with the options of argument optarg and no init model */
 static bytea *
 add_row(FunctionCallInfo fcinfo, bytea *state, int featarg, int optarg, int label,
-		StateHolder *holder)
+		MemoryContext aggctx, StateHolder **holderp)
 {
 	const OptionsEntry *opts = get_options(fcinfo, optarg);
 
 	return add_row_opts(fcinfo, state, featarg, opts, (OptionsCache *) fcinfo->flinfo->fn_extra,
-						label, PG_NARGS() > 3, NULL, 0, false, holder);
+						label, PG_NARGS() > 3, NULL, 0, false, aggctx, holderp);
 }
 
 Datum
@@ -641,8 +644,8 @@ svc_train_transfn(PG_FUNCTION_ARGS)
 			PG_RETURN_NULL();
 		PG_RETURN_DATUM(transition_result(holder, state));
 	}
-	holder = transition_holder(holder, state, aggctx);
-	PG_RETURN_DATUM(transition_result(holder, add_row(fcinfo, state, 1, 2, 0, holder)));
+	state = add_row(fcinfo, state, 1, 2, 0, aggctx, &holder);
+	PG_RETURN_DATUM(transition_result(holder, state));
 }
 
 /*
@@ -679,8 +682,8 @@ svc_train_labelled_transfn(PG_FUNCTION_ARGS)
 					errhint("Pass 1 for a row known to be normal, -1 for a known anomaly, NULL for an unknown row."));
 		label = given;
 	}
-	holder = transition_holder(holder, state, aggctx);
-	PG_RETURN_DATUM(transition_result(holder, add_row(fcinfo, state, 1, 3, label, holder)));
+	state = add_row(fcinfo, state, 1, 3, label, aggctx, &holder);
+	PG_RETURN_DATUM(transition_result(holder, state));
 }
 
 /*
@@ -747,10 +750,9 @@ svc_train_warm_transfn(PG_FUNCTION_ARGS)
 		const OptionsEntry *opts = get_options_in(fcinfo, &wc->plain, 2);
 
 		wc->checked_state = NULL;
-		holder = transition_holder(holder, state, aggctx);
-		PG_RETURN_DATUM(transition_result(holder,
-										  add_row_opts(fcinfo, state, 1, opts, wc->plain, 0,
-													   false, NULL, 0, false, holder)));
+		state = add_row_opts(fcinfo, state, 1, opts, wc->plain, 0, false, NULL, 0, false,
+							 aggctx, &holder);
+		PG_RETURN_DATUM(transition_result(holder, state));
 	}
 
 	/* the init model, decoded (and refused if damaged) once per value */
@@ -801,11 +803,10 @@ svc_train_warm_transfn(PG_FUNCTION_ARGS)
 	{
 		bytea	   *result;
 
-		holder = transition_holder(holder, state, aggctx);
 		result = add_row_opts(fcinfo, state, 1, &wc->pair, NULL, 0, false,
 							  (const uint8_t *) VARDATA(wc->init),
 							  VARSIZE(wc->init) - VARHDRSZ,
-							  state != NULL && state == wc->checked_state, holder);
+							  state != NULL && state == wc->checked_state, aggctx, &holder);
 		wc->checked_state = result;
 		PG_RETURN_DATUM(transition_result(holder, result));
 	}
