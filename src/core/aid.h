@@ -66,7 +66,9 @@ typedef struct SvcAidParams
 	 * When the gap stops the rounds: smo on the support vectors alone,
 	 * from the rounds' solution with each straddling cluster's weight
 	 * gathered on its rows farthest outside (aid.c), so that those
-	 * clusters leave no spread of small multipliers.
+	 * clusters leave no spread of small multipliers; from the rounds'
+	 * spread itself where those rows barely overlap at the kernel's width
+	 * (nearly every row stays a support vector there).
 	 */
 	bool		polish;
 	/* called after every round's bounds, or NULL */

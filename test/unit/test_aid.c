@@ -524,6 +524,120 @@ test_polish_gathers(void)
 	free(x);
 }
 
+/*
+ * smo on the rows of raw's support vectors from raw's multipliers (the
+ * polish's spread start), as the rows' multipliers into alpha; its
+ * offset into *offset.
+ */
+static void
+polish_from_spread(const double *x, int64_t n, int32_t d, const SvcAidParams *ap,
+				   const SvcAidResult *raw, double *alpha, double *offset)
+{
+	int64_t    *idx = malloc(sizeof(int64_t) * (size_t) n);
+	double	   *xs = malloc(sizeof(double) * (size_t) d * (size_t) n),
+			   *a0 = malloc(sizeof(double) * (size_t) n);
+	int64_t		ns = 0;
+	SvcSmoParams sp;
+	SvcSmoResult res;
+	SvcError	err;
+
+	for (int64_t i = 0; i < n; i++)
+		if (raw->alpha[i] > 0)
+		{
+			idx[ns] = i;
+			memcpy(xs + d * ns, x + d * i, sizeof(double) * (size_t) d);
+			a0[ns++] = fmin(raw->alpha[i], ap->c);
+		}
+	svc_smo_params_default(&sp);
+	sp.gamma = ap->gamma;
+	sp.c_all = ap->c;
+	sp.eps = ap->eps;
+	sp.max_iter = ap->max_iter;
+	sp.cache_bytes = ap->cache_bytes;
+	sp.alpha0 = a0;
+	memset(alpha, 0, sizeof(double) * (size_t) n);
+	*offset = 0.0;
+	CHECK(svc_smo_solve(&svc_env_malloc, xs, ns, d, &sp, &res, &err) == SVC_OK, "smo");
+	if (res.alpha != NULL)
+	{
+		for (int64_t k = 0; k < ns; k++)
+			alpha[idx[k]] = res.alpha[k];
+		*offset = res.offset;
+	}
+	svc_smo_result_free(&svc_env_malloc, &res);
+	free(idx);
+	free(xs);
+	free(a0);
+}
+
+/*
+ * Rows that barely overlap at the kernel's width (uniform in [0, 1]^9 at
+ * a narrow width) keep nearly every row a support vector: there the
+ * polish starts from the rounds' spread, not gathered (which costs smo
+ * about a step per row to spread out again), so its result is smo's on
+ * the rounds' support vectors from the rounds' multipliers, bit for bit.
+ * With every third row a copy of the one before, smo keeps the copies'
+ * spread, so the polish gathers: a third fewer support vectors.
+ */
+static void
+test_polish_isolated(void)
+{
+	int64_t		n = under_valgrind() ? 300 : 1200;
+	SvcAidParams ap;
+	double	   *alpha = malloc(sizeof(double) * (size_t) n);
+
+	svc_aid_params_default(&ap);
+	ap.gamma = 8.0;
+	ap.c = 1.0 / (0.05 * (double) n);
+	ap.eps = 2e-3 / (0.05 * (double) n);
+	/* so that the gap, not the checks, stops the rounds on 300 rows */
+	ap.gap = 1e-3;
+	for (int copies = 0; copies < 2; copies++)
+	{
+		double	   *x = noise(n, 9, 11);
+		SvcAidResult raw,
+					pol;
+		SvcError	err;
+		double		offset;
+		int64_t		sv = 0,
+					sv_spread = 0;
+		bool		same = true;
+
+		/* noise(): every third row repeats the one before */
+		for (int64_t i = 2; !copies && i < n; i += 3)
+			for (int j = 0; j < 9; j++)
+				x[9 * i + j] = 0.5 * (x[9 * (i - 1) + j] + x[9 * (i - 2) + j]);
+		ap.polish = false;
+		CHECK(svc_aid_solve(&svc_env_malloc, x, n, 9, &ap, &raw, &err) == SVC_OK,
+			  "aid, no polish");
+		ap.polish = true;
+		CHECK(svc_aid_solve(&svc_env_malloc, x, n, 9, &ap, &pol, &err) == SVC_OK,
+			  "aid, polish");
+		CHECK(!raw.all_passed, "the gap stops the rounds (%d rounds)", raw.rounds);
+		polish_from_spread(x, n, 9, &ap, &raw, alpha, &offset);
+		for (int64_t i = 0; i < n; i++)
+		{
+			same = same && memcmp(&alpha[i], &pol.alpha[i], sizeof(double)) == 0;
+			sv += pol.alpha[i] > 0;
+			sv_spread += alpha[i] > 0;
+		}
+		printf("  9-D uniform rows%s, %lld rows: %lld support vectors polished, %lld from the spread\n",
+			   copies ? " (a third copies)" : "", (long long) n, (long long) sv,
+			   (long long) sv_spread);
+		if (!copies)
+			CHECK(sv > n / 2 && same && memcmp(&offset, &pol.offset, sizeof(double)) == 0,
+				  "the polish from the rounds' spread, bit for bit (%lld support vectors)",
+				  (long long) sv);
+		else
+			CHECK(sv < 0.8 * sv_spread, "copies gathered: %lld support vectors, %lld spread",
+				  (long long) sv, (long long) sv_spread);
+		svc_aid_result_free(&svc_env_malloc, &raw);
+		svc_aid_result_free(&svc_env_malloc, &pol);
+		free(x);
+	}
+	free(alpha);
+}
+
 /* The model's section 2 at the end of the bytes: header, then the payload. */
 static size_t
 aid_section(const SvcModel *m, size_t len)
@@ -714,6 +828,7 @@ main(void)
 	test_gap();
 	test_polish();
 	test_polish_gathers();
+	test_polish_isolated();
 	test_fit();
 	test_limits();
 	return unit_summary("test_aid");
