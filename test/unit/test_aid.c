@@ -381,25 +381,25 @@ test_gap(void)
 	free(x);
 }
 
-/* n rows of five Gaussian blobs in 3-D (sd 1, centres in [-6, 6]^3). */
+/* n rows of five Gaussian blobs in d <= 3 dimensions (sd 1, centres in [-6, 6]^d). */
 static double *
-blobs3d(int64_t n, uint64_t seed)
+five_blobs(int64_t n, int d, uint64_t seed)
 {
 	SvcRng		rng;
 	double		c[5][3];
-	double	   *x = malloc(sizeof(double) * 3 * (size_t) n);
+	double	   *x = malloc(sizeof(double) * (size_t) d * (size_t) n);
 
 	svc_rng_seed(&rng, seed);
 	for (int k = 0; k < 5; k++)
-		for (int j = 0; j < 3; j++)
+		for (int j = 0; j < d; j++)
 			c[k][j] = 12.0 * svc_rng_unit(&rng) - 6.0;
 	for (int64_t i = 0; i < n; i++)
-		for (int j = 0; j < 3; j++)
+		for (int j = 0; j < d; j++)
 		{
 			double		u1 = svc_rng_unit(&rng) + 1e-12,
 						u2 = svc_rng_unit(&rng);
 
-			x[3 * i + j] = c[i % 5][j] + sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+			x[d * i + j] = c[i % 5][j] + sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
 		}
 	return x;
 }
@@ -414,7 +414,7 @@ static void
 test_polish(void)
 {
 	int64_t		n = under_valgrind() ? 300 : 1500;
-	double	   *x = blobs3d(n, 6);
+	double	   *x = five_blobs(n, 3, 6);
 	SvcAidParams ap;
 	SvcAidResult raw,
 				pol;
@@ -466,29 +466,6 @@ test_polish(void)
 	free(x);
 }
 
-/* n rows of five Gaussian blobs in 2-D (sd 1, centres in [-6, 6]^2). */
-static double *
-blobs2d(int64_t n, uint64_t seed)
-{
-	SvcRng		rng;
-	double		c[5][2];
-	double	   *x = malloc(sizeof(double) * 2 * (size_t) n);
-
-	svc_rng_seed(&rng, seed);
-	for (int k = 0; k < 5; k++)
-		for (int j = 0; j < 2; j++)
-			c[k][j] = 12.0 * svc_rng_unit(&rng) - 6.0;
-	for (int64_t i = 0; i < n; i++)
-		for (int j = 0; j < 2; j++)
-		{
-			double		u1 = svc_rng_unit(&rng) + 1e-12,
-						u2 = svc_rng_unit(&rng);
-
-			x[2 * i + j] = c[i % 5][j] + sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
-		}
-	return x;
-}
-
 /*
  * The polish's start: on 2-D blobs at the exact solvers' width, thousands
  * of rows lie within smo's tolerance of the sphere, and smo started from
@@ -502,7 +479,7 @@ test_polish_gathers(void)
 	/* 3,000 rows: 1,884 support vectors against smo's 1,119 from the even
 	 * spread, 1,036 gathered; valgrind's 1,000 rows: 647 and 469 (484) */
 	int64_t		n = under_valgrind() ? 1000 : 3000;
-	double	   *x = blobs2d(n, 1);
+	double	   *x = five_blobs(n, 2, 1);
 	SvcOptions	opt;
 	SvcModel	ms,
 				ma;
