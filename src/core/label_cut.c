@@ -66,14 +66,20 @@
 #define APART_KERNEL_WIDTHS	4.06
 /*
  * Above two columns the persistence cut also removes an edge that joins a
- * part of at least the minimum size when that part lies beyond
- * APART_KERNEL_WIDTHS kernel widths of the other's peak and apart from it
- * by part_apart: a cluster the sample holds with one or a few support
- * vectors is a shallow hill, whose pass to a big neighbour's flank stays
- * above merge_ratio of its low peak however far away it lies (emb384_k50:
- * 36 labelled rows, one support vector, 4.68 widths from its neighbour,
- * pass at 0.58 of its peak).  Parts of one cluster kept by persistence lay
- * within 3.6 widths of each other (quick benchmark, design notes).
+ * part of at least the least rows of "separated" (one labelled row) when
+ * that part lies beyond APART_KERNEL_WIDTHS kernel widths of the other's
+ * peak and apart from it by part_apart (under the floor in sample rows,
+ * with the pooled spread): a cluster the sample holds with one or a few
+ * support vectors is a shallow hill, whose pass to a big neighbour's flank
+ * stays above merge_ratio of its low peak however far away it lies
+ * (emb384_k50: 36 labelled rows, one support vector, 4.68 widths from its
+ * neighbour, pass at 0.58 of its peak).  Parts under the minimum size too:
+ * the small blobs of blobs_k100_d16 (2-14 labelled rows, 1-2 support
+ * vectors) passed at 0.41-0.76 of their peaks 3.6-4.9 widths from a
+ * neighbour, more of them the more support vectors the neighbour had
+ * (budget 300 -> 600: k 93 -> 89 of 100).  Parts of one cluster kept by
+ * persistence lay within 3.6 widths of each other (quick benchmark,
+ * design notes).
  */
 
 typedef struct CutWork
@@ -368,13 +374,13 @@ part_apart(const SvcModel *m, CutWork *w, int32_t cs, int32_t cl, double least)
 }
 
 /*
- * "separated", persistence, above two columns: whether a part of at least
- * the minimum size (root cs) that persistence keeps joined to cl stands
- * anyway, lying beyond APART_KERNEL_WIDTHS kernel widths of cl's peak and
- * apart from cl.
+ * "separated", persistence, above two columns: whether a part (root cs)
+ * that persistence keeps joined to cl stands anyway, lying beyond
+ * APART_KERNEL_WIDTHS kernel widths of cl's peak and apart from cl (least
+ * as part_apart's).
  */
 static bool
-part_far_apart(const SvcModel *m, CutWork *w, int32_t cs, int32_t cl)
+part_far_apart(const SvcModel *m, CutWork *w, int32_t cs, int32_t cl, double least)
 {
 	double		width;
 
@@ -384,7 +390,7 @@ part_far_apart(const SvcModel *m, CutWork *w, int32_t cs, int32_t cl)
 	if (svc_sqdist(m->eq + (size_t) w->peak_eq[cs] * (size_t) m->dims,
 				   m->eq + (size_t) w->peak_eq[cl] * (size_t) m->dims, m->dims) <= width * width)
 		return false;
-	return part_apart(m, w, cs, cl, 0.0);
+	return part_apart(m, w, cs, cl, least);
 }
 
 /*
@@ -392,9 +398,9 @@ part_far_apart(const SvcModel *m, CutWork *w, int32_t cs, int32_t cl)
  * With peak_eq (option "separated"), a part of at least small_apart rows
  * but fewer than small stands only when it lies apart from the other; one
  * of at least least_rows but fewer than small_apart, when it lies apart
- * with the other's spread at least the pooled spread; one of at least
- * small that persistence keeps stands when it lies far apart
- * (part_far_apart).
+ * with the other's spread at least the pooled spread; one that
+ * persistence keeps stands when it lies far apart (part_far_apart, with
+ * the pooled spread under small_apart).
  */
 static void
 cut_by_height(const SvcModel *m, CutWork *w, double small, bool by_level)
@@ -419,8 +425,9 @@ cut_by_height(const SvcModel *m, CutWork *w, double small, bool by_level)
 		else
 		{
 			keep = s >= m->opt.merge_ratio * lower;
-			if (keep && w->peak_eq && (double) w->rows[cs] >= small)
-				keep = !part_far_apart(m, w, cs, cs == ca ? cb : ca);
+			if (keep && w->peak_eq)
+				keep = !part_far_apart(m, w, cs, cs == ca ? cb : ca,
+									   (double) w->rows[cs] < w->small_apart ? w->pool : 0.0);
 		}
 		if (!keep && w->peak_eq && (double) w->rows[cs] < small)
 			keep = !part_apart(m, w, cs, cs == ca ? cb : ca,

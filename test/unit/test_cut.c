@@ -416,10 +416,15 @@ cut_beside_one_sv_width(int dims, double eq1_at, int K)
  * line: spread 1) lies at 0.015, above 0.4 of its peak.  Above two columns
  * it stands beyond 4.06 kernel widths (2.87 at gamma 1) when it also lies
  * apart (3.5 spreads); at 2.5 or at 3.2 it stays joined, and in two
- * columns persistence alone decides.
+ * columns persistence alone decides.  Under the minimum size the same: a
+ * small blob of one support vector beside a big one (6 rows, above the
+ * 5.9 that 50 rows of the 2,200-row sample make) stands at 5; under that
+ * floor (3 rows) the pooled spread counts (2.6 with eq 1 at 5, which
+ * keeps it joined; 6.0 at 12, where 10 spreads along the line, 10.7, do
+ * not reach it).
  */
 static void
-cut_far_apart(int dims, double eq1_at, int K)
+cut_far_apart_rows(int dims, double eq1_at, int64_t eq1_rows, int K)
 {
 	static const double sv_x[4] = {-1.0, 1.0, 0.0, 100.0};
 	SvcModel	m;
@@ -431,15 +436,22 @@ cut_far_apart(int dims, double eq1_at, int K)
 	m.eq_f[1] = 0.02 - 0.5;
 	m.edge_f[0] = 0.015 - 0.5;
 	m.eq_rows[0] = 100;
-	m.eq_rows[1] = 60;
+	m.eq_rows[1] = eq1_rows;
 	m.eq_rows[2] = 100;
 	for (int i = 0; i < 4; i++)
 	{
 		m.sv[i * dims] = sv_x[i] + (i == 2 ? eq1_at : 0.0);
 		m.alpha[i] = 0.25;
 	}
-	snprintf(what, sizeof(what), "%d columns, eq 1 (60 rows, a low peak) at %g", dims, eq1_at);
+	snprintf(what, sizeof(what), "%d columns, eq 1 (%lld rows, a low peak) at %g", dims,
+			 (long long) eq1_rows, eq1_at);
 	cut_expect(&m, "{\"min_cluster_size\": 50}", K, -1, what);
+}
+
+static void
+cut_far_apart(int dims, double eq1_at, int K)
+{
+	cut_far_apart_rows(dims, eq1_at, 60, K);
 }
 
 static void
@@ -483,6 +495,13 @@ test_separated(void)
 	cut_far_apart(32, 3.2, 2);
 	cut_far_apart(32, 2.5, 2);
 	cut_far_apart(2, 5.0, 2);
+	/* under the minimum size too; under the floor in sample rows, by the pool */
+	cut_far_apart_rows(32, 5.0, 6, 3);
+	cut_far_apart_rows(3, 5.0, 6, 3);
+	cut_far_apart_rows(32, 2.5, 6, 2);
+	cut_far_apart_rows(2, 5.0, 6, 2);
+	cut_far_apart_rows(32, 5.0, 3, 2);
+	cut_far_apart_rows(32, 12.0, 3, 3);
 }
 
 /* Shortest exact text of a double, and a report that grows as it needs. */
