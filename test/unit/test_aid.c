@@ -405,6 +405,34 @@ five_blobs(int64_t n, int d, uint64_t seed)
 }
 
 /*
+ * Through the fit at the exact solvers' defaults, on five blobs in d
+ * columns: aid keeps at most 1.5 times smo's support vectors, with its
+ * objective within the gap of smo's.
+ */
+static void
+aid_sparse_as_smo(const double *x, int64_t n, int32_t d)
+{
+	SvcOptions	opt;
+	SvcModel	ms,
+				ma;
+	SvcError	err;
+
+	CHECK(parse("{\"solver\": \"smo\"}", &opt, &err) == SVC_OK &&
+		  svc_fit_rows(&svc_env_malloc, x, n, d, &opt, &ms, &err) == SVC_OK, "smo fit: %s",
+		  err.message);
+	CHECK(parse("{\"solver\": \"aid\"}", &opt, &err) == SVC_OK &&
+		  svc_fit_rows(&svc_env_malloc, x, n, d, &opt, &ma, &err) == SVC_OK, "aid fit: %s",
+		  err.message);
+	printf("  five %d-D blobs, %lld rows: smo %d support vectors, aid %d; F %.12g and %.12g\n",
+		   d, (long long) n, ms.n_sv, ma.n_sv, ms.objective, ma.objective);
+	CHECK(ma.n_sv <= 1.5 * ms.n_sv, "aid keeps %d support vectors, smo %d", ma.n_sv, ms.n_sv);
+	CHECK(ma.objective - ms.objective <= opt.aid_gap * fabs(ms.objective),
+		  "aid's F %.17g within the gap of smo's %.17g", ma.objective, ms.objective);
+	svc_model_free(&svc_env_malloc, &ms);
+	svc_model_free(&svc_env_malloc, &ma);
+}
+
+/*
  * The polish: stopped by the gap, the clusters that straddle the sphere
  * leave a spread of small multipliers; smo on the support vectors gathers
  * them, within the gap.  Through the fit at the exact solvers' defaults,
@@ -418,9 +446,6 @@ test_polish(void)
 	SvcAidParams ap;
 	SvcAidResult raw,
 				pol;
-	SvcOptions	opt;
-	SvcModel	ms,
-				ma;
 	SvcError	err;
 	int64_t		sv_raw = 0,
 				sv_pol = 0;
@@ -450,19 +475,7 @@ test_polish(void)
 	svc_aid_result_free(&svc_env_malloc, &raw);
 	svc_aid_result_free(&svc_env_malloc, &pol);
 
-	CHECK(parse("{\"solver\": \"smo\"}", &opt, &err) == SVC_OK &&
-		  svc_fit_rows(&svc_env_malloc, x, n, 3, &opt, &ms, &err) == SVC_OK, "smo fit: %s",
-		  err.message);
-	CHECK(parse("{\"solver\": \"aid\"}", &opt, &err) == SVC_OK &&
-		  svc_fit_rows(&svc_env_malloc, x, n, 3, &opt, &ma, &err) == SVC_OK, "aid fit: %s",
-		  err.message);
-	printf("  five 3-D blobs, %lld rows: smo %d support vectors, aid %d; F %.12g and %.12g\n",
-		   (long long) n, ms.n_sv, ma.n_sv, ms.objective, ma.objective);
-	CHECK(ma.n_sv <= 1.5 * ms.n_sv, "aid keeps %d support vectors, smo %d", ma.n_sv, ms.n_sv);
-	CHECK(ma.objective - ms.objective <= opt.aid_gap * fabs(ms.objective),
-		  "aid's F %.17g within the gap of smo's %.17g", ma.objective, ms.objective);
-	svc_model_free(&svc_env_malloc, &ms);
-	svc_model_free(&svc_env_malloc, &ma);
+	aid_sparse_as_smo(x, n, 3);
 	free(x);
 }
 
@@ -480,24 +493,8 @@ test_polish_gathers(void)
 	 * spread, 1,036 gathered; valgrind's 1,000 rows: 647 and 469 (484) */
 	int64_t		n = under_valgrind() ? 1000 : 3000;
 	double	   *x = five_blobs(n, 2, 1);
-	SvcOptions	opt;
-	SvcModel	ms,
-				ma;
-	SvcError	err;
 
-	CHECK(parse("{\"solver\": \"smo\"}", &opt, &err) == SVC_OK &&
-		  svc_fit_rows(&svc_env_malloc, x, n, 2, &opt, &ms, &err) == SVC_OK, "smo fit: %s",
-		  err.message);
-	CHECK(parse("{\"solver\": \"aid\"}", &opt, &err) == SVC_OK &&
-		  svc_fit_rows(&svc_env_malloc, x, n, 2, &opt, &ma, &err) == SVC_OK, "aid fit: %s",
-		  err.message);
-	printf("  five 2-D blobs, %lld rows: smo %d support vectors, aid %d; F %.12g and %.12g\n",
-		   (long long) n, ms.n_sv, ma.n_sv, ms.objective, ma.objective);
-	CHECK(ma.n_sv <= 1.5 * ms.n_sv, "aid keeps %d support vectors, smo %d", ma.n_sv, ms.n_sv);
-	CHECK(ma.objective - ms.objective <= opt.aid_gap * fabs(ms.objective),
-		  "aid's F %.17g within the gap of smo's %.17g", ma.objective, ms.objective);
-	svc_model_free(&svc_env_malloc, &ms);
-	svc_model_free(&svc_env_malloc, &ma);
+	aid_sparse_as_smo(x, n, 2);
 	free(x);
 }
 
