@@ -841,6 +841,18 @@ test_wire_golden(void)
 	wire[121] &= (uint8_t) ~SVC_OPTIONS_BIT_SEGMENT_AUTO;
 	CHECK(svc_options_decode(wire, &o, &err) == SVC_OK && o.segment_points == 20,
 		  "the graph's stored 0 without the bit (options from before \"auto\") reads as 20");
+	/* the bit means "auto" only with 0 stored, and only for the graph */
+	wire[121] |= SVC_OPTIONS_BIT_SEGMENT_AUTO;
+	wire[122] = 20;
+	CHECK(svc_options_decode(wire, &o, &err) == SVC_ERR_INVALID_PARAMETER &&
+		  strstr(err.detail, "segment_points") != NULL,
+		  "the graph's \"auto\" bit with a count stored is refused: %s", err.detail);
+	svc_options_default(&o);
+	svc_options_encode(&o, wire);
+	wire[121] |= SVC_OPTIONS_BIT_SEGMENT_AUTO;
+	CHECK(svc_options_decode(wire, &o, &err) == SVC_ERR_INVALID_PARAMETER &&
+		  strstr(err.detail, "segment_points") != NULL,
+		  "the \"auto\" bit without the complete graph is refused: %s", err.detail);
 }
 
 static void
