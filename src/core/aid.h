@@ -68,7 +68,9 @@ typedef struct SvcAidParams
 	 * gathered on its rows farthest outside (aid.c), so that those
 	 * clusters leave no spread of small multipliers; from the rounds'
 	 * spread itself where those rows barely overlap at the kernel's width
-	 * (nearly every row stays a support vector there).
+	 * (nearly every row stays a support vector there).  Then the rows left
+	 * outside that sphere by the tolerance join and smo runs again, until
+	 * none is: the result stops where smo's would, on every row.
 	 */
 	bool		polish;
 	/* called after every round's bounds, or NULL */
