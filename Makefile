@@ -57,11 +57,12 @@ $(KERNEL_OBJS:.o=.bc): BITCODE_CFLAGS += $(KERNEL_CFLAGS)
 # state_stats.c),
 # budget maintenance's selection (bsgd_select.c), the k-d tree's leaves
 # (kdtree.c) and the incremental solver's column and inverse updates
-# (incremental.c) vectorise at -O3 and the host CPU's width; elementwise,
+# (incremental.c) and the scaling of every scored row (model_scale.c)
+# vectorise at -O3 and the host CPU's width; elementwise,
 # without -ffast-math or contraction, so their bytes are those of any build.
 STATE_CFLAGS = -O3 $(OPTFLAGS)
 STATE_OBJS = src/core/state.o src/core/state_sample.o src/core/state_stats.o \
-	src/core/bsgd_select.o src/core/kdtree.o src/core/incremental.o
+	src/core/bsgd_select.o src/core/kdtree.o src/core/incremental.o src/core/model_scale.o
 $(STATE_OBJS): CFLAGS += $(STATE_CFLAGS)
 $(STATE_OBJS:.o=.bc): BITCODE_CFLAGS += $(STATE_CFLAGS)
 

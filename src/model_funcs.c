@@ -87,6 +87,16 @@ scaled_row(FunctionCallInfo fcinfo, ScoreWork **work, const char *fname)
 							  "Argument 2 of %s (features) has %d element%s; the model (argument 1) has %d dimensions.",
 							  fname, n, n == 1 ? "" : "s", cache->model.dims);
 	*work = get_work(fcinfo, cache);
+	/*
+	 * a real[] row that passes every check but the finite one as it is
+	 * (one dimension, the model's length, no NULL): scaled from its floats
+	 * in one pass; the checks below give the error of a row that fails
+	 */
+	if (ARR_ELEMTYPE(arr) == FLOAT4OID && ARR_NDIM(arr) == 1 && !ARR_HASNULL(arr) &&
+		n == cache->model.dims && n > 0 &&
+		svc_model_scale_floats(&cache->model, (const float *) ARR_DATA_PTR(arr),
+							   (*work)->scaled))
+		return cache;
 	if (ARR_ELEMTYPE(arr) == FLOAT4OID)
 		x = svc_check_features_float4(arr, cache->model.dims, &dims, "features", (*work)->raw);
 	else

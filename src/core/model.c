@@ -101,37 +101,6 @@ svc_model_corrupt(SvcError *err, const char *what)
 	return SVC_ERR_CORRUPT;
 }
 
-/*
- * Called on every row a model scores: the model's arrays in locals (or,
- * without strict aliasing, each store reloads them) and two coordinates
- * at a time (a portable build does not vectorise an unknown count at -O2);
- * elementwise, so the same bits.
- */
-void
-svc_model_scale_row(const SvcModel *m, const double *x, double *out)
-{
-	typedef double d2v __attribute__((vector_size(2 * sizeof(double))));
-	int32_t		d = m->dims,
-				j = 0;
-	const double *restrict shift = m->shift,
-			   *restrict mul = m->mul;
-
-	for (; j + 2 <= d; j += 2)
-	{
-		d2v			a,
-					b,
-					c;
-
-		memcpy(&a, x + j, sizeof(a));
-		memcpy(&b, shift + j, sizeof(b));
-		memcpy(&c, mul + j, sizeof(c));
-		a = (a - b) * c;
-		memcpy(out + j, &a, sizeof(a));
-	}
-	for (; j < d; j++)
-		out[j] = (x[j] - shift[j]) * mul[j];
-}
-
 double
 svc_model_decision_scaled(const SvcModel *m, const double *xs)
 {

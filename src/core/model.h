@@ -198,6 +198,14 @@ SvcStatus	svc_model_corrupt(SvcError *err, const char *what);
 /* Scale one input row into out (dims values). */
 void		svc_model_scale_row(const SvcModel *m, const double *x, double *out);
 
+/*
+ * A real[] row (dims floats) scaled into out as svc_model_scale_row scales
+ * the same values in double (each float is exact in double: the same
+ * bits), in one pass; false where an element is infinite or NaN (out then
+ * holds no row).
+ */
+bool		svc_model_scale_floats(const SvcModel *m, const float *v, double *out);
+
 /* f(x) for a row already scaled. */
 double		svc_model_decision_scaled(const SvcModel *m, const double *xs);
 

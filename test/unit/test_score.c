@@ -11,6 +11,7 @@
 #include "label_trajectory.h"
 #include "kernel.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -621,9 +622,76 @@ test_wide_track(const char *what, int64_t n, int32_t d, double max_share)
 	free(x);
 }
 
+/*
+ * A real[] row scaled from its floats (svc_model_scale_floats, svc_decision's
+ * and svc_predict's path for real[]) gives the bits svc_model_scale_row gives
+ * on the same values in double, at widths with and without a vector tail;
+ * and any infinite or NaN element, wherever it is, is refused.
+ */
+static void
+test_scale_floats(void)
+{
+	static const int32_t widths[] = {1, 2, 3, 7, 8, 9, 17, 128, 131, 768};
+	float		special[] = {INFINITY, -INFINITY, NAN, -NAN};
+
+	for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); w++)
+	{
+		int32_t		d = widths[w];
+		SvcModel	m;
+		float	   *v = malloc(sizeof(float) * (size_t) d);
+		double	   *vd = malloc(sizeof(double) * (size_t) d),
+				   *a = malloc(sizeof(double) * (size_t) d),
+				   *b = malloc(sizeof(double) * (size_t) d);
+		bool		same = true,
+					ok;
+
+		memset(&m, 0, sizeof(m));
+		m.dims = d;
+		m.shift = malloc(sizeof(double) * (size_t) d);
+		m.mul = malloc(sizeof(double) * (size_t) d);
+		srand(7 + (unsigned) d);
+		for (int32_t j = 0; j < d; j++)
+		{
+			m.shift[j] = (rand() / (double) RAND_MAX - 0.5) * 3.0;
+			m.mul[j] = 0.1 + rand() / (double) RAND_MAX;
+			/* the extremes too: the largest float, subnormals, zeros */
+			v[j] = j % 5 == 1 ? (j % 2 ? FLT_MAX : -FLT_MAX) :
+				j % 7 == 3 ? 1e-40f : j % 11 == 4 ? -0.0f :
+				(float) ((rand() / (double) RAND_MAX - 0.5) * 100.0);
+			vd[j] = (double) v[j];
+		}
+		ok = svc_model_scale_floats(&m, v, a);
+		svc_model_scale_row(&m, vd, b);
+		for (int32_t j = 0; j < d; j++)
+			same = same && memcmp(&a[j], &b[j], sizeof(double)) == 0;
+		CHECK(ok && same, "scale_floats at %d columns: finite %d, the same bits %d", d, ok, same);
+		for (size_t k = 0; k < sizeof(special) / sizeof(special[0]); k++)
+		{
+			int32_t		at[] = {0, d / 2, d - 1};
+
+			for (int i = 0; i < 3; i++)
+			{
+				float		keep = v[at[i]];
+
+				v[at[i]] = special[k];
+				CHECK(!svc_model_scale_floats(&m, v, a),
+					  "scale_floats at %d columns: element %d %g not refused", d, at[i], special[k]);
+				v[at[i]] = keep;
+			}
+		}
+		free(m.shift);
+		free(m.mul);
+		free(v);
+		free(vd);
+		free(a);
+		free(b);
+	}
+}
+
 int
 main(void)
 {
+	test_scale_floats();
 	/* the benchmark's shape, smaller: most rows settle on a certificate */
 	test_model("8-D blobs", 1500, 8, "{}", 0.05, true);
 	test_model("2-D blobs", 600, 2, "{}", 1.0, true);
