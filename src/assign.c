@@ -86,6 +86,24 @@ row_features(Datum fdatum, const SvcModel *model, SvcRowContext *rc, double *out
 	return svc_check_features_any(arr, model->dims, &dims, "features", out);
 }
 
+/*
+ * The row scaled into scaled: a real[] row that passes every check but the
+ * finite one as it is (one dimension, the model's length, no NULL) from its
+ * floats in one pass; any other row checked by row_features (which raises
+ * a bad row's error) and then scaled.
+ */
+static void
+row_scaled(Datum fdatum, const SvcModel *model, SvcRowContext *rc, double *scaled)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(fdatum);
+
+	if (ARR_ELEMTYPE(arr) == FLOAT4OID && ARR_NDIM(arr) == 1 && !ARR_HASNULL(arr) &&
+		svc_array_length(arr) == model->dims && model->dims > 0 &&
+		svc_model_scale_floats(model, (const float *) ARR_DATA_PTR(arr), scaled))
+		return;
+	svc_model_scale_row(model, row_features(PointerGetDatum(arr), model, rc, scaled), scaled);
+}
+
 /* Rows held back by the paper's procedure until B_eps is complete. */
 typedef struct PaperRows
 {
@@ -242,7 +260,6 @@ svc_assign(PG_FUNCTION_ARGS)
 			rc.active = true;
 			if (paper)
 			{
-				const double *x;
 				double		decision;
 
 				if (isnull)
@@ -252,8 +269,7 @@ svc_assign(PG_FUNCTION_ARGS)
 					MemoryContextSwitchTo(batchctx);
 					continue;
 				}
-				x = row_features(fdatum, &model, &rc, scaled);
-				svc_model_scale_row(&model, x, scaled);
+				row_scaled(fdatum, &model, &rc, scaled);
 				decision = svc_scorer_decision(&scorer, scaled);
 				MemoryContextSwitchTo(old);
 				paper_push(&pr, DatumGetInt64(values[0]), scaled, decision,
@@ -268,12 +284,10 @@ svc_assign(PG_FUNCTION_ARGS)
 			}
 			else
 			{
-				/* a real[] row is read into scaled, then scaled in place */
-				const double *x = row_features(fdatum, &model, &rc, scaled);
 				double		decision;
 				int32		cluster;
 
-				svc_model_scale_row(&model, x, scaled);
+				row_scaled(fdatum, &model, &rc, scaled);
 				/*
 				 * the same f and cluster as svc_decision and svc_predict;
 				 * the certificates it computes once live for the call
