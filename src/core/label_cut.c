@@ -82,6 +82,35 @@
  * design notes).
  */
 
+/*
+ * Above two columns two parts whose peaks both lie under RIPPLE_ALPHA of
+ * the mean |alpha| of a support vector are ripples: hills of one or two
+ * support vectors of little weight on the threshold (a one-SV hill rises
+ * by its own alpha), the way the sample holds a sparse cluster.  Persistence
+ * keeps two ripples joined when their pass is at least RIPPLE_RATIO of the
+ * lower peak, not merge_ratio: the ratio of such low heights says little,
+ * while a pass near zero still parts them.  Parts of one sparse cluster of
+ * the embeddings lay at peaks of 0.05-0.12 mean alphas, passes of 0.12-0.36
+ * of the lower peak (3.8-4.8 kernel widths, removed by persistence and
+ * part_apart's tests); small blobs of blobs_k100_d16 beside each other at
+ * 0.28 or more, and two ripple blobs of blobs_k40_d8 over a pass of 0.014
+ * (quick benchmark, design notes).
+ */
+#define RIPPLE_ALPHA		0.2
+#define RIPPLE_RATIO		0.1
+/*
+ * After the persistence cut, above two columns, two clusters whose peaks
+ * are both ripples within this many kernel widths of each other join,
+ * though no kept edge links them: each ripple of a sparse cluster passes
+ * highest to a neighbour cluster's flank, so the tree hangs them on it one
+ * by one and the cut parts them from it one by one (emb128_k10's sparse
+ * class: 3-4 clusters whose peaks lay 3.8-5.3 widths apart, 4.9-5.6 from
+ * the neighbour's peak, which is no ripple; two ripple blobs of
+ * blobs_k40_d8 lay 6.5 apart).  At 5.5 a blob of blobs_k100_d16 and
+ * clusters of emb384_k50 joined (quick benchmark, design notes).
+ */
+#define RIPPLE_WIDTHS		5.0
+
 typedef struct CutWork
 {
 	int32_t		M;
@@ -95,6 +124,7 @@ typedef struct CutWork
 	double		small_apart;	/* the floor for a part apart from its neighbour */
 	double		least_rows;		/* below small_apart down to this, apart by pool */
 	double		pool;			/* the pooled spread, for parts under small_apart */
+	double		ripple;			/* above two columns, a peak under it is a ripple */
 	int32_t    *peak_eq;		/* [M]: the part's highest equilibrium, at its root */
 	int32_t    *sv_eq;			/* [n_sv]: the equilibrium nearest each support vector */
 	double	   *line;			/* [dims]: unit vector between two peaks */
@@ -400,7 +430,8 @@ part_far_apart(const SvcModel *m, CutWork *w, int32_t cs, int32_t cl, double lea
  * of at least least_rows but fewer than small_apart, when it lies apart
  * with the other's spread at least the pooled spread; one that
  * persistence keeps stands when it lies far apart (part_far_apart, with
- * the pooled spread under small_apart).
+ * the pooled spread under small_apart); two ripples are judged by
+ * RIPPLE_RATIO instead (ripple is 0 in two columns: no peak is under it).
  */
 static void
 cut_by_height(const SvcModel *m, CutWork *w, double small, bool by_level)
@@ -422,6 +453,8 @@ cut_by_height(const SvcModel *m, CutWork *w, double small, bool by_level)
 			keep = true;
 		else if (by_level)
 			keep = s >= level;
+		else if (w->peak[ca] < w->ripple && w->peak[cb] < w->ripple)
+			keep = s >= RIPPLE_RATIO * lower;
 		else
 		{
 			keep = s >= m->opt.merge_ratio * lower;
@@ -715,6 +748,61 @@ svc_cut_by_name(SvcCutBy by)
 	return "unknown";
 }
 
+/* The mean |alpha| of a support vector (n_sv > 0). */
+static double
+mean_alpha(const SvcModel *m)
+{
+	double		sum = 0.0;
+
+	for (int32_t i = 0; i < m->n_sv; i++)
+		sum += fabs(m->alpha[i]);
+	return sum / (double) m->n_sv;
+}
+
+/*
+ * Join the clusters of the parts in w->parent (roots) whose peaks are both
+ * ripples within RIPPLE_WIDTHS kernel widths (w->peak_eq reused: the
+ * highest equilibrium of each root, -1 elsewhere).
+ */
+static SvcStatus
+join_ripples(const SvcEnv *env, const SvcModel *m, CutWork *w, SvcError *err)
+{
+	double		width = RIPPLE_WIDTHS / sqrt(2.0 * m->gamma);
+	int32_t    *top = w->peak_eq;
+
+	for (int32_t i = 0; i < w->M; i++)
+		top[i] = -1;
+	for (int32_t i = 0; i < w->M; i++)
+	{
+		int32_t		r = svc_uf_find(w->parent, i);
+
+		if (top[r] < 0 || m->eq_f[i] > m->eq_f[top[r]])
+			top[r] = i;
+	}
+	for (int32_t a = 0; a < w->M; a++)
+	{
+		if (top[a] < 0 || height(m, m->eq_f[top[a]]) >= w->ripple)
+			continue;
+		if (svc_interrupted(env, err))
+			return SVC_ERR_INTERRUPTED;
+		for (int32_t b = a + 1; b < w->M; b++)
+		{
+			int32_t		ra;
+			int32_t		rb;
+
+			if (top[b] < 0 || height(m, m->eq_f[top[b]]) >= w->ripple)
+				continue;
+			ra = svc_uf_find(w->parent, a);
+			rb = svc_uf_find(w->parent, b);
+			if (ra != rb &&
+				svc_sqdist(m->eq + (size_t) top[a] * (size_t) m->dims,
+						   m->eq + (size_t) top[b] * (size_t) m->dims, m->dims) <= width * width)
+				svc_uf_join(w->parent, ra, rb);
+		}
+	}
+	return SVC_OK;
+}
+
 /*
  * Decide the edges, then number the parts: eq_cluster[M] and a new
  * cluster_size array (from env) with *n_clusters entries.
@@ -749,6 +837,8 @@ compute_cut(const SvcEnv *env, const SvcModel *m, int32_t *eq_cluster,
 			return st;
 		}
 		w.pool = pooled_spread(m, &w, small, by == SVC_CUT_BY_LEVEL);
+		if (m->dims > 2)
+			w.ripple = RIPPLE_ALPHA * mean_alpha(m);
 	}
 	switch (by)
 	{
@@ -771,6 +861,15 @@ compute_cut(const SvcEnv *env, const SvcModel *m, int32_t *eq_cluster,
 		if (!w.removed[k])
 			svc_uf_join(w.parent, svc_uf_find(w.parent, m->edge_a[k]),
 						svc_uf_find(w.parent, m->edge_b[k]));
+	if (w.ripple > 0.0 && m->gamma > 0.0 && by == SVC_CUT_BY_PERSISTENCE)
+	{
+		st = join_ripples(env, m, &w, err);
+		if (st != SVC_OK)
+		{
+			work_free(env, &w);
+			return st;
+		}
+	}
 	for (int32_t i = 0; i < w.M; i++)
 		w.parent[i] = svc_uf_find(w.parent, i);
 	st = svc_cut_number(env, w.M, w.parent, m->eq_rows, eq_cluster, n_clusters,

@@ -454,6 +454,85 @@ cut_far_apart(int dims, double eq1_at, int K)
 	cut_far_apart_rows(dims, eq1_at, 60, K);
 }
 
+/*
+ * "separated", two ripples above two columns: eq 0 (10 labelled rows) and
+ * eq 1 (6, above the 2.6 that 50 rows of the 2,200-row sample make) each
+ * have one support vector of |alpha| 0.01 on its peak (lambda `peak`) and
+ * lie 3.8 apart (5.4 kernel widths at gamma 1, beyond the 5 within which
+ * ripple clusters join after the cut); eq 2 (100 rows, lambda 1)
+ * at 100 has four of 0.5 at +-2.  Mean |alpha| 0.34: peaks under 0.2 of it
+ * (0.067) are ripples, and a pass of at least 0.1 of the lower one keeps
+ * them joined though it lies under merge_ratio 0.4 of it (2 clusters).  In
+ * two columns, over a deep pass or with peaks of 0.1, eq 1 stands apart as
+ * before (3).  {0, 1} itself stands apart from eq 2 either way.
+ */
+static void
+cut_ripples(int dims, double peak, double pass, int K)
+{
+	static const double sv_x[6] = {0.0, 3.8, 98.0, 98.0, 102.0, 102.0};
+	SvcModel	m;
+	char		what[96];
+
+	band_model(&m, dims, 6, 2200);
+	m.eq[1 * dims] = 3.8;
+	m.eq[2 * dims] = 100.0;
+	m.eq_f[0] = m.eq_f[1] = peak - 0.5;
+	m.edge_f[0] = pass - 0.5;
+	m.edge_f[1] = 0.0002 - 0.5;
+	m.eq_rows[0] = 10;
+	m.eq_rows[1] = 6;
+	m.eq_rows[2] = 100;
+	for (int i = 0; i < 6; i++)
+	{
+		m.sv[i * dims] = sv_x[i];
+		m.alpha[i] = i < 2 ? 0.01 : 0.5;
+	}
+	snprintf(what, sizeof(what), "%d columns, two peaks of %g, the pass between them at %g",
+			 dims, peak, pass);
+	cut_expect(&m, "{\"min_cluster_size\": 50}", K, -1, what);
+}
+
+/*
+ * "separated", two ripples on either side of a big cluster, above two
+ * columns: eq 1 (100 labelled rows, lambda 1) at the origin has four
+ * support vectors of |alpha| 0.5 at 0.5 from it; eq 0 (10 rows) at
+ * (5, y) and eq 2 (6 rows) at (5, -y) are ripples (lambda 0.01, one
+ * support vector of 0.01 on each; mean |alpha| 0.34).  The tree hangs
+ * each on eq 1 (passes 0.003 and 0.002, under 0.4 of 0.01) and the cut
+ * parts each from it (7.4 kernel widths away, apart along the line); no
+ * edge links them, yet within 5 widths (3.54 at gamma 1) of each other
+ * they join: at y = 1.5 (4.2 widths) 2 clusters, the ripples 16 rows;
+ * at y = 2 (5.7 widths) or in two columns, 3.
+ */
+static void
+cut_ripples_apart(int dims, double y, int K)
+{
+	static const double sv_xy[6][2] = {{5, 1}, {0.5, 0}, {-0.5, 0}, {0, 0.5}, {0, -0.5}, {5, -1}};
+	SvcModel	m;
+	char		what[96];
+
+	band_model(&m, dims, 6, 2200);
+	m.eq[0] = 5.0;
+	m.eq[1] = y;
+	m.eq[2 * dims] = 5.0;
+	m.eq[2 * dims + 1] = -y;
+	m.eq_f[0] = m.eq_f[2] = 0.01 - 0.5;
+	m.edge_f[0] = 0.003 - 0.5;
+	m.edge_f[1] = 0.002 - 0.5;
+	m.eq_rows[0] = 10;
+	m.eq_rows[1] = 100;
+	m.eq_rows[2] = 6;
+	for (int i = 0; i < 6; i++)
+	{
+		m.sv[i * dims] = sv_xy[i][0];
+		m.sv[i * dims + 1] = sv_xy[i][1] * (i == 0 || i == 5 ? y : 1.0);
+		m.alpha[i] = i == 0 || i == 5 ? 0.01 : 0.5;
+	}
+	snprintf(what, sizeof(what), "%d columns, two ripples at (5, +-%g) beside a big cluster",
+			 dims, y);
+	cut_expect(&m, "{\"min_cluster_size\": 50}", K, 100, what);
+}
+
 static void
 test_separated(void)
 {
@@ -502,6 +581,17 @@ test_separated(void)
 	cut_far_apart_rows(2, 5.0, 6, 2);
 	cut_far_apart_rows(32, 5.0, 3, 2);
 	cut_far_apart_rows(32, 12.0, 3, 3);
+	/* two ripples (peaks under 0.2 of the mean |alpha|) join over a pass of 0.1 */
+	cut_ripples(32, 0.01, 0.003, 2);
+	cut_ripples(3, 0.01, 0.003, 2);
+	cut_ripples(2, 0.01, 0.003, 3);
+	cut_ripples(32, 0.01, 0.0005, 3);
+	cut_ripples(32, 0.1, 0.03, 3);
+	/* two ripples that the tree hangs on another cluster join within 5 widths */
+	cut_ripples_apart(32, 1.5, 2);
+	cut_ripples_apart(3, 1.5, 2);
+	cut_ripples_apart(32, 2.0, 3);
+	cut_ripples_apart(2, 1.5, 3);
 }
 
 /* Shortest exact text of a double, and a report that grows as it needs. */
