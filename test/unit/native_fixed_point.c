@@ -1,0 +1,73 @@
+/*
+ * native_fixed_point.c - the trajectories' fixed-point step, fast form
+ * against plain form (built as test_fixed_point_native)
+ *
+ * kernel.c computes a step's weighted sums of the support vectors 8
+ * columns at a time where the build has 256-bit FMA, in the order gcc
+ * gives the plain loop (one 4-lane chain a column, then its epilogue).
+ * Models and what they predict stay the same bytes only if the two agree
+ * bit for bit: this links kernel.c as built (svc_kernel_fixed_point_cols)
+ * and again built with -DSVC_PLAIN_WSUMS (plain_fixed_point_cols), both
+ * with the extension's kernel flags, and compares every output bit over
+ * support vector counts of each residue mod 4 and widths around 8.
+ */
+#include "unit.h"
+#include "kernel.h"
+
+#include <stdint.h>
+
+double		plain_fixed_point_cols(const double *cols, size_t stride, const double *alpha,
+								   int32_t n, int32_t d, double gamma, const double *x,
+								   double *next, double *work, bool *ok);
+
+static uint64_t rng = UINT64_C(0x9E3779B97F4A7C15);
+
+static double
+uniform(void)
+{
+	rng = rng * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+	return (double) (rng >> 11) / 9007199254740992.0;
+}
+
+int
+main(void)
+{
+	static const int ns[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 31, 32, 33, 63, 297, 298, 299, 300};
+	static const int ds[] = {1, 7, 8, 9, 15, 16, 17, 31, 64, 129, 768};
+	static double cols[300 * 768], alpha[300], x[768], next[768], ref[768], work[300];
+	int			bad = 0,
+				cases = 0;
+
+	for (size_t a = 0; a < sizeof(ns) / sizeof(ns[0]); a++)
+		for (size_t b = 0; b < sizeof(ds) / sizeof(ds[0]); b++)
+			for (int rep = 0; rep < 2; rep++)
+			{
+				int			n = ns[a],
+							d = ds[b];
+				bool		ok1,
+							ok2;
+				double		f1,
+							f2;
+
+				for (int i = 0; i < n * d; i++)
+					cols[i] = 2.0 * uniform() - 1.0;
+				for (int i = 0; i < n; i++)
+					alpha[i] = uniform() * (rep ? 1e-3 : 1.0);
+				for (int j = 0; j < d; j++)
+					x[j] = uniform() - 0.5;
+				f1 = svc_kernel_fixed_point_cols(cols, (size_t) n, alpha, n, d, 4.0 / d,
+												 x, next, work, &ok1);
+				f2 = plain_fixed_point_cols(cols, (size_t) n, alpha, n, d, 4.0 / d,
+											x, ref, work, &ok2);
+				cases++;
+				if (ok1 != ok2 || memcmp(&f1, &f2, sizeof(f1)) != 0 ||
+					memcmp(next, ref, sizeof(double) * (size_t) d) != 0)
+				{
+					if (bad++ < 5)
+						printf("n %d d %d: next differs from the plain sums\n", n, d);
+				}
+			}
+	CHECK(bad == 0, "fast and plain weighted sums agree bit for bit in %d of %d cases",
+		  cases - bad, cases);
+	return unit_summary("test_fixed_point_native");
+}
