@@ -40,15 +40,98 @@ svc_sqdist(const double *a, const double *b, int32_t d)
 	return sqdist(a, b, d);
 }
 
+typedef double v4d __attribute__((vector_size(32)));
+
+/*
+ * The fast forms below (FMA_ORDER builds) run several sums side by side,
+ * each in the order gcc gives its plain loop at 256-bit vectors with FMA
+ * (sqdist above, cols_weighted_sums' plain loop): one 4-lane FMA chain
+ * over the first n & ~3 terms, lanes reduced as (l1 + l3) + (l0 + l2),
+ * the last n % 4 terms as its epilogue adds them.  A single chain runs at
+ * the FMA's latency; several fill the pipeline; the bits are the same
+ * (test_fixed_point_native compares kernel.c built both ways).
+ */
+#if defined(__AVX__) && defined(__FMA__) && !defined(SVC_PLAIN_SUMS)
+#define FMA_ORDER 1
+#define SQB 4					/* rows per batch of distances */
+
+/* A chain's lanes and its tail terms (t[k] the k-th term's two factors) reduced. */
+static inline double
+lanes_finish(v4d acc, size_t rem, const double *ta, const double *tb)
+{
+	double		s02 = acc[0] + acc[2],
+				s13 = acc[1] + acc[3],
+				r;
+
+	if (rem >= 2)
+	{
+		s02 = fma(ta[0], tb[0], s02);
+		s13 = fma(ta[1], tb[1], s13);
+	}
+	r = s13 + s02;
+	if (rem == 1)
+		r = fma(ta[0], tb[0], r);
+	else if (rem == 3)
+		r = fma(ta[2], tb[2], r);
+	return r;
+}
+
+/* out[k] = sqdist(rows[k], x, d) for SQB rows, each in sqdist's order. */
+static inline void
+sqdist_batch(const double *const *rows, const double *x, int32_t d, double *out)
+{
+	size_t		n4 = (size_t) d & ~(size_t) 3,
+				rem = (size_t) d - n4;
+	v4d			acc[SQB];
+
+	for (int k = 0; k < SQB; k++)
+		acc[k] = (v4d) {0.0, 0.0, 0.0, 0.0};
+	for (size_t j = 0; j < n4; j += 4)
+	{
+		v4d			xv;
+
+		memcpy(&xv, x + j, sizeof(xv));
+		for (int k = 0; k < SQB; k++)
+		{
+			v4d			t;
+
+			memcpy(&t, rows[k] + j, sizeof(t));
+			t = t - xv;
+			acc[k] = _mm256_fmadd_pd(t, t, acc[k]);
+		}
+	}
+	for (int k = 0; k < SQB; k++)
+	{
+		double		t[3];
+
+		for (size_t j = 0; j < rem; j++)
+			t[j] = rows[k][n4 + j] - x[n4 + j];
+		out[k] = lanes_finish(acc[k], rem, t, t);
+	}
+}
+#endif
+
 void
 svc_sqdist_many(const double *rows, const int32_t *idx, int64_t m, int32_t d,
 				const double *x, double *out)
 {
+	int64_t		i = 0;
+
+#ifdef FMA_ORDER
+	for (; i + SQB <= m; i += SQB)
+	{
+		const double *r[SQB];
+
+		for (int k = 0; k < SQB; k++)
+			r[k] = rows + (size_t) (idx ? idx[i + k] : i + k) * (size_t) d;
+		sqdist_batch(r, x, d, out + i);
+	}
+#endif
 	if (idx != NULL)
-		for (int64_t i = 0; i < m; i++)
+		for (; i < m; i++)
 			out[i] = sqdist(rows + (size_t) idx[i] * (size_t) d, x, d);
 	else
-		for (int64_t i = 0; i < m; i++)
+		for (; i < m; i++)
 			out[i] = sqdist(rows + (size_t) i * (size_t) d, x, d);
 }
 
@@ -90,8 +173,6 @@ block_total(double *buf, size_t m, const double *alpha, double total)
  * the rows, so each row's sum runs in sqdist's order and the loops
  * vectorise without a horizontal sum per row.
  */
-typedef double v4d __attribute__((vector_size(32)));
-
 #define CHUNK 32				/* rows whose sums stay in registers */
 
 /*
@@ -165,6 +246,11 @@ svc_kernel_sum(const double *s, const double *alpha, const double *widths,
 		int32_t		m = (n - i0 < KBLOCK) ? n - i0 : KBLOCK;
 		const double *row = s + (size_t) i0 * d;
 
+#ifdef FMA_ORDER
+		svc_sqdist_many(row, NULL, m, d, x, buf);
+		for (int32_t i = 0; i < m; i++)
+			buf[i] = -(widths ? widths[i0 + i] : gamma) * buf[i];
+#else
 		/* two loops, so the common one keeps its constant factor */
 		if (widths)
 			for (int32_t i = 0; i < m; i++)
@@ -172,6 +258,7 @@ svc_kernel_sum(const double *s, const double *alpha, const double *widths,
 		else
 			for (int32_t i = 0; i < m; i++)
 				buf[i] = -gamma * sqdist(row + (size_t) i * d, x, d);
+#endif
 		total = block_total(buf, (size_t) m, alpha + i0, total);
 	}
 	return total;
@@ -341,13 +428,9 @@ step_normalise(double *next, const double *x, int32_t d, double den, double absd
 }
 
 /*
- * out[j] = sum_i w[i] cols[j * stride + i] for each of d columns.  gcc
- * turns the plain loop (below, for what the fast form does not cover)
- * into one 4-lane FMA chain per column, reduced as (l1 + l3) + (l0 + l2)
- * and then the n % 4 last terms as its epilogue adds them: a chain whose
- * speed is the FMA's latency.  On 256-bit FMA builds the fast form runs
- * 8 columns' chains side by side, each in exactly that order (the same
- * bits: test_fixed_point_native compares the two forms).
+ * out[j] = sum_i w[i] cols[j * stride + i] for each of d columns: the
+ * plain loop (below, for what the fast form leaves) is one chain a
+ * column; the fast form runs 8 columns' chains side by side.
  */
 static void
 cols_weighted_sums(const double *cols, size_t stride, size_t n, size_t d,
@@ -355,52 +438,31 @@ cols_weighted_sums(const double *cols, size_t stride, size_t n, size_t d,
 {
 	size_t		j = 0;
 
-#if defined(__AVX__) && defined(__FMA__) && !defined(SVC_PLAIN_WSUMS)
-	if (n >= 4)
+#ifdef FMA_ORDER
+	size_t		n4 = n & ~(size_t) 3;
+
+	for (; j + 8 <= d; j += 8)
 	{
-		size_t		n4 = n & ~(size_t) 3;
+		const double *c = cols + j * stride;
+		v4d			acc[8];
 
-		for (; j + 8 <= d; j += 8)
+		for (int k = 0; k < 8; k++)
+			acc[k] = (v4d) {0.0, 0.0, 0.0, 0.0};
+		for (size_t i = 0; i < n4; i += 4)
 		{
-			const double *c = cols + j * stride;
-			v4d			acc[8];
+			v4d			wv;
 
-			for (int k = 0; k < 8; k++)
-				acc[k] = (v4d) {0.0, 0.0, 0.0, 0.0};
-			for (size_t i = 0; i < n4; i += 4)
-			{
-				v4d			wv;
-
-				memcpy(&wv, w + i, sizeof(wv));
-				for (int k = 0; k < 8; k++)
-				{
-					v4d			cv;
-
-					memcpy(&cv, c + k * stride + i, sizeof(cv));
-					acc[k] = _mm256_fmadd_pd(wv, cv, acc[k]);
-				}
-			}
+			memcpy(&wv, w + i, sizeof(wv));
 			for (int k = 0; k < 8; k++)
 			{
-				const double *ck = c + k * stride;
-				double		s02 = acc[k][0] + acc[k][2],
-							s13 = acc[k][1] + acc[k][3],
-							r;
-				size_t		rem = n - n4;
+				v4d			cv;
 
-				if (rem >= 2)
-				{
-					s02 = fma(w[n4], ck[n4], s02);
-					s13 = fma(w[n4 + 1], ck[n4 + 1], s13);
-				}
-				r = s13 + s02;
-				if (rem == 1)
-					r = fma(w[n4], ck[n4], r);
-				else if (rem == 3)
-					r = fma(w[n4 + 2], ck[n4 + 2], r);
-				out[j + k] = r;
+				memcpy(&cv, c + k * stride + i, sizeof(cv));
+				acc[k] = _mm256_fmadd_pd(wv, cv, acc[k]);
 			}
 		}
+		for (int k = 0; k < 8; k++)
+			out[j + k] = lanes_finish(acc[k], n - n4, w + n4, c + k * stride + n4);
 	}
 #endif
 	for (; j < d; j++)
