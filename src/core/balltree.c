@@ -54,6 +54,10 @@ cmp_keyidx(const void *a, const void *b)
 	return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
+/* Points whose distances are computed at a time (svc_sqdist_many batches
+ * them: the same values as svc_sqdist's, sooner) */
+#define DIST_BLOCK 64
+
 /* The ball of node v from its points (in the point order). */
 static void
 ball_fill(SvcBallTree *t, int32_t v)
@@ -78,11 +82,14 @@ ball_fill(SvcBallTree *t, int32_t v)
 	}
 	for (int32_t j = 0; j < d; j++)
 		c[j] /= (double) (hi - lo);
-	for (int64_t i = lo; i < hi; i++)
+	for (int64_t i0 = lo; i0 < hi; i0 += DIST_BLOCK)
 	{
-		double		q = svc_sqdist(t->pts + (size_t) i * d, c, d);
+		double		q[DIST_BLOCK];
+		int64_t		m = hi - i0 < DIST_BLOCK ? hi - i0 : DIST_BLOCK;
 
-		r2 = q > r2 ? q : r2;
+		svc_sqdist_many(t->pts + (size_t) i0 * d, NULL, m, d, c, q);
+		for (int64_t i = 0; i < m; i++)
+			r2 = q[i] > r2 ? q[i] : r2;
 	}
 	t->radius[v] = sqrt(r2) * (1.0 + BALL_ROOM);
 	t->pure[v] = g;
@@ -95,15 +102,18 @@ farthest(const SvcBallTree *t, int64_t lo, int64_t hi, const double *c)
 	int64_t		best = lo;
 	double		bd = -1.0;
 
-	for (int64_t i = lo; i < hi; i++)
+	for (int64_t i0 = lo; i0 < hi; i0 += DIST_BLOCK)
 	{
-		double		q = svc_sqdist(t->pts + (size_t) i * t->d, c, t->d);
+		double		q[DIST_BLOCK];
+		int64_t		m = hi - i0 < DIST_BLOCK ? hi - i0 : DIST_BLOCK;
 
-		if (q > bd)
-		{
-			bd = q;
-			best = i;
-		}
+		svc_sqdist_many(t->pts + (size_t) i0 * t->d, NULL, m, t->d, c, q);
+		for (int64_t i = 0; i < m; i++)
+			if (q[i] > bd)
+			{
+				bd = q[i];
+				best = i0 + i;
+			}
 	}
 	return best;
 }
@@ -153,18 +163,27 @@ ball_build_range(SvcBallTree *t, int64_t lo, int64_t hi, KeyIdx *tmp, double *wo
 				double	   *sa = mb + d, *sb = sa + d;
 
 				memset(sa, 0, sizeof(double) * 2 * (size_t) d);
-				for (int64_t i = lo; i < hi; i++)
+				for (int64_t i0 = lo; i0 < hi; i0 += DIST_BLOCK)
 				{
-					const double *x = t->pts + (size_t) i * d;
-					bool		near_a = svc_sqdist(x, ma, d) <= svc_sqdist(x, mb, d);
-					double	   *acc = near_a ? sa : sb;
+					double		qa[DIST_BLOCK],
+								qb[DIST_BLOCK];
+					int64_t		m = hi - i0 < DIST_BLOCK ? hi - i0 : DIST_BLOCK;
 
-					tmp[i - lo].key = near_a ? 0.0 : 1.0;
-					tmp[i - lo].idx = t->perm[i];
-					for (int32_t j = 0; j < d; j++)
-						acc[j] += x[j];
-					na += near_a;
-					nb += !near_a;
+					svc_sqdist_many(t->pts + (size_t) i0 * d, NULL, m, d, ma, qa);
+					svc_sqdist_many(t->pts + (size_t) i0 * d, NULL, m, d, mb, qb);
+					for (int64_t i = i0; i < i0 + m; i++)
+					{
+						const double *x = t->pts + (size_t) i * d;
+						bool		near_a = qa[i - i0] <= qb[i - i0];
+						double	   *acc = near_a ? sa : sb;
+
+						tmp[i - lo].key = near_a ? 0.0 : 1.0;
+						tmp[i - lo].idx = t->perm[i];
+						for (int32_t j = 0; j < d; j++)
+							acc[j] += x[j];
+						na += near_a;
+						nb += !near_a;
+					}
 				}
 				if (na == 0 || nb == 0)
 					break;

@@ -85,8 +85,12 @@ main(void)
 					plain_sqdist_many(cols, k ? idx : NULL, n, d, x, ref);
 					f1 = svc_kernel_sum(cols, alpha, k ? widths : NULL, n, d, 4.0 / d, x);
 					f2 = plain_kernel_sum(cols, alpha, k ? widths : NULL, n, d, 4.0 / d, x);
+					/* and the single distance (the ball tree mixes the two) */
+					for (int i = 0; i < n; i++)
+						work[i] = svc_sqdist(cols + (size_t) (k ? idx[i] : i) * d, x, d);
 					cases++;
 					if (memcmp(next, ref, sizeof(double) * (size_t) n) != 0 ||
+						memcmp(next, work, sizeof(double) * (size_t) n) != 0 ||
 						memcmp(&f1, &f2, sizeof(f1)) != 0)
 					{
 						if (bad++ < 5)
