@@ -34,12 +34,6 @@ sqdist(const double *a, const double *b, int32_t d)
 	return s;
 }
 
-double
-svc_sqdist(const double *a, const double *b, int32_t d)
-{
-	return sqdist(a, b, d);
-}
-
 typedef double v4d __attribute__((vector_size(32)));
 
 /*
@@ -63,12 +57,15 @@ lanes_finish(v4d acc, size_t rem, const double *ta, const double *tb)
 				s13 = acc[1] + acc[3],
 				r;
 
+	/* empty barriers: fast-math may not regroup these sums */
+	__asm__("" : "+x"(s02), "+x"(s13));
 	if (rem >= 2)
 	{
 		s02 = fma(ta[0], tb[0], s02);
 		s13 = fma(ta[1], tb[1], s13);
 	}
 	r = s13 + s02;
+	__asm__("" : "+x"(r));
 	if (rem == 1)
 		r = fma(ta[0], tb[0], r);
 	else if (rem == 3)
@@ -109,7 +106,44 @@ sqdist_batch(const double *const *rows, const double *x, int32_t d, double *out)
 		out[k] = lanes_finish(acc[k], rem, t, t);
 	}
 }
+
+/*
+ * One distance in the batches' form: in the extension's build the same
+ * bits as sqdist, and in any build with FMA the same as svc_sqdist_many's
+ * (the k-d tree mixes the two; under the sanitizers gcc vectorises sqdist
+ * otherwise).
+ */
+static inline double
+sqdist_one(const double *a, const double *b, int32_t d)
+{
+	size_t		n4 = (size_t) d & ~(size_t) 3,
+				rem = (size_t) d - n4;
+	v4d			acc = {0.0, 0.0, 0.0, 0.0};
+	double		t3[3];
+
+	for (size_t j = 0; j < n4; j += 4)
+	{
+		v4d			u,
+					v;
+
+		memcpy(&u, a + j, sizeof(u));
+		memcpy(&v, b + j, sizeof(v));
+		u = u - v;
+		acc = _mm256_fmadd_pd(u, u, acc);
+	}
+	for (size_t j = 0; j < rem; j++)
+		t3[j] = a[n4 + j] - b[n4 + j];
+	return lanes_finish(acc, rem, t3, t3);
+}
+#else
+#define sqdist_one sqdist
 #endif
+
+double
+svc_sqdist(const double *a, const double *b, int32_t d)
+{
+	return sqdist_one(a, b, d);
+}
 
 void
 svc_sqdist_many(const double *rows, const int32_t *idx, int64_t m, int32_t d,
@@ -129,10 +163,10 @@ svc_sqdist_many(const double *rows, const int32_t *idx, int64_t m, int32_t d,
 #endif
 	if (idx != NULL)
 		for (; i < m; i++)
-			out[i] = sqdist(rows + (size_t) idx[i] * (size_t) d, x, d);
+			out[i] = sqdist_one(rows + (size_t) idx[i] * (size_t) d, x, d);
 	else
 		for (; i < m; i++)
-			out[i] = sqdist(rows + (size_t) i * (size_t) d, x, d);
+			out[i] = sqdist_one(rows + (size_t) i * (size_t) d, x, d);
 }
 
 void

@@ -22,6 +22,7 @@ double		plain_fixed_point_cols(const double *cols, size_t stride, const double *
 
 void		plain_sqdist_many(const double *rows, const int32_t *idx, int64_t m, int32_t d,
 							  const double *x, double *out);
+double		plain_sqdist(const double *a, const double *b, int32_t d);
 double		plain_kernel_sum(const double *s, const double *alpha, const double *widths,
 							 int32_t n, int32_t d, double gamma, const double *x);
 
@@ -87,7 +88,12 @@ main(void)
 					f2 = plain_kernel_sum(cols, alpha, k ? widths : NULL, n, d, 4.0 / d, x);
 					/* and the single distance (the ball tree mixes the two) */
 					for (int i = 0; i < n; i++)
+					{
+						double		p = plain_sqdist(cols + (size_t) (k ? idx[i] : i) * d, x, d);
+
 						work[i] = svc_sqdist(cols + (size_t) (k ? idx[i] : i) * d, x, d);
+						bad += memcmp(&p, work + i, sizeof(p)) != 0;
+					}
 					cases++;
 					if (memcmp(next, ref, sizeof(double) * (size_t) n) != 0 ||
 						memcmp(next, work, sizeof(double) * (size_t) n) != 0 ||
