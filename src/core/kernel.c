@@ -1,10 +1,14 @@
 /*
  * kernel.c - RBF kernel sums
  *
- * The distance loops vectorise at -O2; the exp calls vectorise (glibc's
- * libmvec) only under the fast-math flags the Makefile gives this file
- * alone.  Results are then reproducible per build, not bit-identical
- * across builds, a trade measured to be worth it (doc/design-notes.md).
+ * The exp calls vectorise (glibc's libmvec) only under the fast-math flags
+ * the Makefile gives this file alone.  The sums do not depend on those
+ * flags or on the compiler: each is written out in one order of our own
+ * (below), the same in every function that computes it, so a batched sum
+ * equals the single one by construction.  What still differs between
+ * builds is fused or unfused multiply-adds and the exp: results are
+ * reproducible per build, not bit-identical across builds, a trade
+ * measured to be worth it (doc/design-notes.md).
  */
 #include "kernel.h"
 
@@ -16,64 +20,112 @@
 #endif
 
 /*
- * The distance, inlined in this file's loops: the module is built with
- * -fPIC, so a call to the exported svc_sqdist is never inlined, and a call
- * per support vector costs a visible share of a fit.
+ * The order of a sum of d terms t_0 .. t_{d-1} (a squared distance, a dot
+ * product) over contiguous values:
+ *
+ *   four lanes, lane l adding the terms j = l (mod 4) in increasing j,
+ *   each product added with one multiply-add (fused where the build has
+ *   fused multiply-add, that is where __FP_FAST_FMA is defined, else a
+ *   multiply then an add); the result is (l0 + l2) + (l1 + l3).
+ *
+ * The d % 4 last terms go to their lanes like the others (the missing
+ * ones as 0 * 0, which adds nothing).  A sum over values stored down a
+ * column (a row of rows stored by column) is one chain instead: term by
+ * term in increasing j, each with the same multiply-add.
+ *
+ * Several sums run side by side (4 distances, 8 columns' weighted sums)
+ * because one chain runs at the multiply-add's latency; each keeps its
+ * own lanes, so the bits are those of the single sum.  test_sum_order
+ * checks every path against this definition written in plain C.
  */
-static inline double
-sqdist(const double *a, const double *b, int32_t d)
-{
-	double		s = 0.0;
-
-	for (int32_t j = 0; j < d; j++)
-	{
-		double		t = a[j] - b[j];
-
-		s += t * t;
-	}
-	return s;
-}
-
 typedef double v4d __attribute__((vector_size(32)));
+typedef float v8f __attribute__((vector_size(32)));
+
+#if defined(__AVX__) && defined(__FMA__)
+#define madd4(a, b, c) ((v4d) _mm256_fmadd_pd((a), (b), (c)))
+#define madd8f(a, b, c) ((v8f) _mm256_fmadd_ps((a), (b), (c)))
+#elif defined(__FP_FAST_FMA)
+/* (statement expressions: a function passing these vectors warns of ABI) */
+#define madd4(a, b, c) ({ \
+	v4d			a_ = (a), b_ = (b), c_ = (c); \
+	for (int k_ = 0; k_ < 4; k_++) \
+		c_[k_] = fma(a_[k_], b_[k_], c_[k_]); \
+	c_; })
+#define madd8f(a, b, c) ({ \
+	v8f			a_ = (a), b_ = (b), c_ = (c); \
+	for (int k_ = 0; k_ < 8; k_++) \
+		c_[k_] = fmaf(a_[k_], b_[k_], c_[k_]); \
+	c_; })
+#else
+/*
+ * No fused multiply-add in this build: nothing can contract these, but
+ * fast-math may split a chain of additions into several (clang does when
+ * it unrolls), hence the barrier on each sum (OPAQUE_V below).
+ */
+#define madd4(a, b, c) ({ v4d s_ = (c) + (a) * (b); OPAQUE_V(s_); s_; })
+#define madd8f(a, b, c) ({ v8f s_ = (c) + (a) * (b); OPAQUE_V(s_); s_; })
+#endif
 
 /*
- * The fast forms below (FMA_ORDER builds) run several sums side by side,
- * each in the order gcc gives its plain loop at 256-bit vectors with FMA
- * (sqdist above, cols_weighted_sums' plain loop): one 4-lane FMA chain
- * over the first n & ~3 terms, lanes reduced as (l1 + l3) + (l0 + l2),
- * the last n % 4 terms as its epilogue adds them.  A single chain runs at
- * the FMA's latency; several fill the pipeline; the bits are the same
- * (test_fixed_point_native compares kernel.c built both ways).
+ * An empty barrier: the value is whatever the asm leaves, so fast-math
+ * cannot regroup the sums on either side of it (its reassociation merged
+ * the lanes' final additions in another order before these were here).
  */
-#if defined(__AVX__) && defined(__FMA__) && !defined(SVC_PLAIN_SUMS)
-#define FMA_ORDER 1
-#define SQB 4					/* rows per batch of distances */
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__SSE2__)
+#define OPAQUE(v) __asm__("" : "+x"(v))
+#elif defined(__aarch64__)
+#define OPAQUE(v) __asm__("" : "+w"(v))
+#else
+#define OPAQUE(v) __asm__("" : "+m"(v))
+#endif
 
-/* A chain's lanes and its tail terms (t[k] the k-th term's two factors) reduced. */
+/* The same for a 32-byte vector (as two halves where registers are 16 bytes). */
+#if defined(__AVX__)
+#define OPAQUE_V(v) __asm__("" : "+x"(v))
+#elif defined(__SSE2__) || defined(__aarch64__)
+typedef double v2d __attribute__((vector_size(16)));
+#define OPAQUE_V(v) do { \
+	v2d			h_[2]; \
+	memcpy(h_, &(v), sizeof(h_)); \
+	OPAQUE(h_[0]); \
+	OPAQUE(h_[1]); \
+	memcpy(&(v), h_, sizeof(h_)); \
+} while (0)
+#else
+#define OPAQUE_V(v) __asm__("" : "+m"(v))
+#endif
+
+/* The lanes of a chain reduced: (l0 + l2) + (l1 + l3). */
 static inline double
-lanes_finish(v4d acc, size_t rem, const double *ta, const double *tb)
+lanes_sum(const v4d *acc)
 {
-	double		s02 = acc[0] + acc[2],
-				s13 = acc[1] + acc[3],
+	double		s02 = (*acc)[0] + (*acc)[2],
+				s13 = (*acc)[1] + (*acc)[3],
 				r;
 
-	/* empty barriers: fast-math may not regroup these sums */
-	__asm__("" : "+x"(s02), "+x"(s13));
-	if (rem >= 2)
-	{
-		s02 = fma(ta[0], tb[0], s02);
-		s13 = fma(ta[1], tb[1], s13);
-	}
-	r = s13 + s02;
-	__asm__("" : "+x"(r));
-	if (rem == 1)
-		r = fma(ta[0], tb[0], r);
-	else if (rem == 3)
-		r = fma(ta[2], tb[2], r);
+	OPAQUE(s02);
+	OPAQUE(s13);
+	r = s02 + s13;
+	OPAQUE(r);
 	return r;
 }
 
-/* out[k] = sqdist(rows[k], x, d) for SQB rows, each in sqdist's order. */
+/*
+ * The rem < 4 values at p padded with zeros (a macro: a function passing
+ * these vectors warns of an ABI change where the build has no AVX; the
+ * cases spelt out: a loop over rem became a call of memcpy).
+ */
+#define load_tail(p, rem) ({ \
+	const double *p_ = (p); \
+	size_t		r_ = (rem); \
+	r_ == 1 ? (v4d) {p_[0], 0.0, 0.0, 0.0} : \
+		r_ == 2 ? (v4d) {p_[0], p_[1], 0.0, 0.0} : \
+		r_ == 3 ? (v4d) {p_[0], p_[1], p_[2], 0.0} : \
+		(v4d) {0.0, 0.0, 0.0, 0.0}; })
+
+#define SQB 4					/* rows per batch of distances */
+
+/* out[k] = the squared distance of rows[k] from x, for SQB rows. */
 static inline void
 sqdist_batch(const double *const *rows, const double *x, int32_t d, double *out)
 {
@@ -94,32 +146,36 @@ sqdist_batch(const double *const *rows, const double *x, int32_t d, double *out)
 
 			memcpy(&t, rows[k] + j, sizeof(t));
 			t = t - xv;
-			acc[k] = _mm256_fmadd_pd(t, t, acc[k]);
+			acc[k] = madd4(t, t, acc[k]);
+		}
+	}
+	if (rem > 0)
+	{
+		v4d			xv = load_tail(x + n4, rem);
+
+		for (int k = 0; k < SQB; k++)
+		{
+			v4d			t = load_tail(rows[k] + n4, rem) - xv;
+
+			acc[k] = madd4(t, t, acc[k]);
 		}
 	}
 	for (int k = 0; k < SQB; k++)
-	{
-		double		t[3];
-
-		for (size_t j = 0; j < rem; j++)
-			t[j] = rows[k][n4 + j] - x[n4 + j];
-		out[k] = lanes_finish(acc[k], rem, t, t);
-	}
+		out[k] = lanes_sum(&acc[k]);
 }
 
 /*
- * One distance in the batches' form: in the extension's build the same
- * bits as sqdist, and in any build with FMA the same as svc_sqdist_many's
- * (the k-d tree mixes the two; under the sanitizers gcc vectorises sqdist
- * otherwise).
+ * One distance, in the batches' order.  Inlined in this file's loops: the
+ * module is built with -fPIC, so a call to the exported svc_sqdist is
+ * never inlined, and a call per support vector costs a visible share of
+ * a fit.
  */
 static inline double
-sqdist_one(const double *a, const double *b, int32_t d)
+sqdist(const double *a, const double *b, int32_t d)
 {
 	size_t		n4 = (size_t) d & ~(size_t) 3,
 				rem = (size_t) d - n4;
 	v4d			acc = {0.0, 0.0, 0.0, 0.0};
-	double		t3[3];
 
 	for (size_t j = 0; j < n4; j += 4)
 	{
@@ -129,20 +185,62 @@ sqdist_one(const double *a, const double *b, int32_t d)
 		memcpy(&u, a + j, sizeof(u));
 		memcpy(&v, b + j, sizeof(v));
 		u = u - v;
-		acc = _mm256_fmadd_pd(u, u, acc);
+		acc = madd4(u, u, acc);
 	}
-	for (size_t j = 0; j < rem; j++)
-		t3[j] = a[n4 + j] - b[n4 + j];
-	return lanes_finish(acc, rem, t3, t3);
+	if (rem > 0)
+	{
+		v4d			t = load_tail(a + n4, rem) - load_tail(b + n4, rem);
+
+		acc = madd4(t, t, acc);
+	}
+	return lanes_sum(&acc);
 }
-#else
-#define sqdist_one sqdist
-#endif
+
+/* sum_i a[i] b[i] over n values, in the order above */
+static inline double
+dot(const double *a, const double *b, size_t n)
+{
+	size_t		n4 = n & ~(size_t) 3;
+	v4d			acc = {0.0, 0.0, 0.0, 0.0};
+
+	for (size_t i = 0; i < n4; i += 4)
+	{
+		v4d			u,
+					v;
+
+		memcpy(&u, a + i, sizeof(u));
+		memcpy(&v, b + i, sizeof(v));
+		acc = madd4(u, v, acc);
+	}
+	if (n > n4)
+		acc = madd4(load_tail(a + n4, n - n4), load_tail(b + n4, n - n4), acc);
+	return lanes_sum(&acc);
+}
+
+/* sum_i a[i] (of |a[i]| with absolute) over n values: the same lanes, additions */
+static inline double
+sum4(const double *a, size_t n, bool absolute)
+{
+	size_t		n4 = n & ~(size_t) 3;
+	v4d			acc = {0.0, 0.0, 0.0, 0.0};
+
+	for (size_t i = 0; i < n; i += 4)
+	{
+		v4d			u = i < n4 ? (v4d) {a[i], a[i + 1], a[i + 2], a[i + 3]} :
+			load_tail(a + i, n - n4);
+
+		if (absolute)
+			u = (v4d) {fabs(u[0]), fabs(u[1]), fabs(u[2]), fabs(u[3])};
+		acc = acc + u;
+		OPAQUE_V(acc);
+	}
+	return lanes_sum(&acc);
+}
 
 double
 svc_sqdist(const double *a, const double *b, int32_t d)
 {
-	return sqdist_one(a, b, d);
+	return sqdist(a, b, d);
 }
 
 void
@@ -151,7 +249,6 @@ svc_sqdist_many(const double *rows, const int32_t *idx, int64_t m, int32_t d,
 {
 	int64_t		i = 0;
 
-#ifdef FMA_ORDER
 	for (; i + SQB <= m; i += SQB)
 	{
 		const double *r[SQB];
@@ -160,13 +257,12 @@ svc_sqdist_many(const double *rows, const int32_t *idx, int64_t m, int32_t d,
 			r[k] = rows + (size_t) (idx ? idx[i + k] : i + k) * (size_t) d;
 		sqdist_batch(r, x, d, out + i);
 	}
-#endif
 	if (idx != NULL)
 		for (; i < m; i++)
-			out[i] = sqdist_one(rows + (size_t) idx[i] * (size_t) d, x, d);
+			out[i] = sqdist(rows + (size_t) idx[i] * (size_t) d, x, d);
 	else
 		for (; i < m; i++)
-			out[i] = sqdist_one(rows + (size_t) i * (size_t) d, x, d);
+			out[i] = sqdist(rows + (size_t) i * (size_t) d, x, d);
 }
 
 void
@@ -188,7 +284,10 @@ svc_rows_to_cols(const double *rows, int64_t n, int32_t d, double *cols)
  */
 #define EXP_FLOOR (-700.0)
 
-/* total plus alpha_i exp(buf_i) over a block, in order; buf overwritten. */
+/*
+ * total plus the block's sum of alpha_i exp(buf_i) (a dot product in the
+ * order above); buf overwritten.
+ */
 static inline double
 block_total(double *buf, size_t m, const double *alpha, double total)
 {
@@ -196,24 +295,22 @@ block_total(double *buf, size_t m, const double *alpha, double total)
 		buf[i] = buf[i] > EXP_FLOOR ? buf[i] : EXP_FLOOR;
 	for (size_t i = 0; i < m; i++)
 		buf[i] = exp(buf[i]);
-	for (size_t i = 0; i < m; i++)
-		total += alpha[i] * buf[i];
-	return total;
+	return total + dot(alpha, buf, m);
 }
 
 /*
  * out[i] = squared distance from x of the m rows stored by column (row i's
  * coordinate j at cols[j * stride + i]): coordinate by coordinate across
- * the rows, so each row's sum runs in sqdist's order and the loops
- * vectorise without a horizontal sum per row.
+ * the rows, each row's sum one chain in coordinate order (a lane of a
+ * vector), so the loops vectorise without a horizontal sum per row.
  */
 #define CHUNK 32				/* rows whose sums stay in registers */
 
 /*
- * CHUNK rows' sums in registers across all d coordinates: the plain loop
- * below loads and stores each row's partial sum at every coordinate,
- * which on wide rows cost as much as reading the rows.  Each row's sum is
- * the same expression, term by term in coordinate order, so the same bits.
+ * CHUNK rows' sums in registers across all d coordinates: a loop over
+ * the rows inside one over the coordinates loads and stores each row's
+ * partial sum at every coordinate, which on wide rows cost as much as
+ * reading the rows.
  */
 static inline void
 cols_sqdist_chunk(const double *cols, size_t stride, int32_t d, const double *x,
@@ -234,10 +331,47 @@ cols_sqdist_chunk(const double *cols, size_t stride, int32_t d, const double *x,
 
 			memcpy(&t, cols + 4 * k, sizeof(t));
 			t = t - xv;
-			acc[k] += t * t;
+			acc[k] = madd4(t, t, acc[k]);
 		}
 	}
 	memcpy(out, acc, sizeof(acc));
+}
+
+/*
+ * The same for the last m < CHUNK rows: whole fours of rows, then the
+ * last m % 4 in a vector padded with zeros (its other lanes unused).
+ */
+static inline void
+cols_sqdist_tail(const double *cols, size_t stride, size_t m, int32_t d,
+				 const double *x, double *out)
+{
+	v4d			acc[CHUNK / 4];
+	size_t		full = m / 4,
+				rem = m % 4;
+
+	for (int k = 0; k < CHUNK / 4; k++)
+		acc[k] = (v4d) {0.0, 0.0, 0.0, 0.0};
+	for (size_t j = 0; j < (size_t) d; j++, cols += stride)
+	{
+		double		xj = x[j];
+		v4d			xv = {xj, xj, xj, xj};
+
+		for (size_t k = 0; k < full; k++)
+		{
+			v4d			t;
+
+			memcpy(&t, cols + 4 * k, sizeof(t));
+			t = t - xv;
+			acc[k] = madd4(t, t, acc[k]);
+		}
+		if (rem > 0)
+		{
+			v4d			t = load_tail(cols + 4 * full, rem) - xv;
+
+			acc[full] = madd4(t, t, acc[full]);
+		}
+	}
+	memcpy(out, acc, sizeof(double) * m);
 }
 
 static inline void
@@ -248,24 +382,8 @@ cols_sqdist(const double *cols, size_t stride, size_t m, int32_t d, const double
 
 	for (; done + CHUNK <= m; done += CHUNK)
 		cols_sqdist_chunk(cols + done, stride, d, x, out + done);
-	if (done == m)
-		return;
-	cols += done;
-	out += done;
-	m -= done;
-	for (size_t i = 0; i < m; i++)
-		out[i] = 0.0;
-	for (size_t j = 0; j < (size_t) d; j++, cols += stride)
-	{
-		double		xj = x[j];
-
-		for (size_t i = 0; i < m; i++)
-		{
-			double		t = cols[i] - xj;
-
-			out[i] += t * t;
-		}
-	}
+	if (done < m)
+		cols_sqdist_tail(cols + done, stride, m - done, d, x, out + done);
 }
 
 double
@@ -280,19 +398,14 @@ svc_kernel_sum(const double *s, const double *alpha, const double *widths,
 		int32_t		m = (n - i0 < KBLOCK) ? n - i0 : KBLOCK;
 		const double *row = s + (size_t) i0 * d;
 
-#ifdef FMA_ORDER
 		svc_sqdist_many(row, NULL, m, d, x, buf);
-		for (int32_t i = 0; i < m; i++)
-			buf[i] = -(widths ? widths[i0 + i] : gamma) * buf[i];
-#else
 		/* two loops, so the common one keeps its constant factor */
 		if (widths)
 			for (int32_t i = 0; i < m; i++)
-				buf[i] = -widths[i0 + i] * sqdist(row + (size_t) i * d, x, d);
+				buf[i] = -widths[i0 + i] * buf[i];
 		else
 			for (int32_t i = 0; i < m; i++)
-				buf[i] = -gamma * sqdist(row + (size_t) i * d, x, d);
-#endif
+				buf[i] = -gamma * buf[i];
 		total = block_total(buf, (size_t) m, alpha + i0, total);
 	}
 	return total;
@@ -342,8 +455,6 @@ svc_kernel_sum_cols_d2(const double *cols, size_t stride, const double *alpha,
  * eight float vectors across all d coordinates, half the bytes read of
  * the double columns and twice the lanes.
  */
-typedef float v8f __attribute__((vector_size(32)));
-
 #define CHUNKF 64
 
 static inline void
@@ -373,7 +484,7 @@ cols_sqdistf(const float *cols, size_t stride, size_t m, int32_t d, const float 
 
 				memcpy(&t, c + 8 * k, sizeof(t));
 				t = t - xv;
-				acc[k] += t * t;
+				acc[k] = madd8f(t, t, acc[k]);
 			}
 		}
 		memcpy(lane, acc, sizeof(lane));
@@ -455,6 +566,7 @@ step_normalise(double *next, const double *x, int32_t d, double den, double absd
 	{
 		double		inv = 1.0 / den;
 
+		OPAQUE(inv);			/* a product, not a division, in any build */
 		for (size_t j = 0; j < (size_t) d; j++)
 			next[j] *= inv;
 		*ok = true;
@@ -462,18 +574,16 @@ step_normalise(double *next, const double *x, int32_t d, double den, double absd
 }
 
 /*
- * out[j] = sum_i w[i] cols[j * stride + i] for each of d columns: the
- * plain loop (below, for what the fast form leaves) is one chain a
- * column; the fast form runs 8 columns' chains side by side.
+ * out[j] = sum_i w[i] cols[j * stride + i] for each of d columns, each a
+ * dot product in the order above: 8 columns' chains side by side, then
+ * the columns left one at a time.
  */
 static void
 cols_weighted_sums(const double *cols, size_t stride, size_t n, size_t d,
 				   const double *w, double *out)
 {
-	size_t		j = 0;
-
-#ifdef FMA_ORDER
-	size_t		n4 = n & ~(size_t) 3;
+	size_t		j = 0,
+				n4 = n & ~(size_t) 3;
 
 	for (; j + 8 <= d; j += 8)
 	{
@@ -492,22 +602,21 @@ cols_weighted_sums(const double *cols, size_t stride, size_t n, size_t d,
 				v4d			cv;
 
 				memcpy(&cv, c + k * stride + i, sizeof(cv));
-				acc[k] = _mm256_fmadd_pd(wv, cv, acc[k]);
+				acc[k] = madd4(wv, cv, acc[k]);
 			}
 		}
-		for (int k = 0; k < 8; k++)
-			out[j + k] = lanes_finish(acc[k], n - n4, w + n4, c + k * stride + n4);
-	}
-#endif
-	for (; j < d; j++)
-	{
-		const double *col = cols + j * stride;
-		double		acc = 0.0;
+		if (n > n4)
+		{
+			v4d			wv = load_tail(w + n4, n - n4);
 
-		for (size_t i = 0; i < n; i++)
-			acc += w[i] * col[i];
-		out[j] = acc;
+			for (int k = 0; k < 8; k++)
+				acc[k] = madd4(wv, load_tail(c + k * stride + n4, n - n4), acc[k]);
+		}
+		for (int k = 0; k < 8; k++)
+			out[j + k] = lanes_sum(&acc[k]);
 	}
+	for (; j < d; j++)
+		out[j] = dot(w, cols + j * stride, n);
 }
 
 double
@@ -516,11 +625,11 @@ svc_kernel_fixed_point_cols(const double *cols, size_t stride, const double *alp
 							double *next, double *work, bool *ok)
 {
 	double		emax;
-	double		den = 0.0;		/* with one width, also the kernel sum */
-	double		absden = 0.0;
+	double		den;			/* with one width, also the kernel sum */
+	double		absden;
 	size_t		un = (size_t) (n > 0 ? n : 0);
 
-	/* svc_kernel_fixed_point's steps, each row's sums in the same order */
+	/* svc_kernel_fixed_point's steps, the distances summed down the columns */
 	cols_sqdist(cols, stride, un, d, x, work);
 	for (size_t i = 0; i < un; i++)
 		work[i] = -gamma * work[i];
@@ -531,13 +640,9 @@ svc_kernel_fixed_point_cols(const double *cols, size_t stride, const double *alp
 		return 0.0;
 	}
 	for (size_t i = 0; i < un; i++)
-	{
-		double		a = alpha[i] * work[i];
-
-		work[i] = a;
-		den += a;
-		absden += fabs(a);
-	}
+		work[i] *= alpha[i];
+	den = sum4(work, un, false);
+	absden = sum4(work, un, true);
 	cols_weighted_sums(cols, stride, un, (size_t) d, work, next);
 	step_normalise(next, x, d, den, absden, ok);
 	return den * exp(emax);

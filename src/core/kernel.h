@@ -11,7 +11,7 @@
 
 #include <float.h>
 
-/* Squared Euclidean distance. */
+/* Squared Euclidean distance, summed in the order kernel.c defines. */
 double		svc_sqdist(const double *a, const double *b, int32_t d);
 
 /*
@@ -35,8 +35,9 @@ void		svc_rows_to_cols(const double *rows, int64_t n, int32_t d, double *cols);
 
 /*
  * The same sum with one width, the n rows stored by column: coordinate j
- * of row i at cols[j * stride + i].  Same value as svc_kernel_sum in a
- * build without fast-math; the loops vectorise across rows.
+ * of row i at cols[j * stride + i].  Each distance is one chain down its
+ * column (kernel.c defines the orders), so its last bits may differ from
+ * svc_kernel_sum's; the loops vectorise across rows.
  */
 double		svc_kernel_sum_cols(const double *cols, size_t stride, const double *alpha,
 								int32_t n, int32_t d, double gamma, const double *x);

@@ -534,14 +534,32 @@ test_wide_bound(const char *what, int64_t n, int32_t d, const char *json)
 			wide += s.wide_on;
 			dropped += s.wide_on && ps.n_drop > 0;
 			/*
-			 * the double distances' bound is against the double full
-			 * sum (whose exponents carry the distances' rounding times
-			 * gamma d^2: the same in both codes), the float distances'
-			 * against the exact one; the reference's own rounding is far
-			 * below 1e-15 of its terms
+			 * the double distances' bound is against the sum of the
+			 * double distances' kernels (whose exponents carry the
+			 * distances' rounding times gamma d^2), each distance summed
+			 * as the scorer's double path sums it in this build (term by
+			 * term in coordinate order), the float distances' against
+			 * the exact one; the reference's own rounding is far below
+			 * 1e-15 of its terms
 			 */
 			if (!s.wide_on)
-				ref = svc_kernel_sum(m.sv, m.alpha, m.sv_gamma, m.n_sv, d, m.gamma, xi);
+			{
+				ref = 0.0L;
+				for (int32_t t = 0; t < m.n_sv; t++)
+				{
+					const double *sv = m.sv + (size_t) t * d;
+					double		g = m.sv_gamma ? m.sv_gamma[t] : m.gamma,
+								d2 = 0.0;
+
+					for (int32_t j = 0; j < d; j++)
+					{
+						double		dj = xi[j] - sv[j];
+
+						d2 += dj * dj;
+					}
+					ref += m.alpha[t] * expl(-(long double) g * d2);
+				}
+			}
 			if (!(fabsl(ref - ps.lam) <= ps.lam_err + 1e-15L * refabs + 1e-300L))
 			{
 				bad++;

@@ -1,0 +1,219 @@
+/*
+ * test_sum_order.c - kernel.c's sums in the order it defines (top of
+ * kernel.c), on every path
+ *
+ * The references below are that order written as plain scalar C; this
+ * file is built without fast-math or contraction, so they are exactly the
+ * definition, whatever the compiler does with kernel.c's vector forms.
+ * Checked bit for bit, over counts of every residue mod 4 and 8 and
+ * widths around the vectors': single distances and the batched ones
+ * (rows by index or in order), the distances down the columns, a
+ * trajectory step's weighted sums and weights' sum, and the float
+ * distances.  Built with the core's flags (test_sum_order) and with the
+ * extension's kernel flags for this CPU (test_sum_order_native: fast-math,
+ * fused multiply-adds, 256-bit vectors).
+ */
+#include "kernel.h"
+#include "unit.h"
+
+#include <math.h>
+#include <stdint.h>
+
+/* one multiply-add as kernel.c's build does it */
+#ifdef __FP_FAST_FMA
+#define MADD(a, b, c) fma((a), (b), (c))
+#define MADDF(a, b, c) fmaf((a), (b), (c))
+#else
+#define MADD(a, b, c) ((c) + (a) * (b))
+#define MADDF(a, b, c) ((c) + (a) * (b))
+#endif
+
+static double
+ref_lanes(const double *a, const double *b, size_t n, bool diff)
+{
+	double		l[4] = {0.0, 0.0, 0.0, 0.0};
+
+	for (size_t j = 0; j < n; j++)
+	{
+		double		t = diff ? a[j] - b[j] : a[j];
+		double		u = diff ? t : b[j];
+
+		l[j % 4] = MADD(t, u, l[j % 4]);
+	}
+	return (l[0] + l[2]) + (l[1] + l[3]);
+}
+
+static double
+ref_plain_sum(const double *a, size_t n, bool absolute)
+{
+	double		l[4] = {0.0, 0.0, 0.0, 0.0};
+
+	for (size_t j = 0; j < n; j++)
+		l[j % 4] += absolute ? fabs(a[j]) : a[j];
+	return (l[0] + l[2]) + (l[1] + l[3]);
+}
+
+static uint64_t rng = UINT64_C(0x9E3779B97F4A7C15);
+
+static double
+uniform(void)
+{
+	rng = rng * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+	return (double) (rng >> 11) / 9007199254740992.0;
+}
+
+#define MAXN 300
+#define MAXD 768
+#define PAD 5					/* columns stored with this many slots more */
+
+static bool
+same(double a, double b)
+{
+	return memcmp(&a, &b, sizeof(a)) == 0;
+}
+
+int
+main(void)
+{
+	static const int ns[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 31, 32, 33, 35, 63, 64, 65,
+	297, 298, 299, 300};
+	static const int ds[] = {1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 64, 129, 768};
+	static double rows[MAXN * MAXD],
+				cols[(MAXN + PAD) * MAXD],
+				alpha[MAXN],
+				x[MAXD],
+				out[MAXN],
+				next[MAXD],
+				next2[MAXD],
+				work[MAXN],
+				work2[MAXN],
+				colv[MAXN];
+	static float colsf[(MAXN + 64) * MAXD],
+				xf[MAXD];
+	static int32_t idx[MAXN];
+	int			bad_single = 0,
+				bad_many = 0,
+				bad_cols = 0,
+				bad_step = 0,
+				bad_float = 0,
+				bad_stride = 0,
+				steps = 0,
+				cases = 0;
+
+	for (size_t a = 0; a < sizeof(ns) / sizeof(ns[0]); a++)
+		for (size_t b = 0; b < sizeof(ds) / sizeof(ds[0]); b++)
+		{
+			int			n = ns[a],
+						d = ds[b];
+			size_t		stride = (size_t) n + PAD,
+						stridef = ((size_t) n + 63) / 64 * 64;
+			double		gamma = 2.0 / d;
+			bool		ok,
+						ok2;
+
+			cases++;
+			for (int i = 0; i < n * d; i++)
+				rows[i] = 2.0 * uniform() - 1.0;
+			for (int i = 0; i < n; i++)
+			{
+				alpha[i] = uniform() * (i % 7 == 3 ? 1e-3 : 1.0);
+				idx[i] = (int32_t) (uniform() * n);
+			}
+			for (int j = 0; j < d; j++)
+			{
+				x[j] = uniform() - 0.5;
+				xf[j] = (float) x[j];
+			}
+			for (int i = 0; i < n; i++)
+				for (int j = 0; j < d; j++)
+				{
+					cols[(size_t) j * stride + (size_t) i] = rows[(size_t) i * d + j];
+					colsf[(size_t) j * stridef + (size_t) i] = (float) rows[(size_t) i * d + j];
+				}
+			/* the padding slots hold values that must not be read into the sums */
+			for (int j = 0; j < d; j++)
+				for (size_t i = (size_t) n; i < stride; i++)
+					cols[(size_t) j * stride + i] = 1e300;
+
+			/* rows: the single distance is the order; batches are the single */
+			for (int i = 0; i < n; i++)
+			{
+				const double *r = rows + (size_t) i * d;
+
+				bad_single += !same(svc_sqdist(r, x, d), ref_lanes(r, x, (size_t) d, true));
+			}
+			for (int k = 0; k < 2; k++)
+			{
+				svc_sqdist_many(rows, k ? idx : NULL, n, d, x, out);
+				for (int i = 0; i < n; i++)
+					bad_many += !same(out[i], svc_sqdist(rows + (size_t) (k ? idx[i] : i) * d,
+														 x, d));
+			}
+
+			/* columns: one chain a row, in coordinate order */
+			(void) svc_kernel_sum_cols_d2(cols, stride, alpha, n, d, gamma, x, out);
+			for (int i = 0; i < n; i++)
+			{
+				double		s = 0.0;
+
+				for (int j = 0; j < d; j++)
+				{
+					double		t = cols[(size_t) j * stride + (size_t) i] - x[j];
+
+					s = MADD(t, t, s);
+				}
+				bad_cols += !same(out[i], s);
+			}
+
+			/*
+			 * A trajectory step: work holds the weights on return; the
+			 * weighted sums and the weights' sum are in the order.
+			 */
+			(void) svc_kernel_fixed_point_cols(cols, stride, alpha, n, d, gamma, x,
+											   next, work, &ok);
+			if (ok)
+			{
+				double		inv = 1.0 / ref_plain_sum(work, (size_t) n, false);
+
+				steps++;
+				for (int j = 0; j < d; j++)
+				{
+					for (int i = 0; i < n; i++)
+						colv[i] = cols[(size_t) j * stride + (size_t) i];
+					bad_step += !same(next[j], ref_lanes(work, colv, (size_t) n, false) * inv);
+				}
+			}
+			/* the same step from columns stored without the padding */
+			svc_rows_to_cols(rows, n, d, cols);
+			(void) svc_kernel_fixed_point_cols(cols, (size_t) n, alpha, n, d, gamma, x,
+											   next2, work2, &ok2);
+			bad_stride += ok != ok2 || memcmp(next, next2, sizeof(double) * (size_t) d) != 0 ||
+				memcmp(work, work2, sizeof(double) * (size_t) n) != 0;
+
+			/* float columns (bsgd's wide rows): one float chain a row */
+			svc_sqdist_colsf(colsf, stridef, n, d, xf, out);
+			for (int i = 0; i < n; i++)
+			{
+				float		s = 0.0f;
+
+				for (int j = 0; j < d; j++)
+				{
+					float		t = colsf[(size_t) j * stridef + (size_t) i] - xf[j];
+
+					s = MADDF(t, t, s);
+				}
+				bad_float += !same(out[i], (double) s);
+			}
+		}
+	CHECK(bad_single == 0, "svc_sqdist is the defined order (%d differ)", bad_single);
+	CHECK(bad_many == 0, "svc_sqdist_many equals svc_sqdist, by index and in order (%d differ)",
+		  bad_many);
+	CHECK(bad_cols == 0, "the distances down the columns are one chain a row (%d differ)",
+		  bad_cols);
+	CHECK(steps > (int) (cases * 3 / 4), "most steps ran (%d of %d)", steps, cases);
+	CHECK(bad_step == 0, "a step's weighted sums are the defined order (%d differ)", bad_step);
+	CHECK(bad_stride == 0, "a step ignores the columns' padding (%d differ)", bad_stride);
+	CHECK(bad_float == 0, "the float distances are one float chain a row (%d differ)",
+		  bad_float);
+	return unit_summary("test_sum_order");
+}
