@@ -169,8 +169,7 @@ ball_build_range(SvcBallTree *t, int64_t lo, int64_t hi, KeyIdx *tmp, double *wo
 								qb[DIST_BLOCK];
 					int64_t		m = hi - i0 < DIST_BLOCK ? hi - i0 : DIST_BLOCK;
 
-					svc_sqdist_many(t->pts + (size_t) i0 * d, NULL, m, d, ma, qa);
-					svc_sqdist_many(t->pts + (size_t) i0 * d, NULL, m, d, mb, qb);
+					svc_sqdist_many2(t->pts + (size_t) i0 * d, m, d, ma, mb, qa, qb);
 					for (int64_t i = i0; i < i0 + m; i++)
 					{
 						const double *x = t->pts + (size_t) i * d;
@@ -323,6 +322,19 @@ centre_dist2(const SvcBallTree *t, int32_t v, const double *q)
 	return svc_sqdist(t->centre + (size_t) v * t->d, q, t->d);
 }
 
+/* The same for the two children of a node, side by side (the same sums). */
+static inline void
+children_dist2(const SvcBallTree *t, int32_t a, int32_t b, const double *q,
+			   double *da, double *db)
+{
+	int32_t		ab[2] = {a, b};
+	double		out[2];
+
+	svc_sqdist_many(t->centre, ab, 2, t->d, q, out);
+	*da = out[0];
+	*db = out[1];
+}
+
 static inline bool
 ball_beyond(const SvcBallTree *t, int32_t v, double dc2, double cut)
 {
@@ -361,8 +373,10 @@ ball_other_within(const SvcBallTree *t, int32_t v, double dc2, int32_t g, const 
 	{
 		int32_t		a = t->left[v],
 					b = t->right[v];
-		double		da = centre_dist2(t, a, q),
-					db = centre_dist2(t, b, q);
+		double		da,
+					db;
+
+		children_dist2(t, a, b, q, &da, &db);
 
 		/* the nearer side first: a point within is likelier there */
 		if (db < da)
@@ -454,8 +468,10 @@ ball_knearest(const SvcBallTree *t, int32_t v, double dc2, const double *q, KBes
 	{
 		int32_t		a = t->left[v],
 					b = t->right[v];
-		double		da = centre_dist2(t, a, q),
-					db = centre_dist2(t, b, q);
+		double		da,
+					db;
+
+		children_dist2(t, a, b, q, &da, &db);
 
 		if (db < da)
 		{

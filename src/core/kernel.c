@@ -125,42 +125,40 @@ lanes_sum(const v4d *acc)
 
 #define SQB 4					/* rows per batch of distances */
 
-/* out[k] = the squared distance of rows[k] from x, for SQB rows. */
-static inline void
-sqdist_batch(const double *const *rows, const double *x, int32_t d, double *out)
+/*
+ * out[k] = the squared distance of rows[k] from xs[k], for nb (a constant
+ * where inlined, at most SQB) pairs side by side.  Where the xs are one
+ * point its loads are one.
+ */
+static inline __attribute__((always_inline)) void
+sqdist_batch(const double *const *rows, const double *const *xs, int nb, int32_t d,
+			 double *out)
 {
 	size_t		n4 = (size_t) d & ~(size_t) 3,
 				rem = (size_t) d - n4;
 	v4d			acc[SQB];
 
-	for (int k = 0; k < SQB; k++)
+	for (int k = 0; k < nb; k++)
 		acc[k] = (v4d) {0.0, 0.0, 0.0, 0.0};
 	for (size_t j = 0; j < n4; j += 4)
-	{
-		v4d			xv;
-
-		memcpy(&xv, x + j, sizeof(xv));
-		for (int k = 0; k < SQB; k++)
+		for (int k = 0; k < nb; k++)
 		{
-			v4d			t;
+			v4d			t,
+						xv;
 
 			memcpy(&t, rows[k] + j, sizeof(t));
+			memcpy(&xv, xs[k] + j, sizeof(xv));
 			t = t - xv;
 			acc[k] = madd4(t, t, acc[k]);
 		}
-	}
 	if (rem > 0)
-	{
-		v4d			xv = load_tail(x + n4, rem);
-
-		for (int k = 0; k < SQB; k++)
+		for (int k = 0; k < nb; k++)
 		{
-			v4d			t = load_tail(rows[k] + n4, rem) - xv;
+			v4d			t = load_tail(rows[k] + n4, rem) - load_tail(xs[k] + n4, rem);
 
 			acc[k] = madd4(t, t, acc[k]);
 		}
-	}
-	for (int k = 0; k < SQB; k++)
+	for (int k = 0; k < nb; k++)
 		out[k] = lanes_sum(&acc[k]);
 }
 
@@ -247,22 +245,55 @@ void
 svc_sqdist_many(const double *rows, const int32_t *idx, int64_t m, int32_t d,
 				const double *x, double *out)
 {
+	const double *xs[SQB] = {x, x, x, x};
+	const double *r[SQB];
 	int64_t		i = 0;
 
+#define ROW(i) (rows + (size_t) (idx ? idx[i] : (i)) * (size_t) d)
 	for (; i + SQB <= m; i += SQB)
 	{
-		const double *r[SQB];
-
 		for (int k = 0; k < SQB; k++)
-			r[k] = rows + (size_t) (idx ? idx[i + k] : i + k) * (size_t) d;
-		sqdist_batch(r, x, d, out + i);
+			r[k] = ROW(i + k);
+		sqdist_batch(r, xs, SQB, d, out + i);
 	}
-	if (idx != NULL)
-		for (; i < m; i++)
-			out[i] = sqdist(rows + (size_t) idx[i] * (size_t) d, x, d);
-	else
-		for (; i < m; i++)
-			out[i] = sqdist(rows + (size_t) i * (size_t) d, x, d);
+	if (i + 2 <= m)
+	{
+		r[0] = ROW(i);
+		r[1] = ROW(i + 1);
+		sqdist_batch(r, xs, 2, d, out + i);
+		i += 2;
+	}
+	if (i < m)
+		out[i] = sqdist(ROW(i), x, d);
+#undef ROW
+}
+
+void
+svc_sqdist_many2(const double *rows, int64_t m, int32_t d, const double *xa,
+				 const double *xb, double *outa, double *outb)
+{
+	const double *xs[SQB] = {xa, xb, xa, xb};
+	const double *r[SQB];
+	double		o[SQB];
+
+	for (int64_t i = 0; i < m; i += 2)
+	{
+		int			nb = i + 1 < m ? 4 : 2;
+
+		r[0] = r[1] = rows + (size_t) i * (size_t) d;
+		r[2] = r[3] = r[0] + (size_t) d;
+		if (nb == 4)
+			sqdist_batch(r, xs, 4, d, o);
+		else
+			sqdist_batch(r, xs, 2, d, o);
+		outa[i] = o[0];
+		outb[i] = o[1];
+		if (nb == 4)
+		{
+			outa[i + 1] = o[2];
+			outb[i + 1] = o[3];
+		}
+	}
 }
 
 void

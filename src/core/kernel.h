@@ -23,6 +23,13 @@ void		svc_sqdist_many(const double *rows, const int32_t *idx, int64_t m,
 							int32_t d, const double *x, double *out);
 
 /*
+ * outa[i] and outb[i] = svc_sqdist(row i, xa) and (row i, xb) for the
+ * first m rows: the same sums, each row read once for both points.
+ */
+void		svc_sqdist_many2(const double *rows, int64_t m, int32_t d, const double *xa,
+							 const double *xb, double *outa, double *outb);
+
+/*
  * sum_i alpha_i exp(-g_i ||x - s_i||^2) over n rows s of d values, with
  * g_i = widths[i], or gamma for all when widths is NULL.
  */

@@ -83,6 +83,7 @@ main(void)
 				alpha[MAXN],
 				x[MAXD],
 				out[MAXN],
+				out2[MAXN],
 				next[MAXD],
 				next2[MAXD],
 				work[MAXN],
@@ -150,6 +151,12 @@ main(void)
 														 x, d));
 			}
 
+			/* two points at a time (x and the first row) */
+			svc_sqdist_many2(rows, n, d, x, rows, out, out2);
+			for (int i = 0; i < n; i++)
+				bad_many += !same(out[i], svc_sqdist(rows + (size_t) i * d, x, d)) ||
+					!same(out2[i], svc_sqdist(rows + (size_t) i * d, rows, d));
+
 			/* columns: one chain a row, in coordinate order */
 			(void) svc_kernel_sum_cols_d2(cols, stride, alpha, n, d, gamma, x, out);
 			for (int i = 0; i < n; i++)
@@ -206,7 +213,7 @@ main(void)
 			}
 		}
 	CHECK(bad_single == 0, "svc_sqdist is the defined order (%d differ)", bad_single);
-	CHECK(bad_many == 0, "svc_sqdist_many equals svc_sqdist, by index and in order (%d differ)",
+	CHECK(bad_many == 0, "svc_sqdist_many and svc_sqdist_many2 equal svc_sqdist (%d differ)",
 		  bad_many);
 	CHECK(bad_cols == 0, "the distances down the columns are one chain a row (%d differ)",
 		  bad_cols);
