@@ -205,6 +205,39 @@ append_labelled(const SvcEnv *env, SvcModel *m, const double *rows, const int8_t
 	return SVC_OK;
 }
 
+double
+svc_supervision_lift_scale(double rho)
+{
+	double		k = rho / SVC_SPREAD_RUGGED;
+
+	return k > 1.0 ? fmin(k, SVC_SPREAD_LIFT_SCALE_MAX) : 1.0;
+}
+
+/*
+ * The hyperplane's lift scale k (supervision.h) from the quantile of the
+ * solver's f at SVC_SPREAD_RUGGED_SHARE, its threshold q0 (m->offset, which
+ * it leaves as it found it).
+ */
+static SvcStatus
+lift_scale(const SvcEnv *env, SvcModel *m, const double *rows, int64_t n, double *k,
+		   SvcError *err)
+{
+	double		nu = m->opt.nu,
+				q0 = m->offset;
+	SvcStatus	st;
+
+	*k = 1.0;
+	if (!(nu > 0 && nu < SVC_SPREAD_RUGGED_SHARE && q0 > 0))
+		return SVC_OK;
+	m->opt.nu = SVC_SPREAD_RUGGED_SHARE;
+	st = svc_threshold_set(env, m, rows, n, err);
+	m->opt.nu = nu;
+	if (st == SVC_OK)
+		*k = svc_supervision_lift_scale(m->offset / q0);
+	m->offset = q0;
+	return st;
+}
+
 SvcStatus
 svc_supervision_spread(const SvcEnv *env, SvcModel *m, const double *rows,
 					   const int8_t *label, int64_t n, SvcError *err)
@@ -216,10 +249,9 @@ svc_supervision_spread(const SvcEnv *env, SvcModel *m, const double *rows,
 	double		q0;
 	/* the hyperplane's narrower kernel reaches fewer neighbours: twice */
 	double		push = m->boundary == SVC_BOUNDARY_SPHERE ? 1.0 : 2.0;
-	double		lift = m->boundary == SVC_BOUNDARY_SPHERE ? 1.0 : SVC_SPREAD_LIFT_HYPERPLANE;
-	/* the hyperplane's labelled normals lift a wider neighbourhood */
-	double		lab_gamma = m->boundary == SVC_BOUNDARY_SPHERE ? m->gamma :
-		m->gamma / SVC_SPREAD_LIFT_WIDTH;
+	double		lift = 1.0,
+				lab_gamma = m->gamma,
+				k = 1.0;
 	SvcStatus	st;
 
 	for (int64_t i = 0; i < n; i++)
@@ -227,6 +259,15 @@ svc_supervision_spread(const SvcEnv *env, SvcModel *m, const double *rows,
 	st = threshold(env, m, rows, n, err);
 	if (st != SVC_OK || n_lab == 0)
 		return st;
+	if (m->boundary != SVC_BOUNDARY_SPHERE)
+	{
+		/* the hyperplane's labelled normals lift a wider neighbourhood */
+		st = lift_scale(env, m, rows, n, &k, err);
+		if (st != SVC_OK)
+			return st;
+		lift = SVC_SPREAD_LIFT_HYPERPLANE * k * k;
+		lab_gamma = m->gamma / (SVC_SPREAD_LIFT_WIDTH * k);
+	}
 	q0 = m->offset;
 	first = m->n_sv;
 	slot = svc_alloc(env, sizeof(int64_t) * (size_t) n, err);
@@ -241,7 +282,7 @@ svc_supervision_spread(const SvcEnv *env, SvcModel *m, const double *rows,
 
 	/*
 	 * The first weights from the threshold q0 of the solver's f: a
-	 * labelled normal lifts its kernel sum by q0 (twice with the
+	 * labelled normal lifts its kernel sum by q0 (2 k^2 times with the
 	 * hyperplane), a labelled anomaly takes
 	 * its own down to SVC_SPREAD_DEPTH q0 (the others' weights aside), or
 	 * as far again below it with the hyperplane.
