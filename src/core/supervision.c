@@ -4,6 +4,7 @@
 #include "threshold.h"
 #include "state.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include <math.h>
@@ -213,22 +214,84 @@ svc_supervision_lift_scale(double rho)
 	return k > 1.0 ? fmin(k, SVC_SPREAD_LIFT_SCALE_MAX) : 1.0;
 }
 
+static int
+cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a,
+				y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
 /*
- * The hyperplane's lift scale k (supervision.h) from the quantile of the
- * solver's f at SVC_SPREAD_RUGGED_SHARE, its threshold q0 (m->offset, which
- * it leaves as it found it).
+ * The median over the first (up to SVC_SPREAD_ISLAND_PROBE) support
+ * vectors of gamma times the squared distance to the nearest other one:
+ * how far apart the solver's kernels sit (supervision.h).  0 with fewer
+ * than two.
+ */
+static SvcStatus
+island_level(const SvcEnv *env, const SvcModel *m, double *level, SvcError *err)
+{
+	int32_t		d = m->dims,
+				ns = m->n_sv,
+				probe = ns < SVC_SPREAD_ISLAND_PROBE ? ns : SVC_SPREAD_ISLAND_PROBE;
+	double	   *v;
+
+	*level = 0.0;
+	if (ns < 2)
+		return SVC_OK;
+	v = svc_alloc(env, sizeof(double) * (size_t) probe, err);
+	if (v == NULL)
+		return SVC_ERR_NOMEM;
+	for (int32_t i = 0; i < probe; i++)
+	{
+		const double *a = m->sv + (size_t) i * (size_t) d;
+		double		best = HUGE_VAL;
+
+		if ((i & 63) == 0 && svc_interrupted(env, err))
+		{
+			svc_free(env, v);
+			return SVC_ERR_INTERRUPTED;
+		}
+		for (int32_t j = 0; j < ns; j++)
+		{
+			double		d2;
+
+			if (j == i)
+				continue;
+			d2 = svc_sqdist(a, m->sv + (size_t) j * (size_t) d, d);
+			if (d2 < best)
+				best = d2;
+		}
+		v[i] = best * (m->sv_gamma ? m->sv_gamma[i] : m->gamma);
+	}
+	qsort(v, (size_t) probe, sizeof(double), cmp_double);
+	*level = v[probe / 2];
+	svc_free(env, v);
+	return SVC_OK;
+}
+
+/*
+ * The hyperplane's lift scale k (supervision.h): 1 unless the solver's
+ * kernels sit apart (island_level at SVC_SPREAD_ISLAND or more), then
+ * from the quantile of the solver's f at SVC_SPREAD_RUGGED_SHARE over its
+ * threshold q0 (m->offset, which it leaves as it found it).
  */
 static SvcStatus
 lift_scale(const SvcEnv *env, SvcModel *m, const double *rows, int64_t n, double *k,
 		   SvcError *err)
 {
 	double		nu = m->opt.nu,
-				q0 = m->offset;
+				q0 = m->offset,
+				level;
 	SvcStatus	st;
 
 	*k = 1.0;
 	if (!(nu > 0 && nu < SVC_SPREAD_RUGGED_SHARE && q0 > 0))
 		return SVC_OK;
+	st = island_level(env, m, &level, err);
+	if (st != SVC_OK || !(level >= SVC_SPREAD_ISLAND))
+		return st;
 	m->opt.nu = SVC_SPREAD_RUGGED_SHARE;
 	st = svc_threshold_set(env, m, rows, n, err);
 	m->opt.nu = nu;

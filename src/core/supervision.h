@@ -91,17 +91,21 @@ SvcStatus	svc_supervision_weights(const SvcEnv *env, const double *x,
  * model): at the solver's own width a lift moved f at a handful of rows.
  * They lift by SVC_SPREAD_LIFT_HYPERPLANE times a sphere's weight: a
  * wider kernel sums more rows, and the budgeted solver's f is smoother.
- * Where that f is rugged near the threshold, the width divides by k more
- * and the weight multiplies by k^2: k = rho / SVC_SPREAD_RUGGED within
+ * Where the solver's kernels sit apart (the median over its support
+ * vectors of gamma times the squared distance to the nearest other one
+ * at SVC_SPREAD_ISLAND or more: each a hill of its own) and so f is rugged
+ * near the threshold, the width divides by k more and the weight
+ * multiplies by k^2: k = rho / SVC_SPREAD_RUGGED within
  * [1, SVC_SPREAD_LIFT_SCALE_MAX], rho the quantile of the solver's f at
  * SVC_SPREAD_RUGGED_SHARE of the rows over the threshold (k = 1 with an
- * outlier_fraction of 0 or of that share or more).  rho is 2-5 on 2-D
- * blobs and 8 on 12-D blobs unscaled, where k = 1 measured best (wider
- * lifts lowered F1 by 0.2 there), and 95-150 on the same 12-D blobs
- * z-scored, where the kernel at the automatic gamma is narrow for the
- * rows' spacing: each support vector its own hill, a neighbour of a
- * labelled normal where the kernel at gamma / 8 is about 0.01, and the
- * lift moved f at the labelled row alone.
+ * outlier_fraction of 0 or of that share or more).  Measured on planted
+ * anomalies (doc/benchmark.md, doc/design-notes.md): on z-scored 12-D
+ * blobs at the automatic gamma (gap 7, rho 95-150) a lift at gamma / 8
+ * reached no neighbour (the kernel there about 0.01) and moved f at the
+ * labelled row alone; on 2-D blobs (gap 0.2-0.6, rho 2-5), on 4-D blobs
+ * (gap 1.6, rho 15-38), on the 12-D blobs unscaled (gap 2.7, rho 8) or at
+ * gamma 1 (gap 4, rho 10-16) k = 1 measured best: wider lifts there
+ * replace a better f and lowered F1 by up to 0.2.
  * The anomalies keep gamma: in 12 dimensions a wider negative term
  * outreaches the solver's terms, whose sums near the threshold are tiny
  * there, and f went negative on up to a quarter of the rows.
@@ -115,10 +119,13 @@ SvcStatus	svc_supervision_weights(const SvcEnv *env, const double *x,
 #define SVC_SPREAD_RUGGED_SHARE 0.1
 #define SVC_SPREAD_RUGGED 16.0
 #define SVC_SPREAD_LIFT_SCALE_MAX 8.0
+#define SVC_SPREAD_ISLAND 4.5
+#define SVC_SPREAD_ISLAND_PROBE 1024
 
 /*
  * k for the hyperplane's lift (above) from rho, the solver's f at
- * SVC_SPREAD_RUGGED_SHARE over its threshold: its width is
+ * SVC_SPREAD_RUGGED_SHARE over its threshold, where its kernels sit
+ * apart (1 where they do not): its width is
  * gamma / (SVC_SPREAD_LIFT_WIDTH k), its weight SVC_SPREAD_LIFT_HYPERPLANE
  * k^2 times the threshold.  1 up to rho = SVC_SPREAD_RUGGED (and for a
  * rho that is not a number).
