@@ -495,15 +495,6 @@ top_equilibrium(const SvcModel *m, int32_t k)
 	return best;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return (x > y) - (x < y);
-}
-
 /*
  * Tukey's far-out fences of one coordinate, [q1 - 3 iqr, q3 + 3 iqr], over
  * v (sorted in place); none (infinite) with fewer than 4 values or no
@@ -520,7 +511,7 @@ fences(double *v, int64_t n, double *lo, double *hi)
 	*hi = HUGE_VAL;
 	if (n < 4)
 		return;
-	qsort(v, (size_t) n, sizeof(double), cmp_double);
+	qsort(v, (size_t) n, sizeof(double), svc_cmp_double);
 	q1 = v[(n - 1) / 4];
 	q3 = v[3 * (n - 1) / 4];
 	iqr = q3 - q1;

@@ -214,15 +214,6 @@ svc_supervision_lift_scale(double rho)
 	return k > 1.0 ? fmin(k, SVC_SPREAD_LIFT_SCALE_MAX) : 1.0;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return (x > y) - (x < y);
-}
-
 /*
  * The median over the first (up to SVC_SPREAD_ISLAND_PROBE) support
  * vectors of gamma times the squared distance to the nearest other one:
@@ -265,7 +256,7 @@ island_level(const SvcEnv *env, const SvcModel *m, double *level, SvcError *err)
 		}
 		v[i] = best * (m->sv_gamma ? m->sv_gamma[i] : m->gamma);
 	}
-	qsort(v, (size_t) probe, sizeof(double), cmp_double);
+	qsort(v, (size_t) probe, sizeof(double), svc_cmp_double);
 	*level = v[probe / 2];
 	svc_free(env, v);
 	return SVC_OK;
