@@ -355,6 +355,15 @@ part_sv_count(const SvcModel *m, CutWork *w, int32_t r)
 	return n;
 }
 
+/* The square of k kernel widths, a width being 1 / sqrt(2 gamma) (gamma > 0). */
+static double
+sq_kernel_widths(const SvcModel *m, double k)
+{
+	double		width = k / sqrt(2.0 * m->gamma);
+
+	return width * width;
+}
+
 /*
  * Whether the smaller part (root cs) lies apart from the larger (cl): its
  * peak beyond APART_SPREADS spreads of cl from cl's peak, or above two
@@ -384,9 +393,7 @@ part_apart(const SvcModel *m, CutWork *w, int32_t cs, int32_t cl, double least)
 		spread = part_line_spread(m, w, cl, w->line);
 		if (part_sv_count(m, w, cl) < APART_LEAST_SV)
 		{
-			double		width = m->gamma > 0.0 ? APART_KERNEL_WIDTHS / sqrt(2.0 * m->gamma) : 0.0;
-
-			if (m->gamma > 0.0 && d2 <= width * width)
+			if (m->gamma > 0.0 && d2 <= sq_kernel_widths(m, APART_KERNEL_WIDTHS))
 				return false;
 			spread = fmax(spread, part_line_spread(m, w, cs, w->line));
 		}
@@ -412,13 +419,11 @@ part_apart(const SvcModel *m, CutWork *w, int32_t cs, int32_t cl, double least)
 static bool
 part_far_apart(const SvcModel *m, CutWork *w, int32_t cs, int32_t cl, double least)
 {
-	double		width;
-
 	if (m->dims <= 2 || m->gamma <= 0.0)
 		return false;
-	width = APART_KERNEL_WIDTHS / sqrt(2.0 * m->gamma);
 	if (svc_sqdist(m->eq + (size_t) w->peak_eq[cs] * (size_t) m->dims,
-				   m->eq + (size_t) w->peak_eq[cl] * (size_t) m->dims, m->dims) <= width * width)
+				   m->eq + (size_t) w->peak_eq[cl] * (size_t) m->dims, m->dims) <=
+		sq_kernel_widths(m, APART_KERNEL_WIDTHS))
 		return false;
 	return part_apart(m, w, cs, cl, least);
 }
@@ -767,7 +772,7 @@ mean_alpha(const SvcModel *m)
 static SvcStatus
 join_ripples(const SvcEnv *env, const SvcModel *m, CutWork *w, SvcError *err)
 {
-	double		width = RIPPLE_WIDTHS / sqrt(2.0 * m->gamma);
+	double		reach = sq_kernel_widths(m, RIPPLE_WIDTHS);
 	int32_t    *top = w->peak_eq;
 
 	for (int32_t i = 0; i < w->M; i++)
@@ -796,7 +801,7 @@ join_ripples(const SvcEnv *env, const SvcModel *m, CutWork *w, SvcError *err)
 			rb = svc_uf_find(w->parent, b);
 			if (ra != rb &&
 				svc_sqdist(m->eq + (size_t) top[a] * (size_t) m->dims,
-						   m->eq + (size_t) top[b] * (size_t) m->dims, m->dims) <= width * width)
+						   m->eq + (size_t) top[b] * (size_t) m->dims, m->dims) <= reach)
 				svc_uf_join(w->parent, ra, rb);
 		}
 	}
