@@ -62,7 +62,8 @@ $(KERNEL_OBJS:.o=.bc): BITCODE_CFLAGS += $(KERNEL_CFLAGS)
 # without -ffast-math or contraction, so their bytes are those of any build.
 STATE_CFLAGS = -O3 $(OPTFLAGS)
 STATE_OBJS = src/core/state.o src/core/state_sample.o src/core/state_stats.o \
-	src/core/bsgd_select.o src/core/kdtree.o src/core/incremental.o src/core/model_scale.o
+	src/core/bsgd_select.o src/core/kdtree.o src/core/incremental.o src/core/model_scale.o \
+	src/core/balltree.o
 $(STATE_OBJS): CFLAGS += $(STATE_CFLAGS)
 $(STATE_OBJS:.o=.bc): BITCODE_CFLAGS += $(STATE_CFLAGS)
 

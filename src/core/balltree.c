@@ -21,6 +21,8 @@
 #include <string.h>
 
 #define BALL_LEAF	32
+/* Lloyd rounds of a node's two means, at most */
+#define BALL_ROUNDS 4
 #define BALL_MIXED	INT32_MIN
 /* relative room for the rounding of a distance to a centre (d <= 16,000) */
 #define BALL_ROOM	1e-9
@@ -157,10 +159,13 @@ ball_build_range(SvcBallTree *t, int64_t lo, int64_t hi, KeyIdx *tmp, double *wo
 			memcpy(ma, pa, sizeof(double) * (size_t) d);
 			for (int32_t j = 0; j < d; j++)
 				mb[j] = t->pts[(size_t) b * d + j];
-			for (int round = 0; round < 4; round++)
+			for (int round = 0; round < BALL_ROUNDS; round++)
 			{
 				int64_t		na = 0, nb = 0;
 				double	   *sa = mb + d, *sb = sa + d;
+				bool		moved = round == 0;
+				/* the last round's means are not used: no sums for them */
+				bool		sums = round < BALL_ROUNDS - 1;
 
 				memset(sa, 0, sizeof(double) * 2 * (size_t) d);
 				for (int64_t i0 = lo; i0 < hi; i0 += DIST_BLOCK)
@@ -175,10 +180,12 @@ ball_build_range(SvcBallTree *t, int64_t lo, int64_t hi, KeyIdx *tmp, double *wo
 						const double *x = t->pts + (size_t) i * d;
 						bool		near_a = qa[i - i0] <= qb[i - i0];
 						double	   *acc = near_a ? sa : sb;
+						double		key = near_a ? 0.0 : 1.0;
 
-						tmp[i - lo].key = near_a ? 0.0 : 1.0;
+						moved |= tmp[i - lo].key != key;
+						tmp[i - lo].key = key;
 						tmp[i - lo].idx = t->perm[i];
-						for (int32_t j = 0; j < d; j++)
+						for (int32_t j = 0; sums && j < d; j++)
 							acc[j] += x[j];
 						na += near_a;
 						nb += !near_a;
@@ -186,6 +193,16 @@ ball_build_range(SvcBallTree *t, int64_t lo, int64_t hi, KeyIdx *tmp, double *wo
 				}
 				if (na == 0 || nb == 0)
 					break;
+				/*
+				 * No point changed sides: the means, and so every later
+				 * round, would be these again.  The split is the one the
+				 * remaining rounds would give.
+				 */
+				if (!moved || !sums)
+				{
+					k = na;
+					break;
+				}
 				for (int32_t j = 0; j < d; j++)
 				{
 					ma[j] = sa[j] / na;
