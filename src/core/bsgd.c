@@ -56,6 +56,24 @@
  */
 #define BSGD_FLOAT_DIMS 64
 #define BSGD_FLOAT_MAX 0x1.0p40
+/*
+ * Projection's squared distances between two support vectors, remembered
+ * (direct-mapped, by the vectors' ids): nearly every step projects the
+ * vector it drops onto its k nearest, and the same few neighbours in a
+ * cluster come back step after step, so most of the k (k + 1) / 2
+ * distances among them were taken before (at 768 columns they were a
+ * fifth of the solver's time).  The value is svc_sqdist's, computed once:
+ * the model's bytes do not change.
+ */
+#define PAIR_CACHE_BITS 12
+#define PAIR_CACHE (1 << PAIR_CACHE_BITS)
+
+typedef struct PairD2
+{
+	uint64_t	lo;				/* the ids, lo < hi; 0 for none */
+	uint64_t	hi;
+	double		d2;
+} PairD2;
 
 typedef struct Bsgd
 {
@@ -71,6 +89,10 @@ typedef struct Bsgd
 	int64_t    *row;			/* [cap]: training row of each SV, -1 for
 								 * one of a warm start's init model */
 	int64_t    *stamp;			/* [cap]: step it entered, for ties */
+	uint64_t   *uid;			/* [cap]: an id of the vector, its own */
+	uint64_t	uid_next;		/* the last id given */
+	PairD2	   *pairs;			/* [PAIR_CACHE] projection's distances, or
+								 * NULL */
 	int32_t    *slot_of_row;	/* [n]: SV slot of a row, or -1 */
 	int64_t    *order;			/* [n]: the current pass's permutation */
 	const double *weight;		/* [n] labelled rows' weights, or NULL */
@@ -117,12 +139,12 @@ typedef struct Bsgd
 static SvcStatus
 bsgd_grow(Bsgd *g, int32_t need, SvcError *err)
 {
-	int64_t		c[15];
+	int64_t		c[16];
 	SvcStatus	st = SVC_OK;
 
 	if (need <= g->cap)
 		return SVC_OK;
-	for (int i = 0; i < 15; i++)
+	for (int i = 0; i < 16; i++)
 		c[i] = g->cap;
 	st = svc_grow(g->env, (void **) &g->sv, &c[0], need, sizeof(double) * (size_t) g->d, err);
 	if (st == SVC_OK)
@@ -153,6 +175,8 @@ bsgd_grow(Bsgd *g, int32_t need, SvcError *err)
 		st = svc_grow(g->env, (void **) &g->snorm, &c[13], need, sizeof(double), err);
 	if (st == SVC_OK && g->fl)
 		st = svc_grow(g->env, (void **) &g->d2hi, &c[14], need, sizeof(double), err);
+	if (st == SVC_OK)
+		st = svc_grow(g->env, (void **) &g->uid, &c[15], need, sizeof(uint64_t), err);
 	if (st != SVC_OK)
 		return st;
 	if (c[0] > INT32_MAX)
@@ -211,6 +235,69 @@ bsgd_set_sv(Bsgd *g, int32_t slot, const double *x)
 	}
 }
 
+/* A new vector in slot (bsgd_set_sv's): its own id */
+static inline void
+bsgd_new_id(Bsgd *g, int32_t slot)
+{
+	g->uid[slot] = ++g->uid_next;
+}
+
+/* The cache's entry for slots i and j (i != j), or NULL without one */
+static inline PairD2 *
+bsgd_pair_entry(const Bsgd *g, int32_t i, int32_t j, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t	ui = g->uid[i],
+				uj = g->uid[j];
+
+	*lo = ui < uj ? ui : uj;
+	*hi = ui < uj ? uj : ui;
+	if (g->pairs == NULL)
+		return NULL;
+	return &g->pairs[((*lo * UINT64_C(0x9E3779B97F4A7C15)) ^
+					  (*hi * UINT64_C(0xBF58476D1CE4E5B9))) >> (64 - PAIR_CACHE_BITS)];
+}
+
+/* Remember v, svc_sqdist's distance of slots i and j (i != j). */
+static inline void
+bsgd_pair_put(Bsgd *g, int32_t i, int32_t j, double v)
+{
+	uint64_t	lo,
+				hi;
+	PairD2	   *e = bsgd_pair_entry(g, i, j, &lo, &hi);
+
+	if (e != NULL)
+	{
+		e->lo = lo;
+		e->hi = hi;
+		e->d2 = v;
+	}
+}
+
+/*
+ * svc_sqdist of slots i and j (i != j), from the cache when it holds
+ * their pair.  The sum is symmetric to the bit (the same squares of
+ * differences, negated), so the order of i and j does not matter.
+ */
+static double
+bsgd_pair_d2(Bsgd *g, int32_t i, int32_t j)
+{
+	uint64_t	lo,
+				hi;
+	PairD2	   *e = bsgd_pair_entry(g, i, j, &lo, &hi);
+	double		v;
+
+	if (e != NULL && e->lo == lo && e->hi == hi)
+		return e->d2;
+	v = svc_sqdist(g->sv + (size_t) i * g->d, g->sv + (size_t) j * g->d, g->d);
+	if (e != NULL)
+	{
+		e->lo = lo;
+		e->hi = hi;
+		e->d2 = v;
+	}
+	return v;
+}
+
 static void
 bsgd_free(Bsgd *g)
 {
@@ -225,6 +312,8 @@ bsgd_free(Bsgd *g)
 	svc_free(g->env, g->kbuf);
 	svc_free(g->env, g->row);
 	svc_free(g->env, g->stamp);
+	svc_free(g->env, g->uid);
+	svc_free(g->env, g->pairs);
 	svc_free(g->env, g->idx);
 	svc_free(g->env, g->slot_of_row);
 	svc_free(g->env, g->kmat);
@@ -557,6 +646,7 @@ bsgd_drop(Bsgd *g, int32_t p)
 		g->a[p] = g->a[last];
 		g->row[p] = g->row[last];
 		g->stamp[p] = g->stamp[last];
+		g->uid[p] = g->uid[last];
 		if (g->isolated)
 		{
 			g->nn[p] = g->nn[last];
@@ -782,7 +872,16 @@ bsgd_pick(Bsgd *g, int32_t p, int32_t k, bool nearest, SvcRng *rng)
 			done = svc_select_nearest_cols(g->sv, g->svt, (size_t) g->cap, b, g->d, p, xp, k,
 										   g->kbuf, slots);
 		if (done)
+		{
+			/*
+			 * the selection left the k taken slots' distances to p in
+			 * kbuf, svc_sqdist_many's (svc_sqdist's bits): the
+			 * projection reads them from the cache
+			 */
+			for (int32_t i = 0; i < k; i++)
+				bsgd_pair_put(g, slots[i], p, g->kbuf[slots[i]]);
 			return k;
+		}
 	}
 
 	/*
@@ -873,18 +972,16 @@ bsgd_maintain(Bsgd *g, const SvcOptions *opt, SvcRng *rng)
 		{
 			for (int32_t i = 0; i < k; i++)
 			{
-				const double *xi = g->sv + (size_t) g->idx[i] * g->d;
-
-				for (int32_t j = 0; j <= i; j++)
+				for (int32_t j = 0; j < i; j++)
 				{
-					double		kij = exp(-g->gamma *
-										  svc_sqdist(xi, g->sv + (size_t) g->idx[j] * g->d, g->d));
+					double		kij = exp(-g->gamma * bsgd_pair_d2(g, g->idx[i], g->idx[j]));
 
 					g->kmat[i * k + j] = kij;
 					g->kmat[j * k + i] = kij;
 				}
-				g->kmat[i * k + i] += PROJECTION_RIDGE;
-				g->rhs[i] = alpha_p * exp(-g->gamma * svc_sqdist(xi, xp, g->d));
+				/* a vector's distance to itself: 0, K = 1 */
+				g->kmat[i * k + i] = 1.0 + PROJECTION_RIDGE;
+				g->rhs[i] = alpha_p * exp(-g->gamma * bsgd_pair_d2(g, g->idx[i], p));
 			}
 			{
 				/* keep k_p for the norm update before the solve overwrites rhs */
@@ -991,6 +1088,16 @@ svc_bsgd_run(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	g.order = svc_alloc(env, sizeof(int64_t) * (size_t) n, err);
 	g.kmat = svc_alloc(env, sizeof(double) * SVC_MAX_K * SVC_MAX_K, err);
 	g.rhs = svc_alloc(env, sizeof(double) * SVC_MAX_K, err);
+	if (budgeted && (opt->strategy == SVC_STRATEGY_PROJECT_KNN ||
+					 opt->strategy == SVC_STRATEGY_PROJECT_RANDOM))
+	{
+		g.pairs = svc_alloc0(env, sizeof(PairD2) * PAIR_CACHE, err);
+		if (!g.pairs)
+		{
+			bsgd_free(&g);
+			return SVC_ERR_NOMEM;
+		}
+	}
 	if (!g.slot_of_row || !g.order || !g.kmat || !g.rhs)
 	{
 		bsgd_free(&g);
@@ -1009,6 +1116,7 @@ svc_bsgd_run(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		for (int32_t i = 0; st == SVC_OK && i < init->n_sv; i++)
 		{
 			bsgd_set_sv(&g, i, init->sv + (size_t) i * d);
+			bsgd_new_id(&g, i);
 			g.a[i] = init->alpha[i];
 			g.row[i] = -1;
 			g.stamp[i] = 0;		/* older than any new one, for ties */
@@ -1086,6 +1194,7 @@ svc_bsgd_run(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 					break;
 				slot = g.b++;
 				bsgd_set_sv(&g, slot, xr);
+				bsgd_new_id(&g, slot);
 				g.a[slot] = 0.0;
 				g.row[slot] = r;
 				g.stamp[slot] = t;

@@ -271,6 +271,9 @@ nearest_from_first(const double *rows, int32_t b, int32_t d, int32_t p, const do
 	if (nw < k)
 		return false;
 	replay(exact, pos, cand, nw, k, idx);
+	/* the taken rows' distances, for the caller (bsgd's projection) */
+	for (int32_t c = 0; c < nw; c++)
+		work[cand[c]] = exact[c];
 	return true;
 }
 

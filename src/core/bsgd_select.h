@@ -21,8 +21,10 @@ bool		svc_select_nearest(const double *dist, int32_t *idx, int32_t m, int32_t k)
  * The same choice for the list of every slot 0..b-1 but p, from the
  * slots' vectors by row (rows, as svc_sqdist_many reads them) and by
  * column (cols, stride apart), computing few of svc_sqdist_many's
- * distances.  work holds b doubles.  False, with idx untouched, where the
- * caller must take every distance (k > 8, b < 9, NaN, many ties).
+ * distances.  work holds b doubles; on success work[idx[i]], i < k, is
+ * svc_sqdist_many's distance of slot idx[i] to x (so are some others').
+ * False, with idx untouched, where the caller must take every distance
+ * (k > 8, b < 9, NaN, many ties).
  */
 bool		svc_select_nearest_cols(const double *rows, const double *cols, size_t stride,
 									int32_t b, int32_t d, int32_t p, const double *x,
@@ -31,7 +33,8 @@ bool		svc_select_nearest_cols(const double *rows, const double *cols, size_t str
 /*
  * The same with the first sums given: work[0..b) the slots' squared
  * distances to x as svc_kernel_sum_cols_d2 leaves them (within its error
- * bound of svc_sqdist's; work[p] ignored and overwritten).
+ * bound of svc_sqdist's; work[p] ignored and overwritten).  On success
+ * work[idx[i]], i < k, holds the exact distances, as above.
  */
 bool		svc_select_nearest_given(const double *rows, int32_t b, int32_t d, int32_t p,
 									 const double *x, int32_t k, double *work, int32_t *idx);
@@ -39,7 +42,7 @@ bool		svc_select_nearest_given(const double *rows, int32_t b, int32_t d, int32_t
 /*
  * The same from bounds: lo[i] <= slot i's squared distance to x as
  * svc_sqdist_many gives it <= hi[i] (lo[p], hi[p] ignored and
- * overwritten).
+ * overwritten).  On success lo[idx[i]], i < k, holds the exact distances.
  */
 bool		svc_select_nearest_bounds(const double *rows, int32_t b, int32_t d, int32_t p,
 									  const double *x, int32_t k, double *lo, double *hi,
