@@ -687,7 +687,7 @@ fit_state_warm(const SvcEnv *env, const uint8_t *state, SvcModel *m, SvcError *e
 						  &init, err);
 	if (st != SVC_OK)
 		return st;
-	if (!svc_size_mul((size_t) kept * 2, (size_t) dims, &nvals))
+	if (!svc_size_mul((size_t) kept, (size_t) dims, &nvals))
 	{
 		svc_model_free(env, &init);
 		return svc_fail(err, SVC_ERR_LIMIT, "training sample is too large");
@@ -741,12 +741,9 @@ svc_fit_state(const SvcEnv *env, const uint8_t *state, SvcModel *m, SvcError *er
 		return svc_fail(err, SVC_ERR_INTERNAL, "no rows to train on");
 	if (svc_state_init_len(state) > 0)
 		return fit_state_warm(env, state, m, err);
-	/*
-	 * Twice the rows: extraction sorts with the second half as scratch.
-	 * The labelled rows follow the others, and take their place after it.
-	 */
-	if (!svc_size_mul((size_t) n * 2, (size_t) dims, &nvals) ||
-		!svc_size_mul((size_t) lab_kept * 2, (size_t) dims + 1, &lab_vals))
+	/* the labelled rows follow the others, and take their place after it */
+	if (!svc_size_mul((size_t) n, (size_t) dims, &nvals) ||
+		!svc_size_mul((size_t) lab_kept, (size_t) dims + 1, &lab_vals))
 		return svc_fail(err, SVC_ERR_LIMIT, "training sample is too large");
 	rows = svc_alloc(env, sizeof(double) * nvals, err);
 	stats = svc_alloc(env, sizeof(double) * 4 * (size_t) dims, err);

@@ -981,14 +981,17 @@ svc_state_train_lab_rows(const uint8_t *buf)
 }
 
 /*
- * Sort n rows of d doubles lexicographically; tmp has room for n rows.
- * The merge sort runs on row numbers and each row then moves once: on
- * wide rows, moving the rows at each of the log2(n) passes was most of
- * the cost (a 10,000 x 768 sample is 61 MB).  Stable, so the order is the
- * one a merge sort of the rows gives.
+ * The rows distinct[pick[k]], k < n (d doubles each), sorted
+ * lexicographically into out.  The merge sort runs on the row numbers and
+ * each row is then copied once, from distinct: on wide rows, moving the
+ * rows was most of the cost (a 10,000 x 768 sample is 61 MB), and so was
+ * writing them out unsorted first and sorting through a scratch copy.
+ * Stable, so the order is the one a merge sort of the rows as listed
+ * gives (rows equal by the comparison but not in their bytes keep it).
  */
 static SvcStatus
-sort_rows(const SvcEnv *env, double *rows, int64_t n, int32_t d, double *tmp, SvcError *err)
+sort_picked(const SvcEnv *env, const double *distinct, const int64_t *pick, int64_t n,
+			int32_t d, double *out, SvcError *err)
 {
 	/* bottom-up merge sort: stable, no global state, no qsort_r */
 	size_t		rowsz = sizeof(double) * (size_t) d;
@@ -996,15 +999,14 @@ sort_rows(const SvcEnv *env, double *rows, int64_t n, int32_t d, double *tmp, Sv
 			   *src,
 			   *dst;
 
-	if (n < 2)
+	if (n < 1)
 		return SVC_OK;
 	idx = svc_alloc(env, sizeof(int64_t) * 2 * (size_t) n, err);
 	if (idx == NULL)
 		return SVC_ERR_NOMEM;
 	src = idx;
 	dst = idx + n;
-	for (int64_t i = 0; i < n; i++)
-		src[i] = i;
+	memcpy(src, pick, sizeof(int64_t) * (size_t) n);
 	for (int64_t width = 1; width < n; width *= 2)
 	{
 		for (int64_t lo = 0; lo < n; lo += 2 * width)
@@ -1017,7 +1019,8 @@ sort_rows(const SvcEnv *env, double *rows, int64_t n, int32_t d, double *tmp, Sv
 
 			while (i < mid && j < hi)
 			{
-				if (svc_state_row_cmp(rows + (size_t) src[j] * d, rows + (size_t) src[i] * d, d) < 0)
+				if (svc_state_row_cmp(distinct + (size_t) src[j] * d,
+									  distinct + (size_t) src[i] * d, d) < 0)
 					dst[k++] = src[j++];
 				else
 					dst[k++] = src[i++];
@@ -1035,8 +1038,7 @@ sort_rows(const SvcEnv *env, double *rows, int64_t n, int32_t d, double *tmp, Sv
 		}
 	}
 	for (int64_t k = 0; k < n; k++)
-		memcpy(tmp + (size_t) k * d, rows + (size_t) src[k] * d, rowsz);
-	memcpy(rows, tmp, rowsz * (size_t) n);
+		memcpy(out + (size_t) k * d, distinct + (size_t) src[k] * d, rowsz);
 	svc_free(env, idx);
 	return SVC_OK;
 }
@@ -1055,14 +1057,14 @@ load_row(const SvcSampleArea *a, int64_t i, double *out)
  * An area's rows to train on: every row it stands for when they are at
  * most limit, else limit of them drawn uniformly (without replacement)
  * from the rows it stands for, listed in the slots' canonical order.
- * Written to out (room for the rows), unsorted; *n the rows written.
- * Also the limit smallest slots' rows and counts in canonical order
- * (distinct, counts: room for kept each; *n_distinct of them), for the
- * statistics.
+ * The limit smallest slots' rows and counts in canonical order (distinct,
+ * counts: room for kept each; *n_distinct of them), for the statistics;
+ * the rows to train on as their rows in distinct, unsorted, in pick
+ * (room for limit); *n of them.
  */
 static SvcStatus
 area_rows(const SvcEnv *env, const SvcSampleArea *a, int64_t kept, int64_t limit,
-		  uint64_t seed, double *out, int64_t *n, double *distinct, uint64_t *counts,
+		  uint64_t seed, int64_t *pick, int64_t *n, double *distinct, uint64_t *counts,
 		  int64_t *n_distinct, SvcError *err)
 {
 	uint32_t   *order = svc_alloc(env, sizeof(uint32_t) * (size_t) (kept > 0 ? kept : 1), err);
@@ -1090,7 +1092,7 @@ area_rows(const SvcEnv *env, const SvcSampleArea *a, int64_t kept, int64_t limit
 	{
 		for (int64_t i = 0; i < kept; i++)
 			for (uint64_t c = 0; c < counts[i]; c++)
-				memcpy(out + (size_t) (*n)++ * w, distinct + (size_t) i * w, sizeof(double) * w);
+				pick[(*n)++] = i;
 		return SVC_OK;
 	}
 
@@ -1166,7 +1168,7 @@ area_rows(const SvcEnv *env, const SvcSampleArea *a, int64_t kept, int64_t limit
 				else
 					lo = mid + 1;
 			}
-			memcpy(out + (size_t) (*n)++ * w, distinct + (size_t) lo * w, sizeof(double) * w);
+			pick[(*n)++] = lo;
 		}
 		svc_free(env, upto);
 		svc_free(env, set);
@@ -1191,6 +1193,8 @@ svc_state_sample(const SvcEnv *env, const uint8_t *buf, double *rows, double *la
 			   *lab_distinct = NULL;
 	uint64_t   *counts = NULL,
 			   *lab_counts = NULL;
+	int64_t    *pick = NULL,
+			   *lab_pick = NULL;
 	int64_t		n = 0,
 				n_lab = 0,
 				n_distinct = 0,
@@ -1201,39 +1205,44 @@ svc_state_sample(const SvcEnv *env, const uint8_t *buf, double *rows, double *la
 
 	distinct = svc_alloc(env, sizeof(double) * (size_t) (kept > 0 ? kept : 1) * (size_t) dims, err);
 	counts = svc_alloc(env, sizeof(uint64_t) * (size_t) (kept > 0 ? kept : 1), err);
+	/* at most one a slot, or the sample's size (area_rows) */
+	pick = svc_alloc(env, sizeof(int64_t) * (size_t) (kept > 0 ? kept : 1) +
+					 sizeof(int64_t) * (size_t) sample_size(buf), err);
 	if (lab != NULL)
 	{
 		lab_distinct = svc_alloc(env, sizeof(double) * (size_t) (lab_kept > 0 ? lab_kept : 1) *
 								 lab_width, err);
 		lab_counts = svc_alloc(env, sizeof(uint64_t) * (size_t) (lab_kept > 0 ? lab_kept : 1), err);
+		lab_pick = svc_alloc(env, sizeof(int64_t) * (size_t) (lab_kept > 0 ? lab_kept : 1) +
+							 sizeof(int64_t) * (size_t) lab_sample(buf), err);
 	}
-	if (distinct == NULL || counts == NULL ||
-		(lab != NULL && (lab_distinct == NULL || lab_counts == NULL)))
+	if (distinct == NULL || counts == NULL || pick == NULL ||
+		(lab != NULL && (lab_distinct == NULL || lab_counts == NULL || lab_pick == NULL)))
 		st_ok = SVC_ERR_NOMEM;
 	if (st_ok == SVC_OK && keeps_rows(buf))
 	{
 		/* a model's kept rows, as they came, each its own */
 		for (int64_t i = 0; i < kept; i++)
 		{
-			load_row(&area, i, rows + (size_t) i * dims);
-			memcpy(distinct + (size_t) i * dims, rows + (size_t) i * dims,
-				   sizeof(double) * (size_t) dims);
+			load_row(&area, i, distinct + (size_t) i * dims);
 			counts[i] = 1;
+			pick[i] = i;
 		}
 		n = n_distinct = kept;
 	}
 	else if (st_ok == SVC_OK)
-		st_ok = area_rows(env, &area, kept, sample_size(buf), key_seed(buf), rows, &n, distinct,
+		st_ok = area_rows(env, &area, kept, sample_size(buf), key_seed(buf), pick, &n, distinct,
 						  counts, &n_distinct, err);
 	if (st_ok == SVC_OK && lab != NULL)
-		st_ok = area_rows(env, &lab_area, lab_kept, lab_sample(buf), key_seed(buf) ^ 1, lab,
+		st_ok = area_rows(env, &lab_area, lab_kept, lab_sample(buf), key_seed(buf) ^ 1, lab_pick,
 						  &n_lab, lab_distinct, lab_counts, &n_lab_distinct, err);
 	/* one order whatever the order rows came in */
 	if (st_ok == SVC_OK)
-		st_ok = sort_rows(env, rows, n, dims, rows + (size_t) n * dims, err);
+		st_ok = sort_picked(env, distinct, pick, n, dims, rows, err);
 	if (st_ok == SVC_OK && n_lab > 0)
-		st_ok = sort_rows(env, lab, n_lab, (int32_t) lab_width, lab + (size_t) n_lab * lab_width,
-						  err);
+		st_ok = sort_picked(env, lab_distinct, lab_pick, n_lab, (int32_t) lab_width, lab, err);
+	svc_free(env, pick);
+	svc_free(env, lab_pick);
 	if (st_ok != SVC_OK)
 	{
 		svc_free(env, distinct);

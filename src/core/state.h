@@ -191,10 +191,10 @@ int64_t		svc_state_train_lab_rows(const uint8_t *buf);
 /*
  * The rows to train on (svc_state_train_rows of dims values, sorted) and
  * the scaling statistics (mean, standard deviation, min, max; dims each).
- * rows must have room for twice the rows (the second half is scratch
- * space for the sort); lab, for twice svc_state_train_lab_rows rows of
- * dims + 1 values (features, then the label), or NULL when there are
- * none, or to leave them out of the statistics.  The rows come in one
+ * rows must have room for the rows; lab, for svc_state_train_lab_rows
+ * rows of dims + 1 values (features, then the label), or NULL when there
+ * are none, or to leave them out of the statistics (before 0.5.0 each
+ * needed room for twice its rows, the sort's scratch).  The rows come in one
  * order whatever the order they came in (sorted), a draw among them is
  * seeded by the options' seed, and the statistics sum in that order:
  * exact when the sample stands for every row counted, else of the rows
