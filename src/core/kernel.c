@@ -679,6 +679,174 @@ svc_kernel_fixed_point_cols(const double *cols, size_t stride, const double *alp
 	return den * exp(emax);
 }
 
+/*
+ * Two rows' first steps at once (labelling's trajectories start from
+ * thousands of rows, each step reading every support vector twice): the
+ * columns are read once for both.  Each row's sums are those of
+ * svc_kernel_fixed_point_cols: a slot's distance is one chain in
+ * coordinate order whichever rows share the loop, and a weighted sum's
+ * lanes run over the slots in the same fours.
+ */
+static inline void
+cols_sqdist2_block(const double *cols, size_t stride, size_t m, int32_t d,
+				   const double *x0, const double *x1, double *out0, double *out1)
+{
+	v4d			a0[CHUNK / 4],
+				a1[CHUNK / 4];
+	size_t		full = m / 4,
+				rem = m % 4;
+
+	for (int k = 0; k < CHUNK / 4; k++)
+		a0[k] = a1[k] = (v4d) {0.0, 0.0, 0.0, 0.0};
+	for (size_t j = 0; j < (size_t) d; j++, cols += stride)
+	{
+		v4d			xv0 = {x0[j], x0[j], x0[j], x0[j]},
+					xv1 = {x1[j], x1[j], x1[j], x1[j]};
+
+		for (size_t k = 0; k < full; k++)
+		{
+			v4d			c,
+						t0,
+						t1;
+
+			memcpy(&c, cols + 4 * k, sizeof(c));
+			t0 = c - xv0;
+			t1 = c - xv1;
+			a0[k] = madd4(t0, t0, a0[k]);
+			a1[k] = madd4(t1, t1, a1[k]);
+		}
+		if (rem > 0)
+		{
+			v4d			c = load_tail(cols + 4 * full, rem),
+						t0 = c - xv0,
+						t1 = c - xv1;
+
+			a0[full] = madd4(t0, t0, a0[full]);
+			a1[full] = madd4(t1, t1, a1[full]);
+		}
+	}
+	memcpy(out0, a0, sizeof(double) * m);
+	memcpy(out1, a1, sizeof(double) * m);
+}
+
+static void
+cols_weighted_sums2(const double *cols, size_t stride, size_t n, size_t d,
+					const double *w0, const double *w1, double *out0, double *out1)
+{
+	size_t		j = 0,
+				n4 = n & ~(size_t) 3;
+
+	for (; j + 8 <= d; j += 8)
+	{
+		const double *c = cols + j * stride;
+		v4d			a0[8],
+					a1[8];
+
+		for (int k = 0; k < 8; k++)
+			a0[k] = a1[k] = (v4d) {0.0, 0.0, 0.0, 0.0};
+		for (size_t i = 0; i < n4; i += 4)
+		{
+			v4d			wv0,
+						wv1;
+
+			memcpy(&wv0, w0 + i, sizeof(wv0));
+			memcpy(&wv1, w1 + i, sizeof(wv1));
+			for (int k = 0; k < 8; k++)
+			{
+				v4d			cv;
+
+				memcpy(&cv, c + k * stride + i, sizeof(cv));
+				a0[k] = madd4(wv0, cv, a0[k]);
+				a1[k] = madd4(wv1, cv, a1[k]);
+			}
+		}
+		if (n > n4)
+		{
+			v4d			wv0 = load_tail(w0 + n4, n - n4),
+						wv1 = load_tail(w1 + n4, n - n4);
+
+			for (int k = 0; k < 8; k++)
+			{
+				v4d			cv = load_tail(c + k * stride + n4, n - n4);
+
+				a0[k] = madd4(wv0, cv, a0[k]);
+				a1[k] = madd4(wv1, cv, a1[k]);
+			}
+		}
+		for (int k = 0; k < 8; k++)
+		{
+			out0[j + k] = lanes_sum(&a0[k]);
+			out1[j + k] = lanes_sum(&a1[k]);
+		}
+	}
+	for (; j < d; j++)
+	{
+		out0[j] = dot(w0, cols + j * stride, n);
+		out1[j] = dot(w1, cols + j * stride, n);
+	}
+}
+
+/* svc_kernel_fixed_point_cols's weights after the distances: false, next = x, without them */
+static inline bool
+fixed_point_weights(const double *alpha, size_t un, double gamma, double *work, double *emax,
+					double *den, double *absden)
+{
+	for (size_t i = 0; i < un; i++)
+		work[i] = -gamma * work[i];
+	if (!exp_shifted(work, un, emax))
+		return false;
+	for (size_t i = 0; i < un; i++)
+		work[i] *= alpha[i];
+	*den = sum4(work, un, false);
+	*absden = sum4(work, un, true);
+	return true;
+}
+
+void
+svc_kernel_fixed_point_cols2(const double *cols, size_t stride, const double *alpha,
+							 int32_t n, int32_t d, double gamma, const double *x0,
+							 const double *x1, double *next0, double *next1, double *work0,
+							 double *work1, bool *ok0, bool *ok1, double *lam0, double *lam1)
+{
+	size_t		un = (size_t) (n > 0 ? n : 0);
+	double		emax0 = 0.0,
+				emax1 = 0.0,
+				den0 = 0.0,
+				den1 = 0.0,
+				absden0 = 0.0,
+				absden1 = 0.0;
+	bool		w0,
+				w1;
+
+	for (size_t done = 0; done < un; done += CHUNK)
+		cols_sqdist2_block(cols + done, stride, un - done < CHUNK ? un - done : CHUNK, d,
+						   x0, x1, work0 + done, work1 + done);
+	w0 = fixed_point_weights(alpha, un, gamma, work0, &emax0, &den0, &absden0);
+	w1 = fixed_point_weights(alpha, un, gamma, work1, &emax1, &den1, &absden1);
+	if (w0 && w1)
+		cols_weighted_sums2(cols, stride, un, (size_t) d, work0, work1, next0, next1);
+	else if (w0)
+		cols_weighted_sums(cols, stride, un, (size_t) d, work0, next0);
+	else if (w1)
+		cols_weighted_sums(cols, stride, un, (size_t) d, work1, next1);
+	if (w0)
+		step_normalise(next0, x0, d, den0, absden0, ok0);
+	else
+	{
+		*ok0 = false;
+		memcpy(next0, x0, sizeof(double) * (size_t) d);
+	}
+	if (w1)
+		step_normalise(next1, x1, d, den1, absden1, ok1);
+	else
+	{
+		*ok1 = false;
+		memcpy(next1, x1, sizeof(double) * (size_t) d);
+	}
+	*lam0 = w0 ? den0 * exp(emax0) : 0.0;
+	*lam1 = w1 ? den1 * exp(emax1) : 0.0;
+}
+
 static inline void
 kernel_column(const double *x, int32_t d, int64_t row, double gamma,
 			  const int64_t *idx, int64_t m, double *out, bool scatter)

@@ -106,6 +106,18 @@ double		svc_kernel_fixed_point_cols(const double *cols, size_t stride,
 										double *work, bool *ok);
 
 /*
+ * svc_kernel_fixed_point_cols at two rows x0 and x1, reading the columns
+ * once: each row's next, ok and value (lam) to the bit as two calls give
+ * them.
+ */
+void		svc_kernel_fixed_point_cols2(const double *cols, size_t stride,
+										 const double *alpha, int32_t n, int32_t d,
+										 double gamma, const double *x0, const double *x1,
+										 double *next0, double *next1, double *work0,
+										 double *work1, bool *ok0, bool *ok1, double *lam0,
+										 double *lam1);
+
+/*
  * A column of the kernel matrix of the n rows of d values in x (row-major):
  * out[t] = exp(-gamma ||x_t - x_row||^2) for t = idx[k], k < m, or for
  * t = k < m when idx is NULL; other entries of out are not touched.  The

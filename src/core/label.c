@@ -297,6 +297,10 @@ svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
 	int64_t		every = svc_label_units_per_check(m);
 	SvcTrajTol	tt;
 	SvcStatus	st;
+	double	   *pair = NULL;	/* two rows' first steps: next, then work */
+	double		pair_lam[2];
+	bool		pair_ok[2];
+	int64_t		pair_at = -1;	/* the first of the two rows, or -1 */
 
 	st = check_inputs(m, xs, n, err);
 	if (st != SVC_OK)
@@ -335,6 +339,22 @@ svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
 	}
 
 	/*
+	 * Every row's trajectory starts with a full step at the row, which
+	 * reads every support vector twice: with the columns and every row
+	 * run, two rows' first steps are taken at once (the same values,
+	 * svc_label_step's), reading the support vectors once for both.
+	 */
+	if (all_rows && w.cols != NULL && n > 1)
+	{
+		pair = svc_alloc(env, sizeof(double) * 2 * ((size_t) d + (size_t) m->n_sv), err);
+		if (!pair)
+		{
+			st = SVC_ERR_NOMEM;
+			goto done;
+		}
+	}
+
+	/*
 	 * Trajectories, in row order, each snapping to the equilibria found
 	 * before it; roweq < 0 marks the rows left for step 10 of Algorithm 3.
 	 */
@@ -350,7 +370,25 @@ svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
 			st = SVC_ERR_INTERRUPTED;
 			goto done;
 		}
+		if (pair != NULL && i % 2 == 0 && i + 1 < n)
+		{
+			double	   *work = pair + 2 * (size_t) d;
+
+			svc_kernel_fixed_point_cols2(w.cols, (size_t) m->n_sv, m->alpha, m->n_sv, d, m->gamma,
+										 xs + (size_t) i * d, xs + (size_t) (i + 1) * d,
+										 pair, pair + d, work, work + m->n_sv,
+										 &pair_ok[0], &pair_ok[1], &pair_lam[0], &pair_lam[1]);
+			pair_at = i;
+		}
+		if (pair_at >= 0 && (i == pair_at || i == pair_at + 1))
+		{
+			w.pre_x = xs + (size_t) i * d;
+			w.pre_next = pair + (size_t) (i - pair_at) * d;
+			w.pre_lam = pair_lam[i - pair_at];
+			w.pre_ok = pair_ok[i - pair_at];
+		}
 		svc_scorer_traj_run(&sc, eqs.x, eqs.n, xs + (size_t) i * d, &w, &tt, &end);
+		w.pre_x = NULL;
 		if (!paper)
 		{
 			rowlam[i] = end.lambda0;
@@ -423,6 +461,7 @@ svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
 	if (st == SVC_OK)
 		m->epsilon = epsilon;
 done:
+	svc_free(env, pair);
 	svc_label_work_free(env, &w);
 	svc_scorer_free(env, &sc);
 	svc_eqlist_free(env, &eqs);

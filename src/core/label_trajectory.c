@@ -48,6 +48,8 @@ svc_label_work_init(const SvcEnv *env, const SvcModel *m, SvcLabelWork *w,
 	size_t		d = (size_t) (m->dims > 0 ? m->dims : 1);
 	size_t		s = (size_t) (m->n_sv > 0 ? m->n_sv : 1);
 
+	w->pre_x = NULL;
+	w->pre_next = NULL;
 	w->x = svc_alloc(env, sizeof(double) * d, err);
 	w->next = svc_alloc(env, sizeof(double) * d, err);
 	w->kbuf = svc_alloc(env, sizeof(double) * s, err);
@@ -66,6 +68,19 @@ svc_label_work_init(const SvcEnv *env, const SvcModel *m, SvcLabelWork *w,
 double
 svc_label_step(const SvcModel *m, SvcLabelWork *w, bool *ok)
 {
+	if (w->pre_x != NULL)
+	{
+		const double *pre = w->pre_x;
+
+		w->pre_x = NULL;
+		/* the same point to the bit: the same step */
+		if (memcmp(w->x, pre, sizeof(double) * (size_t) m->dims) == 0)
+		{
+			memcpy(w->next, w->pre_next, sizeof(double) * (size_t) m->dims);
+			*ok = w->pre_ok;
+			return w->pre_lam;
+		}
+	}
 	if (w->cols != NULL)
 		return svc_kernel_fixed_point_cols(w->cols, (size_t) m->n_sv, m->alpha,
 										    m->n_sv, m->dims, m->gamma, w->x,

@@ -13,6 +13,15 @@ typedef struct SvcLabelWork
 	double	   *kbuf;			/* [n_sv] */
 	double	   *cols;			/* [dims * n_sv] the support vectors by
 								 * column (one width only), else NULL */
+	/*
+	 * A first step taken beforehand (svc_kernel_fixed_point_cols2, two
+	 * rows at a time): the next svc_label_step at a point equal to pre_x
+	 * returns it instead of summing again, then forgets it.  NULL: none.
+	 */
+	const double *pre_x;
+	const double *pre_next;		/* [dims] */
+	double		pre_lam;
+	bool		pre_ok;
 } SvcLabelWork;
 
 /* Tolerances of a trajectory, all derived from sigma = 1/sqrt(2 gamma). */

@@ -88,6 +88,8 @@ main(void)
 				next2[MAXD],
 				work[MAXN],
 				work2[MAXN],
+				next3[2 * MAXD],
+				work3[2 * MAXN],
 				colv[MAXN];
 	static float colsf[(MAXN + 64) * MAXD],
 				xf[MAXD];
@@ -96,6 +98,7 @@ main(void)
 				bad_many = 0,
 				bad_cols = 0,
 				bad_step = 0,
+				bad_pair = 0,
 				bad_float = 0,
 				bad_stride = 0,
 				steps = 0,
@@ -197,6 +200,33 @@ main(void)
 			bad_stride += ok != ok2 || memcmp(next, next2, sizeof(double) * (size_t) d) != 0 ||
 				memcmp(work, work2, sizeof(double) * (size_t) n) != 0;
 
+			/*
+			 * Two rows' steps at once (labelling's first steps): each the
+			 * single step's, to the bit, with either row first; the second
+			 * row is the first support vector, where f peaks
+			 */
+			for (int k = 0; k < 2; k++)
+			{
+				const double *xa = k ? rows : x,
+						   *xb = k ? x : rows;
+				double		lam[2],
+							lam1;
+				bool		oks[2],
+							ok1;
+
+				svc_kernel_fixed_point_cols2(cols, (size_t) n, alpha, n, d, gamma, xa, xb,
+											 next3, next3 + MAXD, work3, work3 + MAXN,
+											 &oks[0], &oks[1], &lam[0], &lam[1]);
+				for (int r = 0; r < 2; r++)
+				{
+					lam1 = svc_kernel_fixed_point_cols(cols, (size_t) n, alpha, n, d, gamma,
+													   r ? xb : xa, next2, work2, &ok1);
+					bad_pair += ok1 != oks[r] || !same(lam1, lam[r]) ||
+						memcmp(next2, next3 + r * MAXD, sizeof(double) * (size_t) d) != 0 ||
+						memcmp(work2, work3 + r * MAXN, sizeof(double) * (size_t) n) != 0;
+				}
+			}
+
 			/* float columns (bsgd's wide rows): one float chain a row */
 			svc_sqdist_colsf(colsf, stridef, n, d, xf, out);
 			for (int i = 0; i < n; i++)
@@ -220,6 +250,7 @@ main(void)
 	CHECK(steps > (int) (cases * 3 / 4), "most steps ran (%d of %d)", steps, cases);
 	CHECK(bad_step == 0, "a step's weighted sums are the defined order (%d differ)", bad_step);
 	CHECK(bad_stride == 0, "a step ignores the columns' padding (%d differ)", bad_stride);
+	CHECK(bad_pair == 0, "two rows' steps at once are the single steps (%d differ)", bad_pair);
 	CHECK(bad_float == 0, "the float distances are one float chain a row (%d differ)",
 		  bad_float);
 	return unit_summary("test_sum_order");
