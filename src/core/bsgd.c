@@ -63,7 +63,7 @@
  * cluster come back step after step, so most of the k (k + 1) / 2
  * distances among them were taken before (at 768 columns they were a
  * fifth of the solver's time).  The value is svc_sqdist's, computed once:
- * the model's bytes do not change.
+ * the model's bytes do not change.  Wide rows only (BSGD_FLOAT_DIMS on).
  */
 #define PAIR_CACHE_BITS 12
 #define PAIR_CACHE (1 << PAIR_CACHE_BITS)
@@ -1088,8 +1088,10 @@ svc_bsgd_run(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	g.order = svc_alloc(env, sizeof(int64_t) * (size_t) n, err);
 	g.kmat = svc_alloc(env, sizeof(double) * SVC_MAX_K * SVC_MAX_K, err);
 	g.rhs = svc_alloc(env, sizeof(double) * SVC_MAX_K, err);
-	if (budgeted && (opt->strategy == SVC_STRATEGY_PROJECT_KNN ||
-					 opt->strategy == SVC_STRATEGY_PROJECT_RANDOM))
+	/* below BSGD_FLOAT_DIMS a distance costs about what a look-up does */
+	if (budgeted && d >= BSGD_FLOAT_DIMS &&
+		(opt->strategy == SVC_STRATEGY_PROJECT_KNN ||
+		 opt->strategy == SVC_STRATEGY_PROJECT_RANDOM))
 	{
 		g.pairs = svc_alloc0(env, sizeof(PairD2) * PAIR_CACHE, err);
 		if (!g.pairs)
