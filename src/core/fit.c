@@ -741,8 +741,12 @@ svc_fit_state(const SvcEnv *env, const uint8_t *state, SvcModel *m, SvcError *er
 		return svc_fail(err, SVC_ERR_INTERNAL, "no rows to train on");
 	if (svc_state_init_len(state) > 0)
 		return fit_state_warm(env, state, m, err);
-	/* the labelled rows follow the others, and take their place after it */
-	if (!svc_size_mul((size_t) n, (size_t) dims, &nvals) ||
+	/*
+	 * The labelled rows follow the others, and take their place after it
+	 * (svc_supervision_merge_rows, with room for twice the rows: the
+	 * second half is its scratch); without them, room for the rows.
+	 */
+	if (!svc_size_mul((size_t) n * (lab_kept > 0 ? 2 : 1), (size_t) dims, &nvals) ||
 		!svc_size_mul((size_t) lab_kept, (size_t) dims + 1, &lab_vals))
 		return svc_fail(err, SVC_ERR_LIMIT, "training sample is too large");
 	rows = svc_alloc(env, sizeof(double) * nvals, err);
