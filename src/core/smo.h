@@ -73,6 +73,9 @@ typedef struct SvcSmoParams
 	/* A feasible start (sum 1 within 1e-9, L_t <= alpha0_t <= C_t), or
 	 * NULL: rows filled to their bound in order. */
 	const double *alpha0;
+	/* no progress reports: the refinement's solves (svc_smo_refine),
+	 * which would start the count again after the solve's own */
+	bool		quiet;
 } SvcSmoParams;
 
 typedef struct SvcSmoResult
@@ -113,6 +116,22 @@ void		svc_smo_params_default(SvcSmoParams *p);
 SvcStatus	svc_smo_solve(const SvcEnv *env, const double *x, int64_t n,
 						  int32_t d, const SvcSmoParams *p,
 						  SvcSmoResult *out, SvcError *err);
+
+/*
+ * Refine a solution alpha (n multipliers, feasible for p's bounds) to p->eps:
+ * smo over the rows with alpha_t != 0 (and the signed rows), from alpha,
+ * then the rows outside that violate the stopping rule at p->eps join and
+ * smo runs again, until none does (smo.c).  out as svc_smo_solve's, over
+ * every row; its iterations and cache counts are summed over the solves.
+ * The RBF of x only (p->kernel NULL); p->alpha0 is not read.  The
+ * exact solvers refine their solution at SVC_SMO_REFINE times their eps
+ * (solver_smo.c), so that they stop at the same point within the slack
+ * their tolerance leaves.
+ */
+#define SVC_SMO_REFINE 1e-2
+SvcStatus	svc_smo_refine(const SvcEnv *env, const double *x, int64_t n,
+						   int32_t d, const SvcSmoParams *p, const double *alpha,
+						   SvcSmoResult *out, SvcError *err);
 
 void		svc_smo_result_free(const SvcEnv *env, SvcSmoResult *r);
 

@@ -2,6 +2,7 @@
 #include "solver_aid.h"
 #include "solver_smo.h"
 #include "aid.h"
+#include "smo.h"
 
 #include <math.h>
 #include <string.h>
@@ -37,6 +38,33 @@ svc_train_aid(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	st = svc_aid_solve(env, x, n, d, &p, &res, err);
 	if (st != SVC_OK)
 		return st;
+	if (res.rounds >= 1)
+	{
+		SvcSmoParams sp;
+		SvcSmoResult fine;
+
+		/* smo's point within tol, as smo refines its own (smo.h) */
+		svc_smo_params_default(&sp);
+		sp.gamma = gamma;
+		sp.c_all = p.c;
+		sp.eps = p.eps * SVC_SMO_REFINE;
+		sp.max_iter = p.max_iter;
+		sp.cache_bytes = p.cache_bytes;
+		st = svc_smo_refine(env, x, n, d, &sp, res.alpha, &fine, err);
+		if (st != SVC_OK)
+		{
+			svc_aid_result_free(env, &res);
+			return st;
+		}
+		svc_free(env, res.alpha);
+		res.alpha = fine.alpha;
+		res.offset = fine.offset;
+		res.objective = fine.objective;
+		res.smo_gap = fine.gap;
+		res.smo_iterations += fine.iterations;
+		res.cache_hits += fine.cache_hits;
+		res.cache_misses += fine.cache_misses;
+	}
 	/* aid's alphas are never negative: it takes no labelled rows */
 	if (res.rounds < 1)
 		st = svc_fail(err, SVC_ERR_INTERNAL, "the solver \"aid\" ran no round");

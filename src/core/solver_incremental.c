@@ -2,6 +2,7 @@
 #include "solver_incremental.h"
 #include "solver_smo.h"
 #include "incremental.h"
+#include "smo.h"
 
 #include <math.h>
 #include <string.h>
@@ -76,6 +77,63 @@ svc_incr_report(SvcIncr *s, const SvcOptions *opt, int64_t n, SvcModel *m, SvcEr
 	return SVC_OK;
 }
 
+/*
+ * The path ends within tol of smo's optimum, not at smo's point: smo
+ * refines the multipliers to a finer tolerance over the support vectors
+ * (svc_smo_refine), so that incremental, aid and smo draw the same
+ * clusters where a saddle's merge hangs on f differences below tol.  The
+ * path's multipliers are the start (clamped to [0, C] against rounding);
+ * the model then holds the refined ones, the report's objective and gap
+ * theirs.
+ */
+static SvcStatus
+refine(const SvcEnv *env, SvcIncr *s, const int64_t *slot, const double *x, int64_t n,
+	   int32_t d, const SvcOptions *opt, double gamma, double c, size_t budget,
+	   SvcModel *m, SvcError *err)
+{
+	SvcSmoParams sp;
+	SvcSmoResult fine;
+	double	   *alpha;
+	double		sum = 0.0;
+	SvcStatus	st;
+
+	alpha = svc_alloc(env, sizeof(double) * (size_t) n, err);
+	if (alpha == NULL)
+		return SVC_ERR_NOMEM;
+	for (int64_t i = 0; i < n; i++)
+	{
+		alpha[i] = fmin(fmax(svc_incr_alpha(s, slot[i]), 0.0), c);
+		sum += alpha[i];
+	}
+	svc_smo_params_default(&sp);
+	sp.gamma = gamma;
+	sp.c_all = c;
+	sp.eps = svc_smo_eps(opt->tol, opt->nu, n) * SVC_SMO_REFINE;
+	sp.max_iter = opt->max_iter;
+	/* the refinement's columns are over the support vectors only */
+	sp.cache_bytes = budget / 2;
+	/* a path that drifted off the simplex keeps its own multipliers */
+	if (!(fabs(sum - 1.0) <= 1e-9))
+	{
+		svc_free(env, alpha);
+		return take_support(env, s, slot, n, d, m, err);
+	}
+	st = svc_smo_refine(env, x, n, d, &sp, alpha, &fine, err);
+	svc_free(env, alpha);
+	if (st != SVC_OK)
+		return st;
+	st = svc_smo_take_support(env, x, fine.alpha, n, d, "the solver \"incremental\"", m, err);
+	if (st == SVC_OK)
+	{
+		m->offset = fine.offset;
+		m->objective = fine.objective;
+		m->gap = svc_smo_gap_in_tol(fine.gap, opt->nu, n);
+		m->iterations += fine.iterations;
+	}
+	svc_smo_result_free(env, &fine);
+	return st;
+}
+
 SvcStatus
 svc_train_incremental(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 					  const SvcOptions *opt, double gamma, const double *weight, SvcModel *m,
@@ -148,7 +206,7 @@ svc_train_incremental(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	st = svc_incr_report(s, opt, n, m, err);
 	if (st != SVC_OK)
 		goto done;
-	st = take_support(env, s, slot, n, d, m, err);
+	st = refine(env, s, slot, x, n, d, opt, gamma, c, budget, m, err);
 	if (st != SVC_OK)
 		goto done;
 	m->gamma = gamma;

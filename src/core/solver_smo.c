@@ -185,6 +185,24 @@ svc_train_smo(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	}
 
 	st = svc_smo_solve(env, x, n, d, &p, &res, err);
+	if (st == SVC_OK)
+	{
+		SvcSmoResult fine;
+		double		eps = p.eps;
+
+		/* the same point as aid and incremental within tol (smo.h) */
+		p.eps = eps * SVC_SMO_REFINE;
+		st = svc_smo_refine(env, x, n, d, &p, res.alpha, &fine, err);
+		p.eps = eps;
+		if (st == SVC_OK)
+		{
+			fine.iterations += res.iterations;
+			svc_smo_result_free(env, &res);
+			res = fine;
+		}
+		else
+			svc_smo_result_free(env, &res);
+	}
 	svc_free(env, c_rows);
 	svc_free(env, lo_rows);
 	svc_free(env, margin);

@@ -206,8 +206,11 @@ check_fit(const char *name, const double *x, int64_t n, const char *json)
 				off_sphere = 0,
 				n_free = 0;
 	double		free_sum = 0.0;
+	bool		smo;
 
 	CHECK(parse(json, &opt, &err) == SVC_OK, "%s: options %s", name, err.detail);
+	/* aid and incremental: the solution's checks (their reports: test_aid, test_incremental) */
+	smo = opt.solver == SVC_SOLVER_SMO;
 	if (svc_fit_rows(&svc_env_malloc, x, n, 2, &opt, &m, &err) != SVC_OK)
 	{
 		CHECK(false, "%s: smo fit fails: %s", name, err.message);
@@ -217,8 +220,8 @@ check_fit(const char *name, const double *x, int64_t n, const char *json)
 	}
 	c = opt.nu * (double) n > 1 ? 1.0 / (opt.nu * (double) n) : 1.0;
 	eps = svc_smo_eps(opt.tol, opt.nu, n);
-	CHECK(m.solver == SVC_SOLVER_SMO && m.boundary == SVC_BOUNDARY_SPHERE &&
-		  svc_model_format_version(&m) == 4, "%s: solver smo, sphere, format 4", name);
+	CHECK(m.solver == opt.solver && m.boundary == SVC_BOUNDARY_SPHERE &&
+		  (!smo || svc_model_format_version(&m) == 4), "%s: the solver asked for, sphere", name);
 	for (int32_t j = 0; j < m.n_sv; j++)
 	{
 		/* Neumaier: the test must not add its own rounding */
@@ -235,9 +238,9 @@ check_fit(const char *name, const double *x, int64_t n, const char *json)
 	CHECK(m.converged && m.gap < opt.tol && m.iterations > 0,
 		  "%s: converged, gap %g < tol %g after %lld iterations", name, m.gap, opt.tol,
 		  (long long) m.iterations);
-	CHECK(m.cache_hits + m.cache_misses > 0 && m.objective >= -1 && m.objective < 0,
-		  "%s: objective %g, cache %lld/%lld", name, m.objective, (long long) m.cache_hits,
-		  (long long) m.cache_misses);
+	CHECK(!smo || m.cache_hits + m.cache_misses > 0,
+		  "%s: cache %lld/%lld", name, (long long) m.cache_hits, (long long) m.cache_misses);
+	CHECK(m.objective >= -1 && m.objective < 0, "%s: objective %g", name, m.objective);
 
 	for (int64_t t = 0; t < n; t++)
 		svc_model_scale_row(&m, x + t * 2, scaled + t * 2);
@@ -267,9 +270,13 @@ check_fit(const char *name, const double *x, int64_t n, const char *json)
 			off_sphere++;
 	CHECK(off_sphere == 0, "%s: %lld free support vectors off the sphere", name,
 		  (long long) off_sphere);
-	CHECK(up - low < eps * (1 + 1e-6), "%s: KKT gap from a fresh gradient %g < eps %g",
-		  name, up - low, eps);
-	if (opt.nu > 0)
+	/* refined past tol (svc_smo_refine), so that the exact solvers agree */
+	CHECK(up - low < eps * SVC_SMO_REFINE * (1 + 1e-6),
+		  "%s: KKT gap from a fresh gradient %g < eps %g times %g", name, up - low, eps,
+		  SVC_SMO_REFINE);
+	if (!smo)
+		;
+	else if (opt.nu > 0)
 		CHECK(outside == (int64_t) floor(opt.nu * (double) n),
 			  "%s: %lld rows outside, the quantile leaves floor(nu n) = %g", name,
 			  (long long) outside, floor(opt.nu * (double) n));
@@ -295,6 +302,11 @@ test_fit(void)
 	check_fit("blobs tol 1e-6", b, 300, "{\"solver\": \"smo\", \"tol\": 1e-6}");
 	check_fit("ring", r, 300, "{\"solver\": \"smo\"}");
 	check_fit("ring paper", r, 300, "{\"solver\": \"smo\", \"labeling\": \"paper\"}");
+	/* aid and incremental end refined to smo's point within tol */
+	check_fit("blobs aid", b, 300, "{\"solver\": \"aid\"}");
+	check_fit("blobs incremental", b, 300, "{\"solver\": \"incremental\"}");
+	check_fit("ring aid", r, 300, "{\"solver\": \"aid\"}");
+	check_fit("ring incremental", r, 300, "{\"solver\": \"incremental\"}");
 	free(b);
 	free(r);
 }
