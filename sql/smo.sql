@@ -140,8 +140,9 @@ SELECT pg_temp.try($$SELECT svc_train(f, '{"cache_mb": 2000000}') FROM smo_shape
 SELECT pg_temp.try($$SELECT svc_train(f, '{"cache_mb": "64MB"}') FROM smo_shapes$$);
 SELECT pg_temp.try($$SELECT svc_recut(exact, '{"solver": "bsgd"}') FROM smo_models$$);
 
--- memory: the solver needs some 80-90 bytes a row (its vectors and two
--- kernel columns); 13200 rows need more than 1 MB and are refused before
+-- memory: the solver needs some 185 bytes a row of 2 columns (its vectors,
+-- two kernel columns and the refinement's vectors and copy of the support
+-- vectors); 13200 rows need more than 1 MB and are refused before
 -- any work, by cache_mb or by maintenance_work_mem when cache_mb is 0 (the
 -- count of kB needed is masked: it follows the solver's vectors)
 CREATE TABLE smo_big AS

@@ -965,6 +965,33 @@ done:
 	return st;
 }
 
+size_t
+svc_smo_refine_memory(int64_t n, int32_t d)
+{
+	/*
+	 * out->alpha, idx, list, sum, buf, act and the caller's alpha; a0, cs,
+	 * ls, ms and the rows' copy of the subset (at most n rows)
+	 */
+	size_t		per_row = 6 * sizeof(double) + sizeof(bool) + 4 * sizeof(double),
+				rows,
+				total;
+
+	if (n < 0 || d < 1 || (uint64_t) n > SIZE_MAX / 2)
+		return SIZE_MAX;
+	if (!svc_size_mul((size_t) n, (size_t) d * sizeof(double), &rows) ||
+		!svc_size_mul((size_t) n, per_row, &total) || total > SIZE_MAX - rows)
+		return SIZE_MAX;
+	return total + rows;
+}
+
+size_t
+svc_smo_refine_cache(size_t cache_bytes, int64_t n, int32_t d)
+{
+	size_t		extra = svc_smo_refine_memory(n, d);
+
+	return extra >= cache_bytes ? 0 : cache_bytes - extra;
+}
+
 SvcStatus
 svc_smo_refine(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 			   const SvcSmoParams *p, const double *alpha, SvcSmoResult *out,

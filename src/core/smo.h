@@ -133,6 +133,16 @@ SvcStatus	svc_smo_refine(const SvcEnv *env, const double *x, int64_t n,
 						   int32_t d, const SvcSmoParams *p, const double *alpha,
 						   SvcSmoResult *out, SvcError *err);
 
+/*
+ * Bytes svc_smo_refine takes besides its solves' svc_smo_memory and cache:
+ * its n-vectors, the copy of the support vectors' rows (at most n) and the
+ * caller's n multipliers, which stay alive through it; SIZE_MAX when that
+ * overflows size_t.  A caller within a budget hands the refinement its
+ * cache less these (svc_smo_refine_cache).
+ */
+size_t		svc_smo_refine_memory(int64_t n, int32_t d);
+size_t		svc_smo_refine_cache(size_t cache_bytes, int64_t n, int32_t d);
+
 void		svc_smo_result_free(const SvcEnv *env, SvcSmoResult *r);
 
 /* Bytes besides the cache budget, SIZE_MAX when that overflows size_t. */

@@ -49,7 +49,7 @@ svc_train_aid(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 		sp.c_all = p.c;
 		sp.eps = p.eps * SVC_SMO_REFINE;
 		sp.max_iter = p.max_iter;
-		sp.cache_bytes = p.cache_bytes;
+		sp.cache_bytes = svc_smo_refine_cache(p.cache_bytes, n, d);
 		st = svc_smo_refine(env, x, n, d, &sp, res.alpha, &fine, err);
 		if (st != SVC_OK)
 		{

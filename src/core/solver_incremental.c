@@ -111,7 +111,7 @@ refine(const SvcEnv *env, SvcIncr *s, const int64_t *slot, const double *x, int6
 	sp.eps = svc_smo_eps(opt->tol, opt->nu, n) * SVC_SMO_REFINE;
 	sp.max_iter = opt->max_iter;
 	/* the refinement's columns are over the support vectors only */
-	sp.cache_bytes = budget / 2;
+	sp.cache_bytes = svc_smo_refine_cache(budget / 2, n, d);
 	/* a path that drifted off the simplex keeps its own multipliers */
 	if (!(fabs(sum - 1.0) <= 1e-9))
 	{

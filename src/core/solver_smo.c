@@ -138,9 +138,15 @@ svc_train_smo(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	/* labelled rows: their bounds too, upper and lower, and margins */
 	if (weight != NULL && need <= SIZE_MAX - 3 * sizeof(double) * (size_t) n)
 		need += 3 * sizeof(double) * (size_t) n;
+	/* the refinement's vectors and rows, taken from the cache (smo.h) */
+	if (need != SIZE_MAX && svc_smo_refine_memory(n, d) <= SIZE_MAX - need)
+		need += svc_smo_refine_memory(n, d);
+	else
+		need = SIZE_MAX;
 	if (need == SIZE_MAX || need > budget)
 		return svc_smo_refuse_memory(err, "the exact solver", "smo",
-									 "its vectors and two kernel columns", "more columns",
+									 "its vectors, two kernel columns and the refinement's copy of the support vectors",
+									 "more columns",
 									 n, need, budget);
 	/*
 	 * The rest is cache.  need counts the two columns the solver takes

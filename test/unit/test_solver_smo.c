@@ -538,17 +538,29 @@ test_memory(void)
 	SvcEnv		env = {.alloc = unit_counted_alloc, .release = unit_counted_free,
 		.realloc = unit_counted_realloc, .ctx = &b};
 	SvcSmoParams p;
+	size_t		need13200;
 	char		expect[160];
 
-	/* cache_mb 1: the solver's 80-90 bytes a row for 13200 rows are more than 1 MB */
+	/*
+	 * cache_mb 1: the solver's 88 bytes a row and the refinement's 97 (two
+	 * columns) for 13200 rows are more than 1 MB
+	 */
 	svc_smo_params_default(&p);
-	CHECK(svc_smo_memory(13200, 2, &p) > ((size_t) 1 << 20) &&
-		  svc_smo_memory(10000, 2, &p) <= ((size_t) 1 << 20) &&
-		  svc_smo_memory(13200, 2, &p) > svc_smo_memory(13000, 2, &p),
-		  "the bound sits between 10000 and 13200 rows and grows with them");
+	need13200 = svc_smo_memory(13200, 2, &p) + svc_smo_refine_memory(13200, 2);
+	CHECK(need13200 > ((size_t) 1 << 20) &&
+		  svc_smo_memory(5000, 2, &p) + svc_smo_refine_memory(5000, 2) <= ((size_t) 1 << 20) &&
+		  svc_smo_refine_memory(13200, 2) > svc_smo_refine_memory(13000, 2) &&
+		  svc_smo_refine_memory(13200, 4) > svc_smo_refine_memory(13200, 2) &&
+		  svc_smo_refine_memory(-1, 2) == SIZE_MAX &&
+		  svc_smo_refine_memory(INT64_MAX, 2) == SIZE_MAX,
+		  "the bound sits between 5000 and 13200 rows and grows with rows and columns");
+	CHECK(svc_smo_refine_cache(100, 10, 2) == 0 &&
+		  svc_smo_refine_cache((size_t) 1 << 20, 10, 2) ==
+		  ((size_t) 1 << 20) - svc_smo_refine_memory(10, 2),
+		  "the refinement's cache is the caller's less its own bytes");
 	snprintf(expect, sizeof(expect),
 			 "the exact solver needs %zu kB for 13200 rows, more than its memory budget of 1024 kB",
-			 (svc_smo_memory(13200, 2, &p) + 1023) / 1024);
+			 (need13200 + 1023) / 1024);
 	parse("{\"solver\": \"smo\", \"cache_mb\": 1}", &opt, &err);
 	CHECK(svc_fit_rows(&env, x, 13200, 2, &opt, &m, &err) == SVC_ERR_LIMIT &&
 		  strstr(err.message, expect) &&
@@ -587,7 +599,7 @@ test_memory(void)
 		size_t		need;
 
 		parse("{\"solver\": \"smo\"}", &opt, &err);
-		need = svc_smo_memory(600, 2, &p);
+		need = svc_smo_memory(600, 2, &p) + svc_smo_refine_memory(600, 2);
 		env.solver_memory = need;
 		CHECK(svc_fit_rows(&env, x, 600, 2, &opt, &small, &err) == SVC_OK, "the smallest budget");
 		env.solver_memory = need + 600 * 600 * 8;
