@@ -216,6 +216,71 @@ svc_label_predict(const SvcModel *m, const double *xs, SvcLabelWork *w,
 	return end.near >= 0 ? m->eq_cluster[end.near] : 0;
 }
 
+/*
+ * assign_rule "auto" (options.h): a row's trajectory's cluster c, or the
+ * cluster of the row's nearest equilibrium where that one is clearly the
+ * nearer, above two columns.  Measured (doc/design-notes.md): in many
+ * columns the kernel is wide against the gaps between clusters, and a
+ * row at a cluster's edge (most of them outliers) climbs the sum of a
+ * larger neighbour, which has more support vectors; its own cluster's
+ * equilibrium is still the nearest.  In two columns the trajectories are
+ * local and better than the nearest equilibrium (the plain blobs' tails,
+ * d31's overlaps), so they keep the trajectory's cluster.  At most two
+ * passes over the equilibria, O(n_eq * dims), with svc_sqdist's sums
+ * whether the scorer or svc_label_assign asks, so that the two agree
+ * exactly.
+ */
+int32_t
+svc_label_assign_rule(const SvcModel *m, const double *xs, int32_t c, double *dist)
+{
+	int32_t		d = m->dims,
+				best = -1;
+	double		d1 = DBL_MAX,
+				dc = DBL_MAX;
+
+	if (m->opt.assign_rule != SVC_ASSIGN_AUTO || d <= 2 || c <= 0 || m->n_eq < 2)
+		return c;
+	/*
+	 * c's own equilibria first: a row within gamma x squared distance 1 of
+	 * one of them keeps c whatever the others (about half the rows of the
+	 * 8-D blobs, which then pay one or two distances, not one per
+	 * equilibrium)
+	 */
+	for (int32_t i = 0; i < m->n_eq; i++)
+		if (m->eq_cluster[i] == c)
+			dc = fmin(dc, svc_sqdist(m->eq + (size_t) i * d, xs, d));
+	if (!(m->gamma * dc > SVC_ASSIGN_MARGIN))
+		return c;				/* (a NaN keeps c too) */
+	/* the others: in one call where there is room (the same sums) */
+	if (dist != NULL)
+		svc_sqdist_many(m->eq, NULL, m->n_eq, d, xs, dist);
+	for (int32_t i = 0; i < m->n_eq; i++)
+		if (m->eq_cluster[i] != c)
+		{
+			double		t = dist != NULL ? dist[i] : svc_sqdist(m->eq + (size_t) i * d, xs, d);
+
+			if (t < d1)
+			{
+				d1 = t;
+				best = i;
+			}
+		}
+	/*
+	 * gamma (dc - d1) > 1: the nearest equilibrium (of another cluster) has
+	 * a kernel value more than e times that of c's nearest
+	 */
+	if (best >= 0 && m->gamma * (dc - d1) > SVC_ASSIGN_MARGIN)
+		return m->eq_cluster[best];
+	return c;
+}
+
+int32_t
+svc_label_assign(const SvcModel *m, const double *xs, SvcLabelWork *w,
+				 double *decision)
+{
+	return svc_label_assign_rule(m, xs, svc_label_predict(m, xs, w, decision), NULL);
+}
+
 /* Free the equilibria list's arrays. */
 void
 svc_eqlist_free(const SvcEnv *env, SvcEqList *l)

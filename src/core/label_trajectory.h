@@ -83,6 +83,29 @@ void		svc_traj_run(const SvcModel *m, const double *eq, int32_t n_eq,
 int32_t		svc_label_predict(const SvcModel *m, const double *xs,
 							  SvcLabelWork *w, double *decision);
 
+/*
+ * assign_rule "auto" (options.h): margin in gamma x squared distance by
+ * which a row's nearest equilibrium must be nearer than the nearest one of
+ * its trajectory's cluster to give the row its cluster instead (a kernel
+ * value e times larger).  Measured on the quality benchmark: 0.5 loses
+ * digits, 1-2 gain the embeddings and blobs alike (doc/design-notes.md).
+ */
+#define SVC_ASSIGN_MARGIN 1.0
+
+/*
+ * The cluster svc_assign and svc_predict give xs, whose trajectory gave c
+ * (svc_label_predict): c, or under assign_rule "auto" above two columns
+ * its nearest equilibrium's cluster where that equilibrium is nearer by
+ * SVC_ASSIGN_MARGIN than every one of c's.  dist: room for n_eq doubles
+ * (scratch), or NULL.
+ */
+int32_t		svc_label_assign_rule(const SvcModel *m, const double *xs, int32_t c,
+								  double *dist);
+
+/* svc_label_predict with svc_label_assign_rule: what svc_predict gives. */
+int32_t		svc_label_assign(const SvcModel *m, const double *xs,
+							 SvcLabelWork *w, double *decision);
+
 /* lambda = f + offset at a + t (b - a); pt is scratch of dims doubles. */
 double		svc_lambda_on_segment(const SvcModel *m, const double *a,
 								  const double *b, double t, double *pt);

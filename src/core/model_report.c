@@ -204,6 +204,7 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 		 "\"min_cluster_size\": %lld, \"min_cluster_size_rows\": \"%s\", ",
 		 cut_rule_name(m), num(&t, m->opt.merge_ratio), num(&t, m->opt.min_cluster_share),
 		 (long long) m->opt.min_cluster_size, svc_size_rows_name(m->opt.min_size_rows));
+	emit(&t, "\"assign_rule\": \"%s\", ", svc_assign_rule_name(m->opt.assign_rule));
 	if (m->opt.has_level)
 		emit(&t, "\"level\": %s, ", num(&t, m->opt.level));
 	else

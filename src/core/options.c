@@ -57,6 +57,7 @@ svc_options_default(SvcOptions *opt)
 	opt->window = SVC_WINDOW_OLDEST;
 	opt->keep_isolated = 1;
 	opt->min_size_rows = SVC_SIZE_ROWS_SEPARATED;
+	opt->assign_rule = SVC_ASSIGN_AUTO;
 	opt->gamma_rule = SVC_GAMMA_RULE_AUTO;
 }
 
@@ -116,6 +117,12 @@ static const OptChoice size_rows_choices[] = {
 	{"sample", SVC_SIZE_ROWS_SAMPLE},
 	{"labelled", SVC_SIZE_ROWS_LABELLED},
 	{"separated", SVC_SIZE_ROWS_SEPARATED},
+	{NULL, 0}
+};
+
+static const OptChoice assign_rule_choices[] = {
+	{"auto", SVC_ASSIGN_AUTO},
+	{"trajectory", SVC_ASSIGN_TRAJECTORY},
 	{NULL, 0}
 };
 
@@ -193,6 +200,12 @@ const char *
 svc_size_rows_name(SvcSizeRows r)
 {
 	return choice_name(size_rows_choices, (int) r);
+}
+
+const char *
+svc_assign_rule_name(SvcAssignRule r)
+{
+	return choice_name(assign_rule_choices, (int) r);
 }
 
 const char *
@@ -285,6 +298,8 @@ static const OptKey option_table[] = {
 	.ihi = SVC_MAX_SAMPLE, .cut = true},
 	{.name = "min_cluster_size_rows", .kind = OPT_ENUM, FIELD(min_size_rows),
 	.choices = size_rows_choices, .cut = true},
+	{.name = "assign_rule", .kind = OPT_ENUM, FIELD(assign_rule),
+	.choices = assign_rule_choices, .cut = true},
 	{.name = "n_clusters", .kind = OPT_INT, FIELD(n_clusters), .ilo = 0, .ihi = MAX_N_CLUSTERS,
 	.cut = true},
 	{.name = "level", .kind = OPT_LEVEL, FIELD(level), .lo = -1e300, .hi = 1e300, .cut = true},
@@ -298,7 +313,7 @@ static const OptKey option_table[] = {
 _Static_assert(sizeof(SvcStrategy) == sizeof(int32_t) && sizeof(SvcScale) == sizeof(int32_t) &&
 			   sizeof(SvcLabeling) == sizeof(int32_t) && sizeof(SvcCutRule) == sizeof(int32_t) &&
 			   sizeof(SvcLabelCurve) == sizeof(int32_t) && sizeof(SvcWindow) == sizeof(int32_t) &&
-			   sizeof(SvcSolver) == sizeof(int32_t),
+			   sizeof(SvcSolver) == sizeof(int32_t) && sizeof(SvcAssignRule) == sizeof(int32_t),
 			   "the enum options are int32_t-sized");
 
 /* What the details say of values that "auto" also names (null: options.h). */
@@ -1022,7 +1037,7 @@ svc_options_warm_check(const SvcOptions *init, const SvcOptions *given, SvcError
 		show_value(given, k, b, sizeof(b));
 		svc_fail(err, SVC_ERR_INVALID_PARAMETER,
 				 "option \"%s\" differs from the init model's (%s vs %s)", k->name, a, b);
-		svc_error_detail(err, "The init model has %s, the options name %s.  A warm start continues the init model with its options; only the cut options (cut, merge_ratio, min_cluster_share, min_cluster_size, min_cluster_size_rows, n_clusters, level) may change.",
+		svc_error_detail(err, "The init model has %s, the options name %s.  A warm start continues the init model with its options; only the cut options (cut, merge_ratio, min_cluster_share, min_cluster_size, min_cluster_size_rows, assign_rule, n_clusters, level) may change.",
 						 a, b);
 		svc_error_hint(err, "Leave \"%s\" out of the options, or train a new model from scratch with svc_train(features, options).",
 					   k->name);

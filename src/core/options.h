@@ -89,6 +89,23 @@ typedef enum SvcSizeRows
 } SvcSizeRows;
 
 /*
+ * Which cluster svc_assign and svc_predict give a row (assign_rule;
+ * label_trajectory.h, svc_label_assign).  "trajectory": the cluster of the
+ * equilibrium its trajectory climbs to, alone (options from before 0.5.0
+ * mean it).  "auto" (the default): the same, except that above two columns
+ * a row whose nearest equilibrium has another cluster and is clearly the
+ * nearer (its kernel value over e times that of the nearest equilibrium of
+ * the trajectory's cluster) takes that one's cluster: in a wide kernel in
+ * many columns the rows at a cluster's edge climb to a larger neighbour
+ * (doc/design-notes.md).
+ */
+typedef enum SvcAssignRule
+{
+	SVC_ASSIGN_TRAJECTORY = 0,
+	SVC_ASSIGN_AUTO = 1
+} SvcAssignRule;
+
+/*
  * Which rule "auto" gamma follows (svc_gamma_auto): both are
  * 256 / median squared distance of the scaled rows, times a factor for
  * the dimension d.  AUTO (0.5.0 on): max(2/d, 1/8) above two dimensions,
@@ -140,6 +157,8 @@ typedef struct SvcOptions
 	double		min_cluster_share;	/* smaller clusters merge ... */
 	int64_t		min_cluster_size;	/* ... or smaller than this; 0 = share */
 	SvcSizeRows min_size_rows;	/* what min_cluster_size counts */
+	SvcAssignRule assign_rule;	/* which cluster a scored row gets (on the
+								 * base wire, byte 121) */
 	int32_t		n_clusters;		/* > 0: cut into this many clusters */
 	bool		has_level;		/* cut at a level of f instead */
 	double		level;
@@ -318,6 +337,7 @@ const char *svc_cut_name(SvcCutRule c);
 const char *svc_label_curve_name(SvcLabelCurve c);
 const char *svc_window_name(SvcWindow w);
 const char *svc_size_rows_name(SvcSizeRows r);
+const char *svc_assign_rule_name(SvcAssignRule r);
 /* "auto", "auto-d", or "given" for a gamma given as a number. */
 const char *svc_gamma_rule_name(const SvcOptions *opt);
 
@@ -345,13 +365,15 @@ const char *svc_gamma_rule_name(const SvcOptions *opt);
  *          then 0); without it, 0 there is 20 with the complete graph, the
  *          default before "auto", and "auto" with the other labellings,
  *          which ignore it
+ *   bit 5: assign_rule "auto" (else "trajectory")
  */
 #define SVC_OPTIONS_BIT_GAMMA_AUTO 0x01
 #define SVC_OPTIONS_BIT_KEEP_ISOLATED 0x02
 #define SVC_OPTIONS_BIT_SIZE_SAMPLE 0x04
 #define SVC_OPTIONS_BIT_SIZE_SEPARATED 0x08
 #define SVC_OPTIONS_BIT_SEGMENT_AUTO 0x10
-#define SVC_OPTIONS_BITS_KNOWN 0x1f
+#define SVC_OPTIONS_BIT_ASSIGN_AUTO 0x20
+#define SVC_OPTIONS_BITS_KNOWN 0x3f
 #define SVC_OPTIONS_WIRE_SIZE 128
 #define SVC_OPTIONS_WIRE_SEED 52	/* offset of the u64 seed in it */
 #define SVC_OPTIONS_WIRE_SAMPLE 60	/* offset of the u64 sample in it */

@@ -54,7 +54,9 @@ svc_options_encode(const SvcOptions *o, uint8_t *out)
 							  (o->min_size_rows == SVC_SIZE_ROWS_SEPARATED ?
 							   SVC_OPTIONS_BIT_SIZE_SEPARATED : 0) |
 							  (graph && o->segment_points == SVC_SEGMENT_POINTS_AUTO ?
-							   SVC_OPTIONS_BIT_SEGMENT_AUTO : 0)));
+							   SVC_OPTIONS_BIT_SEGMENT_AUTO : 0) |
+							  (o->assign_rule == SVC_ASSIGN_AUTO ?
+							   SVC_OPTIONS_BIT_ASSIGN_AUTO : 0)));
 
 	/*
 	 * segment_points at its fixed offset (122): 0 for the complete graph's
@@ -120,6 +122,7 @@ svc_options_decode(const uint8_t *in, SvcOptions *o, SvcError *err)
 	o->gamma_rule = (bits & SVC_OPTIONS_BIT_GAMMA_AUTO) || o->gamma != 0.0 ?
 		SVC_GAMMA_RULE_AUTO : SVC_GAMMA_RULE_DIM;
 	o->keep_isolated = (bits & SVC_OPTIONS_BIT_KEEP_ISOLATED) ? 1 : 0;
+	o->assign_rule = (bits & SVC_OPTIONS_BIT_ASSIGN_AUTO) ? SVC_ASSIGN_AUTO : SVC_ASSIGN_TRAJECTORY;
 	/* segment_points: see options.h; "auto" is the bit, with 0, for the graph only */
 	if (o->labeling == SVC_LABELING_COMPLETE_GRAPH && (bits & SVC_OPTIONS_BIT_SEGMENT_AUTO))
 	{

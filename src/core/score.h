@@ -175,7 +175,8 @@ double		svc_scorer_decision_bound(SvcScorer *s, const double *xs, double *bound)
 double		svc_scorer_sum_bound(SvcScorer *s, const double *xs, double *bound);
 
 /*
- * The cluster svc_label_predict(m, xs, ...) gives, and f(xs) as
+ * The cluster svc_label_assign(m, xs, ...) gives (svc_label_predict's
+ * with the model's assign_rule), and f(xs) as
  * svc_scorer_decision gives it in *decision when not NULL.
  */
 int32_t		svc_scorer_predict(SvcScorer *s, const double *xs, double *decision);

@@ -359,8 +359,9 @@ one_cluster_within(const SvcModel *m, const double *dist, double lim)
 	return c;
 }
 
-int32_t
-svc_scorer_predict(SvcScorer *s, const double *xs, double *decision)
+/* svc_scorer_predict's trajectory: svc_label_predict's cluster */
+static int32_t
+scorer_traj_cluster(SvcScorer *s, const double *xs, double *decision)
 {
 	const SvcModel *m = s->m;
 	int32_t		d = s->dims;
@@ -533,6 +534,15 @@ full:
 	if (decision && !decided)
 		*decision = svc_scorer_decision(s, xs);
 	return svc_label_predict(m, xs, &s->full, NULL);
+}
+
+int32_t
+svc_scorer_predict(SvcScorer *s, const double *xs, double *decision)
+{
+	int32_t		c = scorer_traj_cluster(s, xs, decision);
+
+	/* eqd as scratch, where it has room (it mostly has, from the row) */
+	return svc_label_assign_rule(s->m, xs, c, s->eqd_cap >= s->m->n_eq ? s->eqd : NULL);
 }
 
 /* ---------- basin certificates ---------- */

@@ -8,6 +8,8 @@
  */
 #include "unit.h"
 #include "label.h"
+#include "label_trajectory.h"
+#include "score.h"
 #include "kernel.h"
 #include "model_codec.h"
 #include "fit.h"
@@ -642,6 +644,74 @@ test_far_row_freezes(void)
 	CHECK(svc_label_predict(&m, &near_left, &w, NULL) == 1, "a row at -1e160 too");
 	svc_label_work_free(&svc_env_malloc, &w);
 	svc_model_free(&svc_env_malloc, &m);
+}
+
+/*
+ * assign_rule "auto": a row at the edge of a small cluster whose
+ * trajectory climbs to a heavier neighbour (the weights' centre pulls it
+ * across) takes the small cluster when its equilibrium is the nearer by
+ * more than SVC_ASSIGN_MARGIN (gamma x squared distance), above two
+ * columns; in two columns, under "trajectory", or nearer the middle, the
+ * trajectory's cluster.  The scorer gives what svc_label_assign gives.
+ */
+static void
+assign_rule_case(int32_t d, SvcAssignRule rule, double x0, int32_t want_traj, int32_t want)
+{
+	SvcModel	m;
+	SvcError	err;
+	SvcLabelWork w = {0};
+	SvcScorer	s;
+	double		x[3] = {x0, 0.0, 0.0};
+	double		f;
+	int32_t		c_traj,
+				c,
+				c_scorer;
+
+	memset(&m, 0, sizeof(m));
+	svc_options_default(&m.opt);
+	m.opt.assign_rule = rule;
+	CHECK(svc_model_alloc(&svc_env_malloc, &m, d, 2, 2, 2, 1, &err) == SVC_OK, "alloc");
+	m.gamma = 0.5;
+	m.offset = 0.5;
+	for (int32_t j = 0; j < d; j++)
+		m.mul[j] = 1.0;
+	/* a light cluster at 0 and a heavy one at 3 on the first axis */
+	m.sv[0] = 0.0;
+	m.sv[d] = 3.0;
+	m.alpha[0] = 0.1;
+	m.alpha[1] = 0.9;
+	m.eq[0] = 0.0;
+	m.eq[d] = 3.0;
+	m.eq_cluster[0] = 1;
+	m.eq_cluster[1] = 2;
+	m.n_clusters = 2;
+	CHECK(svc_label_work_init(&svc_env_malloc, &m, &w, &err) == SVC_OK, "work");
+	c_traj = svc_label_predict(&m, x, &w, NULL);
+	c = svc_label_assign(&m, x, &w, NULL);
+	CHECK(svc_scorer_init(&svc_env_malloc, &m, &s, &err) == SVC_OK, "scorer");
+	c_scorer = svc_scorer_predict(&s, x, &f);
+	CHECK(c_traj == want_traj, "%d-D, %s, row at %g: the trajectory climbs to %d (got %d)", d,
+		  svc_assign_rule_name(rule), x0, want_traj, c_traj);
+	CHECK(c == want, "%d-D, %s, row at %g: assigned %d (got %d)", d, svc_assign_rule_name(rule),
+		  x0, want, c);
+	CHECK(c_scorer == c, "%d-D, %s, row at %g: the scorer gives %d as svc_label_assign (got %d)",
+		  d, svc_assign_rule_name(rule), x0, c, c_scorer);
+	svc_scorer_free(&svc_env_malloc, &s);
+	svc_label_work_free(&svc_env_malloc, &w);
+	svc_model_free(&svc_env_malloc, &m);
+}
+
+static void
+test_assign_rule(void)
+{
+	/* at 1: squared distances 1 and 4, margin 0.5 x 3 = 1.5 */
+	assign_rule_case(3, SVC_ASSIGN_AUTO, 1.0, 2, 1);
+	assign_rule_case(3, SVC_ASSIGN_TRAJECTORY, 1.0, 2, 2);
+	assign_rule_case(2, SVC_ASSIGN_AUTO, 1.0, 2, 2);
+	/* at 1.3: 1.69 and 2.89, margin 0.6: the trajectory's */
+	assign_rule_case(3, SVC_ASSIGN_AUTO, 1.3, 2, 2);
+	/* near the light one's equilibrium: its own either way */
+	assign_rule_case(3, SVC_ASSIGN_AUTO, 0.1, 1, 1);
 }
 
 static void
@@ -1363,6 +1433,7 @@ main(void)
 	test_paper_nearest_beps();
 	test_fill_nearest();
 	test_far_row_freezes();
+	test_assign_rule();
 	test_deterministic();
 	test_degenerate();
 	test_bad_inputs();

@@ -444,13 +444,13 @@ test_key_lists(void)
 		"scale, sample, labeling, segment_points, outlier_fraction (or nu), bandwidth_k, solver, "
 		"cache_mb, aid_gap, label_radius, label_sample, label_interpolation, anomaly_bound, "
 		"label_spread, keep_rows, window, keep_isolated, cut, merge_ratio, min_cluster_share, "
-		"min_cluster_size, min_cluster_size_rows, n_clusters, level.";
+		"min_cluster_size, min_cluster_size_rows, assign_rule, n_clusters, level.";
 	static const char *const cut_list =
 		"Only the cut of the tree can change: cut, merge_ratio, min_cluster_share, "
-		"min_cluster_size, min_cluster_size_rows, n_clusters, level.";
+		"min_cluster_size, min_cluster_size_rows, assign_rule, n_clusters, level.";
 	static const char *const cut_unknown =
 		"Only the cut of the tree can change after training: cut, merge_ratio, "
-		"min_cluster_share, min_cluster_size, min_cluster_size_rows, n_clusters, level.";
+		"min_cluster_share, min_cluster_size, min_cluster_size_rows, assign_rule, n_clusters, level.";
 	static const char *const trained[] = {
 		"budget", "strategy", "k", "gamma", "c", "epsilon", "tol", "max_iter", "seed",
 		"scale", "sample", "labeling", "segment_points", "outlier_fraction", "nu", "bandwidth_k",
@@ -735,7 +735,7 @@ test_wire_golden(void)
 		"2c01000002010101050000000000000000000000000000000000404000000000"
 		"000000007b14ae47e17a843fa0860100000000002a0000000000000010270000"
 		"000000009a9999999999d93fb81e85eb51b89e3f9a9999999999a93f0f000000"
-		"000000000000000000000000000000000000000000000000000b000000000000";
+		"000000000000000000000000000000000000000000000000002b000000000000";
 	static const char *const set_hex =
 		"4d0000000400020209000000000000000000e03f000000000000004000000000"
 		"0000d03f000000000000c03f0010000000000000020100000000000001000100"
@@ -750,7 +750,7 @@ test_wire_golden(void)
 		" \"scale\": \"none\", \"sample\": 65537, \"labeling\": \"paper\", \"nu\": 0.5,"
 		" \"cut\": \"eom\", \"merge_ratio\": 0.75, \"min_cluster_share\": 0.0625,"
 		" \"min_cluster_size\": 3, \"min_cluster_size_rows\": \"sample\", \"level\": -2,"
-		" \"bandwidth_k\": 20, \"segment_points\": 7}";
+		" \"bandwidth_k\": 20, \"segment_points\": 7, \"assign_rule\": \"trajectory\"}";
 
 	svc_options_default(&o);
 	svc_options_encode(&o, wire);
@@ -762,6 +762,15 @@ test_wire_golden(void)
 	for (int i = 0; i < SVC_OPTIONS_WIRE_SIZE; i++)
 		snprintf(hex + 2 * i, 3, "%02x", wire[i]);
 	CHECK(strcmp(hex, set_hex) == 0, "every key's wire bytes: %s", hex);
+	/* assign_rule: the defaults' "auto" is bit 5; options without it (every
+	 * model stored before the rule) keep the trajectory's cluster */
+	svc_options_default(&o);
+	svc_options_encode(&o, wire);
+	CHECK(svc_options_decode(wire, &o, &err) == SVC_OK && o.assign_rule == SVC_ASSIGN_AUTO,
+		  "the defaults decode with assign_rule \"auto\"");
+	wire[121] &= (uint8_t) ~SVC_OPTIONS_BIT_ASSIGN_AUTO;
+	CHECK(svc_options_decode(wire, &o, &err) == SVC_OK && o.assign_rule == SVC_ASSIGN_TRAJECTORY,
+		  "options without bit 5 decode with assign_rule \"trajectory\"");
 
 	/* one damaged field each, decoded: refused with the key's detail */
 	svc_options_default(&o);
@@ -1061,13 +1070,13 @@ test_setters_keys(void)
 		"scale, sample, labeling, segment_points, outlier_fraction (or nu), bandwidth_k, solver, "
 		"cache_mb, aid_gap, label_radius, label_sample, label_interpolation, anomaly_bound, "
 		"label_spread, keep_rows, window, keep_isolated, cut, merge_ratio, min_cluster_share, "
-		"min_cluster_size, min_cluster_size_rows, n_clusters, level.";
+		"min_cluster_size, min_cluster_size_rows, assign_rule, n_clusters, level.";
 	static const char *const cut_list =
 		"Only the cut of the tree can change: cut, merge_ratio, min_cluster_share, "
-		"min_cluster_size, min_cluster_size_rows, n_clusters, level.";
+		"min_cluster_size, min_cluster_size_rows, assign_rule, n_clusters, level.";
 	static const char *const cut_unknown =
 		"Only the cut of the tree can change after training: cut, merge_ratio, "
-		"min_cluster_share, min_cluster_size, min_cluster_size_rows, n_clusters, level.";
+		"min_cluster_share, min_cluster_size, min_cluster_size_rows, assign_rule, n_clusters, level.";
 	SvcOptions	opt;
 	SvcOptionsSetter s;
 	SvcError	err;

@@ -94,7 +94,7 @@ compare(const char *what, const SvcModel *m, SvcScorer *s, const double *xs,
 		double		f0 = svc_model_decision_scaled(m, x);
 		double		f1 = svc_scorer_decision(s, x);
 		double		f2;
-		int32_t		c0 = svc_label_predict(m, x, &w, NULL);
+		int32_t		c0 = svc_label_assign(m, x, &w, NULL);
 		int32_t		c1 = svc_scorer_predict(s, x, &f2);
 		/* without f asked for: the first point's sum as the rows go */
 		int32_t		c2 = svc_scorer_predict(s, x, NULL);
@@ -623,7 +623,7 @@ test_wide_track(const char *what, int64_t n, int32_t d, double max_share)
 	for (int64_t i = 0; i < n; i++)
 	{
 		svc_model_scale_row(&m, x + i * d, xs);
-		if (svc_scorer_predict(&s, xs, NULL) != svc_label_predict(&m, xs, &w, NULL))
+		if (svc_scorer_predict(&s, xs, NULL) != svc_label_assign(&m, xs, &w, NULL))
 			bad++;
 	}
 	if (getenv("TEST_SCORE_VERBOSE"))
