@@ -93,7 +93,7 @@ test_extended_options(const double *x, int64_t n)
 		  svc_options_ext_default(&opt), "defaults: keep_isolated, sizes \"separated\"");
 	svc_options_encode_full(&opt, full);
 	CHECK(full[121] == (SVC_OPTIONS_BIT_GAMMA_AUTO | SVC_OPTIONS_BIT_KEEP_ISOLATED |
-						SVC_OPTIONS_BIT_SIZE_SEPARATED) &&
+						SVC_OPTIONS_BIT_SIZE_SEPARATED | SVC_OPTIONS_BIT_ASSIGN_AUTO) &&
 		  full[SVC_OPTIONS_WIRE_SIZE + 28] == 0 &&
 		  svc_options_decode_full(full, &back, &err) == SVC_OK && back.keep_isolated == 1 &&
 		  back.min_size_rows == SVC_SIZE_ROWS_SEPARATED, "the defaults round-trip: %s", err.message);
@@ -104,21 +104,28 @@ test_extended_options(const double *x, int64_t n)
 		  opt.min_size_rows == SVC_SIZE_ROWS_SAMPLE, "sample rows parse: %s", err.message);
 	svc_options_encode_full(&opt, full);
 	CHECK(full[121] == (SVC_OPTIONS_BIT_GAMMA_AUTO | SVC_OPTIONS_BIT_KEEP_ISOLATED |
-						SVC_OPTIONS_BIT_SIZE_SAMPLE) &&
+						SVC_OPTIONS_BIT_SIZE_SAMPLE | SVC_OPTIONS_BIT_ASSIGN_AUTO) &&
 		  svc_options_decode_full(full, &back, &err) == SVC_OK && back.keep_isolated == 1 &&
 		  back.min_size_rows == SVC_SIZE_ROWS_SAMPLE, "sample rows round-trip: %s", err.message);
 	full[SVC_OPTIONS_WIRE_SIZE + 28] = 1;
 	CHECK(svc_options_decode_full(full, &back, &err) == SVC_ERR_INVALID_PARAMETER,
 		  "extended byte 28 is reserved");
-	CHECK(parse("{\"keep_isolated\": false, \"min_cluster_size_rows\": \"labelled\"}", &opt,
+	CHECK(parse("{\"keep_isolated\": false, \"min_cluster_size_rows\": \"labelled\","
+				" \"assign_rule\": \"trajectory\"}", &opt,
 				&err) == SVC_OK && opt.keep_isolated == 0 &&
 		  opt.min_size_rows == SVC_SIZE_ROWS_LABELLED, "both off parse: %s", err.message);
 	svc_options_encode_full(&opt, full);
 	CHECK(full[121] == SVC_OPTIONS_BIT_GAMMA_AUTO &&
 		  svc_options_decode_full(full, &back, &err) == SVC_OK && back.keep_isolated == 0 &&
 		  back.min_size_rows == SVC_SIZE_ROWS_LABELLED, "both off round-trip: %s", err.message);
+	/* bit 4 is the complete graph's (refused here), 5 assign_rule's */
+	full[121] = (uint8_t) (SVC_OPTIONS_BIT_GAMMA_AUTO | SVC_OPTIONS_BIT_ASSIGN_AUTO);
+	CHECK(svc_options_decode_full(full, &back, &err) == SVC_OK &&
+		  back.assign_rule == SVC_ASSIGN_AUTO, "byte 121 bit 5: assign_rule \"auto\"");
 	for (int bit = 4; bit < 8; bit++)
 	{
+		if (bit == 5)
+			continue;
 		full[121] = (uint8_t) (SVC_OPTIONS_BIT_GAMMA_AUTO | (1 << bit));
 		CHECK(svc_options_decode_full(full, &back, &err) == SVC_ERR_INVALID_PARAMETER,
 			  "byte 121 bit %d refused", bit);

@@ -56,7 +56,8 @@ test_options(void)
 	CHECK(o.solver == SVC_SOLVER_BSGD && o.cache_mb == 0, "default solver bsgd, cache_mb 0");
 	svc_options_encode(&o, wire);
 	CHECK(wire[120] == 0 && wire[121] == (SVC_OPTIONS_BIT_GAMMA_AUTO | SVC_OPTIONS_BIT_KEEP_ISOLATED |
-											 SVC_OPTIONS_BIT_SIZE_SEPARATED) && svc_load_u32(wire + 124) == 0,
+											 SVC_OPTIONS_BIT_SIZE_SEPARATED | SVC_OPTIONS_BIT_ASSIGN_AUTO) &&
+		  svc_load_u32(wire + 124) == 0,
 		  "the defaults keep bytes 120 and 122-127 zero");
 
 	/* smo without tol or max_iter takes smo's, in either order */
@@ -110,7 +111,8 @@ test_options(void)
 	 */
 	CHECK(parse("{\"solver\": \"smo\", \"cache_mb\": 300}", &o, &err) == SVC_OK, "smo options");
 	svc_options_encode(&o, wire);
-	CHECK(wire[120] == 2 && wire[121] == (SVC_OPTIONS_BIT_GAMMA_AUTO | SVC_OPTIONS_BIT_SIZE_SEPARATED) && wire[122] == 0 && wire[123] == 0 &&
+	CHECK(wire[120] == 2 && wire[121] == (SVC_OPTIONS_BIT_GAMMA_AUTO | SVC_OPTIONS_BIT_SIZE_SEPARATED |
+										  SVC_OPTIONS_BIT_ASSIGN_AUTO) && wire[122] == 0 && wire[123] == 0 &&
 		  svc_load_u32(wire + 124) == 300, "smo's wire bytes");
 	{
 		SvcOptions	b;
