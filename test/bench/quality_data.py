@@ -26,7 +26,7 @@ import os
 
 import numpy as np
 
-GROUPS = ("shapes", "real", "embeddings", "blobs", "plain", "rings")
+GROUPS = ("shapes", "real", "embeddings", "blobs", "plain", "rings", "tables")
 
 
 def _csv(path):
@@ -119,6 +119,29 @@ def plain(name, n, k, gap, seed):
             "note": "%d equal blobs in 2-D, sd 1, centres %g apart on a line, seed %d" % (k, gap, seed)}
 
 
+def tables(name, n, k, d, informative, seed, sep=10.0):
+    """k equal Gaussian blobs (sd 1) that differ in `informative` of the d
+    columns only, the rest noise of the same scale: the shape of a table
+    of a few groups and many features, most of them uninformative, which
+    z-scoring weighs alike.  Centre j sits at sep / sqrt(2) along
+    informative column j mod informative (and, past them, along two), so
+    centres are sep apart."""
+    rng = np.random.default_rng(seed)
+    centres = np.zeros((k, d))
+    for j in range(k):
+        if j < informative:
+            centres[j, j] = sep / np.sqrt(2)
+        else:
+            a, b = j % informative, (j + 1) % informative
+            centres[j, a] = centres[j, b] = sep / 2
+    sizes = _sizes(n, np.full(k, 1.0 / k))
+    y = np.repeat(np.arange(k), sizes)
+    x = centres[y] + rng.normal(0, 1, (n, d))
+    return {"name": name, "group": "tables", "x": x, "y": y,
+            "note": "%d equal blobs in %d-D, apart in %d columns, sd 1, seed %d"
+            % (k, d, informative, seed)}
+
+
 def embeddings(name, n, k, d, noise, seed, latent=16, ambient=0.02, smallest=0.01):
     """k clusters in a `latent`-D space (centres N(0, I), within-cluster sd
     `noise` times 0.5-1.5), mapped to d dims by a random Gaussian matrix
@@ -206,6 +229,12 @@ def all_sets(data_dir, quick=False, only_groups=None):
         rings("rings_2d", 6000, 1, 2, seed=12),
         rings("rings3_2d", 15000, 3, 2, seed=32),
         rings("rings2_d10", 10000, 2, 10, seed=210, noise=0.1),
+    ]
+    out += [
+        tables("tables_k3_d8", 3000, 3, 8, 3, seed=38),
+        tables("tables_k3_d12", 3000, 3, 12, 3, seed=312),
+        tables("tables_k5_d16", 5000, 5, 16, 5, seed=516),
+        tables("tables_k4_d24", 4000, 4, 24, 4, seed=424),
     ]
     if only_groups:
         out = [s for s in out if s["group"] in only_groups]
