@@ -9,8 +9,9 @@
  * trains a model with the default options (and that seed), then scores
  * the training rows and N probes (default 20,000) drawn uniformly from
  * the rows' bounding box widened by half its size on each side, both
- * ways: svc_model_decision_scaled and svc_label_predict (the full sum and
- * the full trajectory) against svc_scorer_decision and svc_scorer_predict.
+ * ways: svc_model_decision_scaled and svc_label_assign (the full sum, and
+ * the full trajectory with the model's assign_rule) against
+ * svc_scorer_decision and svc_scorer_predict.
  * Prints one line per file and seed: rows scored, clusters, rows whose
  * cluster differs, rows whose f has another sign, the largest difference
  * of f relative to sum |alpha_i| K_i, the share of rows that ran the full
@@ -185,7 +186,7 @@ check(const char *path, uint64_t seed, int64_t n_probe)
 					c1;
 
 		t0 = cpu_now();
-		c0 = svc_label_predict(&m, r, &w, NULL);
+		c0 = svc_label_assign(&m, r, &w, NULL);
 		f0 = svc_model_decision_scaled(&m, r);
 		t_full += cpu_now() - t0;
 		t0 = cpu_now();
