@@ -546,6 +546,54 @@ test_failures(void)
 	free(x);
 }
 
+/*
+ * The refinement's exits: every allocation failing in turn, and an
+ * interrupt at every check, each return NOMEM or INTERRUPTED with no
+ * multipliers and nothing left allocated, until it succeeds.
+ */
+static void
+test_refine_failures(void)
+{
+	int64_t		n = 150;
+	double	   *x = blobs(n, 23);
+	SvcSmoParams p = params(2.0, 1.0 / (0.1 * (double) n), 1e-2);
+	SvcSmoResult coarse;
+	SvcError	err;
+	int			bad = 0;
+	long		k;
+
+	p.max_iter = 3000;
+	CHECK(svc_smo_solve(&svc_env_malloc, x, n, 2, &p, &coarse, &err) == SVC_OK,
+		  "coarse solve: %s", err.message);
+	p.eps = 1e-9;
+	for (int interrupts = 0; interrupts < 2; interrupts++)
+	{
+		for (k = 0; k < 100000; k++)
+		{
+			UnitBudget	b = {k, 0};
+			SvcEnv		fail_alloc = {.alloc = unit_fail_after_alloc, .release = unit_counted_free, .realloc = unit_fail_after_realloc, .ctx = &b};
+			SvcEnv		stop = {.alloc = unit_counted_alloc, .release = unit_counted_free, .interrupt = unit_stop_after, .realloc = unit_counted_realloc, .ctx = &b};
+			const SvcEnv *env = interrupts ? &stop : &fail_alloc;
+			SvcStatus	expected = interrupts ? SVC_ERR_INTERRUPTED : SVC_ERR_NOMEM;
+			SvcSmoResult r;
+			SvcStatus	st;
+
+			st = svc_smo_refine(env, x, n, 2, &p, coarse.alpha, &r, &err);
+			if (st != SVC_OK && (st != expected || r.alpha != NULL))
+				bad++;
+			svc_smo_result_free(env, &r);
+			if (b.live != 0)
+				bad++;
+			if (st == SVC_OK)
+				break;
+		}
+		CHECK(bad == 0 && k >= 2, "refine, %s: %d bad exits, succeeded at %ld",
+			  interrupts ? "interrupts" : "allocations", bad, k);
+	}
+	svc_smo_result_free(&svc_env_malloc, &coarse);
+	free(x);
+}
+
 /* 2000 rows at nu = 0.1: about 90 % inside; blob centres in, far points out. */
 static void
 test_nu_fraction_and_sign(void)
@@ -865,6 +913,7 @@ main(void)
 	test_cache_and_shrinking_agree();
 	test_duplicates_and_edges();
 	test_failures();
+	test_refine_failures();
 	test_nu_fraction_and_sign();
 	test_signed();
 	test_refine();
