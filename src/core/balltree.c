@@ -182,7 +182,9 @@ ball_build_range(SvcBallTree *t, int64_t lo, int64_t hi, KeyIdx *tmp, double *wo
 						double	   *acc = near_a ? sa : sb;
 						double		key = near_a ? 0.0 : 1.0;
 
-						moved |= tmp[i - lo].key != key;
+						/* round 0 moves by definition (tmp not yet written) */
+						if (round > 0 && tmp[i - lo].key != key)
+							moved = true;
 						tmp[i - lo].key = key;
 						tmp[i - lo].idx = t->perm[i];
 						for (int32_t j = 0; sums && j < d; j++)
