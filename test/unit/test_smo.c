@@ -505,91 +505,104 @@ test_duplicates_and_edges(void)
 	}
 }
 
-/* Every allocation failing in turn, then every interrupt call, leak nothing. */
+/*
+ * run's exits under every allocation failing in turn, then an interrupt
+ * at every check: each returns NOMEM or INTERRUPTED with no multipliers
+ * and nothing left allocated, until one succeeds (after at least two).
+ */
+typedef SvcStatus (*SmoRun) (const SvcEnv *env, bool interrupts, const void *ctx,
+							 SvcSmoResult *r);
+
+static void
+check_exits(const char *what, SmoRun run, const void *ctx)
+{
+	for (int interrupts = 0; interrupts < 2; interrupts++)
+	{
+		int			bad = 0;
+		long		k;
+
+		for (k = 0; k < 100000; k++)
+		{
+			UnitBudget	b = {k, 0};
+			SvcEnv		fail_alloc = {.alloc = unit_fail_after_alloc, .release = unit_counted_free, .realloc = unit_fail_after_realloc, .ctx = &b};
+			SvcEnv		stop = {.alloc = unit_counted_alloc, .release = unit_counted_free, .interrupt = unit_stop_after, .realloc = unit_counted_realloc, .ctx = &b};
+			const SvcEnv *env = interrupts ? &stop : &fail_alloc;
+			SvcStatus	expected = interrupts ? SVC_ERR_INTERRUPTED : SVC_ERR_NOMEM;
+			SvcSmoResult r;
+			SvcStatus	st;
+
+			st = run(env, interrupts, ctx, &r);
+			if (st != SVC_OK && (st != expected || r.alpha != NULL))
+				bad++;
+			svc_smo_result_free(env, &r);
+			if (b.live != 0)
+				bad++;
+			if (st == SVC_OK)
+				break;
+		}
+		CHECK(bad == 0 && k >= 2, "%s, %s: %d bad exits, succeeded at %ld", what,
+			  interrupts ? "interrupts" : "allocations", bad, k);
+	}
+}
+
+static SvcStatus
+run_solve(const SvcEnv *env, bool interrupts, const void *ctx, SvcSmoResult *r)
+{
+	int64_t		n = 150;
+	/* a tight eps makes many thousand iterations, many interrupt calls */
+	SvcSmoParams p = params(2.0, 1.0 / (0.1 * (double) n), interrupts ? 1e-12 : 1e-6);
+	SvcError	err;
+
+	p.cache_bytes = 5 * 8 * (size_t) n;
+	p.max_iter = interrupts ? 0 : 3000;
+	return svc_smo_solve(env, ctx, n, 2, &p, r, &err);
+}
+
+/* The solver's exits: 150 rows. */
 static void
 test_failures(void)
 {
-	int64_t		n = 150;
-	double	   *x = blobs(n, 17);
-	int			bad = 0;
-	long		k;
+	double	   *x = blobs(150, 17);
 
-	for (int interrupts = 0; interrupts < 2; interrupts++)
-	{
-		for (k = 0; k < 100000; k++)
-		{
-			UnitBudget	b = {k, 0};
-			SvcEnv		fail_alloc = {.alloc = unit_fail_after_alloc, .release = unit_counted_free, .realloc = unit_fail_after_realloc, .ctx = &b};
-			SvcEnv		stop = {.alloc = unit_counted_alloc, .release = unit_counted_free, .interrupt = unit_stop_after, .realloc = unit_counted_realloc, .ctx = &b};
-			const SvcEnv *env = interrupts ? &stop : &fail_alloc;
-			SvcStatus	expected = interrupts ? SVC_ERR_INTERRUPTED : SVC_ERR_NOMEM;
-			/* a tight eps makes many thousand iterations, many interrupt calls */
-			SvcSmoParams p = params(2.0, 1.0 / (0.1 * (double) n), interrupts ? 1e-12 : 1e-6);
-			SvcSmoResult r;
-			SvcError	err;
-			SvcStatus	st;
-
-			p.cache_bytes = 5 * 8 * (size_t) n;
-			p.max_iter = interrupts ? 0 : 3000;
-			st = svc_smo_solve(env, x, n, 2, &p, &r, &err);
-			if (st != SVC_OK && (st != expected || r.alpha != NULL))
-				bad++;
-			svc_smo_result_free(env, &r);
-			if (b.live != 0)
-				bad++;
-			if (st == SVC_OK)
-				break;
-		}
-		CHECK(bad == 0 && k >= 2, "%s: %d bad exits, succeeded at %ld",
-			  interrupts ? "interrupts" : "allocations", bad, k);
-	}
+	check_exits("solve", run_solve, x);
 	free(x);
 }
 
-/*
- * The refinement's exits: every allocation failing in turn, and an
- * interrupt at every check, each return NOMEM or INTERRUPTED with no
- * multipliers and nothing left allocated, until it succeeds.
- */
+typedef struct RefineCase
+{
+	const double *x;
+	int64_t		n;
+	SvcSmoParams p;
+	const double *alpha;
+} RefineCase;
+
+static SvcStatus
+run_refine(const SvcEnv *env, bool interrupts, const void *ctx, SvcSmoResult *r)
+{
+	const RefineCase *c = ctx;
+	SvcError	err;
+
+	(void) interrupts;
+	return svc_smo_refine(env, c->x, c->n, 2, &c->p, c->alpha, r, &err);
+}
+
+/* The refinement's exits, from a coarse solution of 150 rows. */
 static void
 test_refine_failures(void)
 {
-	int64_t		n = 150;
-	double	   *x = blobs(n, 23);
-	SvcSmoParams p = params(2.0, 1.0 / (0.1 * (double) n), 1e-2);
+	RefineCase	c = {.n = 150};
+	double	   *x = blobs(c.n, 23);
 	SvcSmoResult coarse;
 	SvcError	err;
-	int			bad = 0;
-	long		k;
 
-	p.max_iter = 3000;
-	CHECK(svc_smo_solve(&svc_env_malloc, x, n, 2, &p, &coarse, &err) == SVC_OK,
+	c.x = x;
+	c.p = params(2.0, 1.0 / (0.1 * (double) c.n), 1e-2);
+	c.p.max_iter = 3000;
+	CHECK(svc_smo_solve(&svc_env_malloc, x, c.n, 2, &c.p, &coarse, &err) == SVC_OK,
 		  "coarse solve: %s", err.message);
-	p.eps = 1e-9;
-	for (int interrupts = 0; interrupts < 2; interrupts++)
-	{
-		for (k = 0; k < 100000; k++)
-		{
-			UnitBudget	b = {k, 0};
-			SvcEnv		fail_alloc = {.alloc = unit_fail_after_alloc, .release = unit_counted_free, .realloc = unit_fail_after_realloc, .ctx = &b};
-			SvcEnv		stop = {.alloc = unit_counted_alloc, .release = unit_counted_free, .interrupt = unit_stop_after, .realloc = unit_counted_realloc, .ctx = &b};
-			const SvcEnv *env = interrupts ? &stop : &fail_alloc;
-			SvcStatus	expected = interrupts ? SVC_ERR_INTERRUPTED : SVC_ERR_NOMEM;
-			SvcSmoResult r;
-			SvcStatus	st;
-
-			st = svc_smo_refine(env, x, n, 2, &p, coarse.alpha, &r, &err);
-			if (st != SVC_OK && (st != expected || r.alpha != NULL))
-				bad++;
-			svc_smo_result_free(env, &r);
-			if (b.live != 0)
-				bad++;
-			if (st == SVC_OK)
-				break;
-		}
-		CHECK(bad == 0 && k >= 2, "refine, %s: %d bad exits, succeeded at %ld",
-			  interrupts ? "interrupts" : "allocations", bad, k);
-	}
+	c.p.eps = 1e-9;
+	c.alpha = coarse.alpha;
+	check_exits("refine", run_refine, &c);
 	svc_smo_result_free(&svc_env_malloc, &coarse);
 	free(x);
 }
