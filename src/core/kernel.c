@@ -667,33 +667,61 @@ cols_weighted_sums(const double *cols, size_t stride, size_t n, size_t d,
 		out[j] = dot(w, cols + j * stride, n);
 }
 
-double
-svc_kernel_fixed_point_cols(const double *cols, size_t stride, const double *alpha,
-							int32_t n, int32_t d, double gamma, const double *x,
-							double *next, double *work, bool *ok)
+/*
+ * A fixed-point step's weights from the squared distances in work:
+ * alpha_i exp(-gamma d_i - emax), their sum and the sum of their
+ * magnitudes.  False when no weight is finite (exp_shifted).
+ */
+static inline bool
+fixed_point_weights(const double *alpha, size_t un, double gamma, double *work, double *emax,
+					double *den, double *absden)
 {
-	double		emax;
-	double		den;			/* with one width, also the kernel sum */
-	double		absden;
-	size_t		un = (size_t) (n > 0 ? n : 0);
-
-	/* svc_kernel_fixed_point's steps, the distances summed down the columns */
-	cols_sqdist(cols, stride, un, d, x, work);
 	for (size_t i = 0; i < un; i++)
 		work[i] = -gamma * work[i];
-	if (!exp_shifted(work, un, &emax))
+	if (!exp_shifted(work, un, emax))
+		return false;
+	for (size_t i = 0; i < un; i++)
+		work[i] *= alpha[i];
+	*den = sum4(work, un, false);
+	*absden = sum4(work, un, true);
+	return true;
+}
+
+/*
+ * The step's end, next holding the weighted sums: next normalised and the
+ * value; without weights, next = x, *ok false and 0.
+ */
+static inline double
+fixed_point_finish(bool weighted, double *next, const double *x, int32_t d, double den,
+				   double absden, double emax, bool *ok)
+{
+	if (!weighted)
 	{
 		*ok = false;
 		memcpy(next, x, sizeof(double) * (size_t) d);
 		return 0.0;
 	}
-	for (size_t i = 0; i < un; i++)
-		work[i] *= alpha[i];
-	den = sum4(work, un, false);
-	absden = sum4(work, un, true);
-	cols_weighted_sums(cols, stride, un, (size_t) d, work, next);
 	step_normalise(next, x, d, den, absden, ok);
 	return den * exp(emax);
+}
+
+double
+svc_kernel_fixed_point_cols(const double *cols, size_t stride, const double *alpha,
+							int32_t n, int32_t d, double gamma, const double *x,
+							double *next, double *work, bool *ok)
+{
+	double		emax = 0.0;
+	double		den = 0.0;		/* with one width, also the kernel sum */
+	double		absden = 0.0;
+	size_t		un = (size_t) (n > 0 ? n : 0);
+	bool		weighted;
+
+	/* svc_kernel_fixed_point's steps, the distances summed down the columns */
+	cols_sqdist(cols, stride, un, d, x, work);
+	weighted = fixed_point_weights(alpha, un, gamma, work, &emax, &den, &absden);
+	if (weighted)
+		cols_weighted_sums(cols, stride, un, (size_t) d, work, next);
+	return fixed_point_finish(weighted, next, x, d, den, absden, emax, ok);
 }
 
 /*
@@ -803,22 +831,6 @@ cols_weighted_sums2(const double *cols, size_t stride, size_t n, size_t d,
 	}
 }
 
-/* svc_kernel_fixed_point_cols's weights after the distances: false, next = x, without them */
-static inline bool
-fixed_point_weights(const double *alpha, size_t un, double gamma, double *work, double *emax,
-					double *den, double *absden)
-{
-	for (size_t i = 0; i < un; i++)
-		work[i] = -gamma * work[i];
-	if (!exp_shifted(work, un, emax))
-		return false;
-	for (size_t i = 0; i < un; i++)
-		work[i] *= alpha[i];
-	*den = sum4(work, un, false);
-	*absden = sum4(work, un, true);
-	return true;
-}
-
 void
 svc_kernel_fixed_point_cols2(const double *cols, size_t stride, const double *alpha,
 							 int32_t n, int32_t d, double gamma, const double *x0,
@@ -846,22 +858,8 @@ svc_kernel_fixed_point_cols2(const double *cols, size_t stride, const double *al
 		cols_weighted_sums(cols, stride, un, (size_t) d, work0, next0);
 	else if (w1)
 		cols_weighted_sums(cols, stride, un, (size_t) d, work1, next1);
-	if (w0)
-		step_normalise(next0, x0, d, den0, absden0, ok0);
-	else
-	{
-		*ok0 = false;
-		memcpy(next0, x0, sizeof(double) * (size_t) d);
-	}
-	if (w1)
-		step_normalise(next1, x1, d, den1, absden1, ok1);
-	else
-	{
-		*ok1 = false;
-		memcpy(next1, x1, sizeof(double) * (size_t) d);
-	}
-	*lam0 = w0 ? den0 * exp(emax0) : 0.0;
-	*lam1 = w1 ? den1 * exp(emax1) : 0.0;
+	*lam0 = fixed_point_finish(w0, next0, x0, d, den0, absden0, emax0, ok0);
+	*lam1 = fixed_point_finish(w1, next1, x1, d, den1, absden1, emax1, ok1);
 }
 
 static inline void
