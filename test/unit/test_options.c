@@ -158,6 +158,8 @@ test_cut_keys(void)
 	expect_error("{\"n_clusters\": 1000001}", "n_clusters");
 	expect_error("{\"min_cluster_size\": -1}", "min_cluster_size");
 	expect_error("{\"cut\": \"single\"}", "\"cut\" must be one of");
+	expect_error("{\"assign_rule\": \"nearest\"}", "\"assign_rule\" must be one of");
+	expect_error("{\"assign_rule\": 1}", "assign_rule");
 	expect_error("{\"level\": \"high\"}", "level");
 	expect_error("{\"level\": 1e301}", "level");
 	expect_error("{\"outlier_fraction\": 1}", "outlier_fraction");
