@@ -992,6 +992,46 @@ svc_smo_refine_cache(size_t cache_bytes, int64_t n, int32_t d)
 	return extra >= cache_bytes ? 0 : cache_bytes - extra;
 }
 
+bool
+svc_smo_feasible_start(double *alpha, int64_t n, double c)
+{
+	double		sum = 0.0,
+				rest;
+	bool		inside = true;
+
+	for (int64_t t = 0; t < n; t++)
+	{
+		inside = inside && alpha[t] >= 0.0 && alpha[t] <= c;
+		sum += alpha[t];
+	}
+	if (inside && fabs(sum - 1.0) <= 1e-9)
+		return false;
+	sum = 0.0;
+	for (int64_t t = 0; t < n; t++)
+	{
+		/* NaN goes to 0: fmax returns its other argument */
+		alpha[t] = fmin(fmax(alpha[t], 0.0), c);
+		sum += alpha[t];
+	}
+	rest = 1.0;
+	for (int64_t t = 0; t < n; t++)
+	{
+		if (sum > 0.0)
+			alpha[t] = fmin(alpha[t] / sum, c);
+		else
+			alpha[t] = 0.0;
+		rest -= alpha[t];
+	}
+	for (int64_t t = 0; t < n && rest > 0.0; t++)
+	{
+		double		add = fmin(c - alpha[t], rest);
+
+		alpha[t] += add;
+		rest -= add;
+	}
+	return true;
+}
+
 SvcStatus
 svc_smo_refine(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 			   const SvcSmoParams *p, const double *alpha, SvcSmoResult *out,

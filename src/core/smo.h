@@ -134,6 +134,15 @@ SvcStatus	svc_smo_refine(const SvcEnv *env, const double *x, int64_t n,
 						   SvcSmoResult *out, SvcError *err);
 
 /*
+ * Make n multipliers a feasible start for one bound c (0 <= alpha_t <= c,
+ * sum 1) when they are not: clamped to [0, c], scaled to sum 1, clamped
+ * again, and what is still missing given to the rows below c in order.
+ * Multipliers within 1e-9 of the sum and inside the bounds are left as they
+ * are (false); true when they were moved.  n c must be at least 1.
+ */
+bool		svc_smo_feasible_start(double *alpha, int64_t n, double c);
+
+/*
  * Bytes svc_smo_refine takes besides its solves' svc_smo_memory and cache:
  * its n-vectors, the copy of the support vectors' rows (at most n) and the
  * caller's n multipliers, which stay alive through it; SIZE_MAX when that

@@ -5,52 +5,9 @@
 #include "smo.h"
 
 #include <math.h>
-#include <string.h>
 
 /* the stream of the rows' order */
 #define SVC_SEED_TAG_ORDER UINT64_C(0x4F52444552)
-
-/*
- * The model's arrays from the rows with alpha > 0, in the rows' order
- * (row i in slot[i]), which svc_keep_from_fit relies on.
- */
-static SvcStatus
-take_support(const SvcEnv *env, const SvcIncr *s, const int64_t *slot, int64_t n, int32_t d,
-			 SvcModel *m, SvcError *err)
-{
-	int64_t		n_sv = 0,
-				k = 0;
-	double	   *sv,
-			   *alpha;
-
-	for (int64_t i = 0; i < n; i++)
-		if (svc_incr_alpha(s, slot[i]) > 0)
-			n_sv++;
-	if (n_sv < 1 || n_sv > INT32_MAX)
-		return svc_fail(err, SVC_ERR_INTERNAL, "the solver \"incremental\" kept %lld support vectors",
-						(long long) n_sv);
-	sv = svc_alloc(env, sizeof(double) * (size_t) n_sv * (size_t) d, err);
-	alpha = svc_alloc(env, sizeof(double) * (size_t) n_sv, err);
-	if (sv == NULL || alpha == NULL)
-	{
-		svc_free(env, sv);
-		svc_free(env, alpha);
-		return SVC_ERR_NOMEM;
-	}
-	for (int64_t i = 0; i < n; i++)
-	{
-		double		a = svc_incr_alpha(s, slot[i]);
-
-		if (!(a > 0))
-			continue;
-		memcpy(sv + (size_t) k * (size_t) d, svc_incr_row(s, slot[i]), sizeof(double) * (size_t) d);
-		alpha[k++] = a;
-	}
-	m->n_sv = (int32_t) n_sv;
-	m->sv = sv;
-	m->alpha = alpha;
-	return SVC_OK;
-}
 
 SvcStatus
 svc_incr_report(SvcIncr *s, const SvcOptions *opt, int64_t n, SvcModel *m, SvcError *err)
@@ -94,17 +51,19 @@ refine(const SvcEnv *env, SvcIncr *s, const int64_t *slot, const double *x, int6
 	SvcSmoParams sp;
 	SvcSmoResult fine;
 	double	   *alpha;
-	double		sum = 0.0;
 	SvcStatus	st;
 
 	alpha = svc_alloc(env, sizeof(double) * (size_t) n, err);
 	if (alpha == NULL)
 		return SVC_ERR_NOMEM;
 	for (int64_t i = 0; i < n; i++)
-	{
 		alpha[i] = fmin(fmax(svc_incr_alpha(s, slot[i]), 0.0), c);
-		sum += alpha[i];
-	}
+	/*
+	 * A path that drifted off the simplex by rounding starts the
+	 * refinement from the nearest feasible point it is given, so that it
+	 * still ends at smo's.
+	 */
+	(void) svc_smo_feasible_start(alpha, n, c);
 	svc_smo_params_default(&sp);
 	sp.gamma = gamma;
 	sp.c_all = c;
@@ -112,12 +71,6 @@ refine(const SvcEnv *env, SvcIncr *s, const int64_t *slot, const double *x, int6
 	sp.max_iter = opt->max_iter;
 	/* the refinement's columns are over the support vectors only */
 	sp.cache_bytes = svc_smo_refine_cache(budget / 2, n, d);
-	/* a path that drifted off the simplex keeps its own multipliers */
-	if (!(fabs(sum - 1.0) <= 1e-9))
-	{
-		svc_free(env, alpha);
-		return take_support(env, s, slot, n, d, m, err);
-	}
 	st = svc_smo_refine(env, x, n, d, &sp, alpha, &fine, err);
 	svc_free(env, alpha);
 	if (st != SVC_OK)

@@ -918,6 +918,78 @@ test_refine(void)
 	free(mg);
 }
 
+/*
+ * svc_smo_feasible_start: a start inside the bounds that sums to 1 stays
+ * as it is; one that drifted (over or under 1, a row above c or below 0, a
+ * NaN, nothing at all) is moved onto the simplex within the bounds.  A
+ * refinement from a drifted coarse solution ends where the one from the
+ * solution itself does (incremental's path hands its multipliers over so).
+ */
+static void
+feasible_case(const char *what, double *a, int64_t n, double c, bool moved)
+{
+	double		sum = 0.0;
+	bool		inside = true;
+
+	CHECK(svc_smo_feasible_start(a, n, c) == moved, "%s: moved %d", what, (int) moved);
+	for (int64_t t = 0; t < n; t++)
+	{
+		inside = inside && a[t] >= 0.0 && a[t] <= c;
+		sum += a[t];
+	}
+	CHECK(inside && fabs(sum - 1.0) < 1e-12, "%s: in [0, %g], sum %.17g", what, c, sum);
+}
+
+static void
+test_feasible_start(void)
+{
+	double		ok[4] = {0.25, 0.25, 0.25, 0.25},
+				over[4] = {0.3, 0.3, 0.3, 0.3},
+				under[4] = {0.1, 0.1, 0.2, 0.2},
+				above_c[4] = {0.6, 0.2, 0.1, 0.1},
+				negative[4] = {-0.1, 0.5, 0.3, 0.3},
+				none[4] = {0, 0, 0, 0},
+				nan_row[4] = {NAN, 0.2, 0.2, 0.2};
+	int64_t		n = 400;
+	double	   *x = blobs(n, 5);
+	SvcSmoParams p = params(2.0, 1.0 / (0.1 * (double) n), 2e-2);
+	SvcSmoResult coarse,
+				fine,
+				drifted;
+	SvcError	err;
+
+	feasible_case("on the simplex", ok, 4, 0.5, false);
+	CHECK(ok[0] == 0.25 && ok[3] == 0.25, "on the simplex: untouched");
+	feasible_case("sum 1.2", over, 4, 0.5, true);
+	CHECK(fabs(over[0] - 0.25) < 1e-15, "sum 1.2: scaled, %g", over[0]);
+	feasible_case("sum 0.6", under, 4, 0.5, true);
+	feasible_case("a row above c", above_c, 4, 0.4, true);
+	feasible_case("a row below 0", negative, 4, 0.5, true);
+	CHECK(negative[0] >= 0.0, "a row below 0: %g", negative[0]);
+	feasible_case("every row 0", none, 4, 0.5, true);
+	feasible_case("a NaN", nan_row, 4, 0.5, true);
+	CHECK(nan_row[0] < 1e-12, "a NaN: %g", nan_row[0]);
+
+	CHECK(svc_smo_solve(&svc_env_malloc, x, n, 2, &p, &coarse, &err) == SVC_OK,
+		  "coarse solve: %s", err.message);
+	p.eps = 1e-7;
+	CHECK(svc_smo_refine(&svc_env_malloc, x, n, 2, &p, coarse.alpha, &fine, &err) == SVC_OK,
+		  "refine: %s", err.message);
+	for (int64_t t = 0; t < n; t++)
+		coarse.alpha[t] *= 1.0 + 1e-6;
+	CHECK(svc_smo_feasible_start(coarse.alpha, n, p.c_all), "the drifted start moves");
+	CHECK(svc_smo_refine(&svc_env_malloc, x, n, 2, &p, coarse.alpha, &drifted, &err) == SVC_OK,
+		  "refine from the drifted start: %s", err.message);
+	CHECK(fabs(drifted.objective - fine.objective) < p.eps &&
+		  fabs(drifted.offset - fine.offset) < p.eps,
+		  "drifted start: F %.12g vs %.12g, offset %.12g vs %.12g", drifted.objective,
+		  fine.objective, drifted.offset, fine.offset);
+	svc_smo_result_free(&svc_env_malloc, &coarse);
+	svc_smo_result_free(&svc_env_malloc, &fine);
+	svc_smo_result_free(&svc_env_malloc, &drifted);
+	free(x);
+}
+
 int
 main(void)
 {
@@ -930,5 +1002,6 @@ main(void)
 	test_nu_fraction_and_sign();
 	test_signed();
 	test_refine();
+	test_feasible_start();
 	return unit_summary("test_smo");
 }
