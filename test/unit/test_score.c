@@ -513,7 +513,8 @@ test_wide_bound(const char *what, int64_t n, int32_t d, const char *json)
 					eq_rows = 0,
 					eq_bad = 0,
 					eq_useful = 0,
-					half_bad = 0;
+					half_bad = 0,
+					cut_bad = 0;
 		double		worst = 0.0,
 				   *lb = malloc(sizeof(double) * (size_t) (m.n_eq > 0 ? m.n_eq : 1));
 
@@ -534,6 +535,21 @@ test_wide_bound(const char *what, int64_t n, int32_t d, const char *json)
 			svc_scorer_pass_sum(&s, xi, &ps);
 			CHECK(s.n_half_drop - halves <= ps.n_drop, "%s: a skipped half counts as skipped", what);
 			half_bad += half_bounds_bad(&s, xi);
+			/*
+			 * the cut the README states: 2^-b with b = ceil(-log2 eta) + 5
+			 * (eta = m 2^k, m in [1/2, 1): 1 - k + 5), so 2^-b is at most
+			 * eta / 32 and more than eta / 64, within [2^-50, 2^-20]
+			 */
+			if (s.wide_on && !s.exact_steps && ps.eta > 0x1p-40)
+			{
+				int			k,
+							b;
+
+				(void) frexp(ps.eta, &k);
+				b = 1 - k + 5;
+				b = b < 20 ? 20 : b > 50 ? 50 : b;
+				cut_bad += !(ps.prune == ldexp(1.0, -b));
+			}
 			for (int32_t t = 0; t < m.n_sv; t++)
 			{
 				long double d2 = 0.0L,
@@ -617,6 +633,8 @@ test_wide_bound(const char *what, int64_t n, int32_t d, const char *json)
 			  m.gamma, (long long) eq_bad);
 		CHECK(half_bad == 0, "%s, gamma %g: %lld slots nearer than their half group's bound", what,
 			  m.gamma, (long long) half_bad);
+		CHECK(cut_bad == 0, "%s, gamma %g: %lld rows skip at another cut than 2^-5 of eta", what,
+			  m.gamma, (long long) cut_bad);
 		if (gi == 0)
 			CHECK(m.n_eq > 0 && eq_rows == wide && eq_useful > eq_rows * m.n_eq / 2,
 				  "%s: %lld of %lld rows x %d equilibria bounded above half their distance", what,
