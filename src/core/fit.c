@@ -423,6 +423,96 @@ fit_finish(const SvcEnv *env, const double *rows,
 }
 
 /*
+ * The factor of the widening (fit.h): SVC_GAMMA_COVER_TARGET / median
+ * squared distance as a share of the automatic gamma, within
+ * [SVC_GAMMA_COVER_WIDEN, 1].
+ */
+double
+svc_gamma_cover_widen(int32_t d, SvcGammaRule rule)
+{
+	double		auto_units = SVC_GAMMA_AUTO_FACTOR * svc_gamma_dims_factor(d, rule);
+	double		w = SVC_GAMMA_COVER_TARGET / auto_units;
+
+	if (w < SVC_GAMMA_COVER_WIDEN)
+		w = SVC_GAMMA_COVER_WIDEN;
+	return w < 1.0 ? w : 1.0;
+}
+
+/* The cover of the fitted support vectors over the rows (fit.h). */
+static SvcStatus
+gamma_cover(const SvcEnv *env, const SvcModel *m, const double *rows, int64_t n,
+			double *cover, SvcError *err)
+{
+	int64_t		probe = n < SVC_GAMMA_COVER_PROBE ? n : SVC_GAMMA_COVER_PROBE;
+	int32_t		d = m->dims;
+	double	   *v;
+
+	*cover = 0.0;
+	if (probe < 1 || m->n_sv < 1)
+		return SVC_OK;
+	v = svc_alloc(env, sizeof(double) * (size_t) probe, err);
+	if (v == NULL)
+		return SVC_ERR_NOMEM;
+	for (int64_t p = 0; p < probe; p++)
+	{
+		/* p * n / probe < n, and fits: n is at most a sample of rows */
+		const double *x = rows + (size_t) (p * n / probe) * (size_t) d;
+		double		best = HUGE_VAL;
+
+		if ((p & 63) == 0 && svc_interrupted(env, err))
+		{
+			svc_free(env, v);
+			return SVC_ERR_INTERRUPTED;
+		}
+		for (int32_t j = 0; j < m->n_sv; j++)
+		{
+			double		d2 = svc_sqdist(x, m->sv + (size_t) j * (size_t) d, d);
+
+			best = d2 < best ? d2 : best;
+		}
+		v[p] = best * m->gamma;
+	}
+	*cover = svc_select_double(v, probe, probe / 2) / (double) d;
+	svc_free(env, v);
+	return SVC_OK;
+}
+
+/*
+ * The fit again at a wider gamma when the cover (above) is at the gate:
+ * bsgd, gamma "auto", above two columns, the default budget or more (a
+ * smaller budget a user sets is theirs to pair with a width), no labelled
+ * rows (the caller's test).  The factor is svc_gamma_cover_widen's: half
+ * up to 12 columns, SVC_GAMMA_COVER_TARGET / median squared distance from
+ * 16 (fit.h).
+ */
+static SvcStatus
+widen_if_uncovered(const SvcEnv *env, const SvcSolverOps *solver, const double *rows,
+				   int64_t n, double *gamma, SvcModel *m, SvcError *err)
+{
+	double		cover,
+				widen;
+	SvcStatus	st;
+
+	if (!(m->opt.gamma == 0.0 && m->solver == SVC_SOLVER_BSGD && m->dims > 2 &&
+		  m->opt.budget >= SVC_DEFAULT_BUDGET && n > m->n_sv))
+		return SVC_OK;
+	widen = svc_gamma_cover_widen(m->dims, m->opt.gamma_rule);
+	if (!(widen < 1.0))
+		return SVC_OK;
+	st = gamma_cover(env, m, rows, n, &cover, err);
+	if (st != SVC_OK || !(cover >= SVC_GAMMA_COVER_GATE))
+		return st;
+	svc_free(env, m->sv);
+	svc_free(env, m->alpha);
+	m->sv = m->alpha = NULL;
+	m->n_sv = 0;
+	*gamma *= widen;
+	m->gamma_widen = widen;
+	m->gamma_cover = cover;
+	return solver->fit(env, rows, n, m->dims, &m->opt, *gamma, NULL, m, err);
+}
+
+/*
  * Scale, train and label; rows are scaled in place.  label is NULL or a
  * label per row (1, -1, or 0 for unknown; m->lab_normal and lab_anomaly
  * count them).
@@ -487,6 +577,13 @@ fit_scaled(const SvcEnv *env, double *rows, const int8_t *label, int64_t n, SvcM
 		return SVC_ERR_INVALID_PARAMETER;
 	}
 	st = solver->fit(env, rows, n, m->dims, &m->opt, gamma, weight, m, err);
+	/*
+	 * Not with labelled rows: their lift (supervision.c) is measured at the
+	 * automatic width, and widened it lost labelled anomalies in 4-D
+	 * (doc/design-notes.md).
+	 */
+	if (st == SVC_OK && weight == NULL && !supervised)
+		st = widen_if_uncovered(env, solver, rows, n, &gamma, m, err);
 	svc_free(env, weight);
 	if (st != SVC_OK)
 		return st;
@@ -598,6 +695,9 @@ fit_warm(const SvcEnv *env, double *rows, int64_t n, int64_t seen, const SvcOpti
 	m->warm_rows_before = init->rows_seen;
 	m->warm_steps_before = init->iterations;
 	m->warm_rows_new = n;
+	/* init's width, and so its reason */
+	m->gamma_widen = init->gamma_widen;
+	m->gamma_cover = init->gamma_cover;
 
 	/* the stored scaling, so f and the support vectors keep their meaning */
 	for (int64_t i = 0; i < n; i++)

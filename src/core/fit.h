@@ -25,6 +25,43 @@ double		svc_gamma_auto(const double *x, int64_t n, int32_t d, SvcGammaRule rule,
 double		svc_gamma_dims_factor(int32_t d, SvcGammaRule rule);
 
 /*
+ * bsgd's "auto" width on rows its budget cannot tile.  The budget keeps a
+ * few hundred support vectors, and where the rows fill their dimensions
+ * (z-scored compact blobs in 8-24 columns) the automatic width leaves most
+ * rows several kernel widths from every support vector: f has a hill per
+ * support vector and the tree dozens of clusters (three 12-D blobs: 38-69).
+ * The cover is the median over a stride of up to SVC_GAMMA_COVER_PROBE rows
+ * of gamma times the squared distance to the nearest support vector, per
+ * dimension (squared distances grow with it).  Three 8-24-D blob families
+ * measured 0.49-0.69 at the automatic width; every set of the quality
+ * benchmark above two columns 0.00-0.10 (digits 0.08, blobs_k40_d8 0.10,
+ * emb128_k10 0.018); sets with no more rows than the budget 0 (every row
+ * a support vector: wine, iris).  At SVC_GAMMA_COVER_GATE or more the fit
+ * is done again at gamma x svc_gamma_cover_widen (below), at least
+ * SVC_GAMMA_COVER_WIDEN (doc/design-notes.md has the other factors
+ * measured).
+ */
+#define SVC_GAMMA_COVER_PROBE 1000
+#define SVC_GAMMA_COVER_GATE 0.3
+#define SVC_GAMMA_COVER_WIDEN 0.5
+
+/*
+ * The widened gamma, as a share of the automatic one g:
+ * max(g / 2, SVC_GAMMA_COVER_TARGET / median squared distance of the scaled
+ * rows), at most g.  Up to 12 columns (g = 512 / (d x median)) the half is
+ * the larger; from 16 columns (the floor 1/8, g = 32 / median) the target
+ * is, 20/32 of g.  On z-scored tables of a few blobs among noise columns
+ * of the same scale (the quality benchmark's tables group) the blobs merge
+ * at about 16 / median whatever the width of the table (8-24 columns),
+ * while the widest gamma that still over-splits falls towards it as the
+ * noise columns grow (8-D about 34 / median, 12-D 30, 16-D 22, 24-D 21):
+ * half of g is 16 / median from 16 columns, one cluster on some tables.
+ * doc/design-notes.md has the measurements.
+ */
+#define SVC_GAMMA_COVER_TARGET 20.0
+double		svc_gamma_cover_widen(int32_t d, SvcGammaRule rule);
+
+/*
  * The exact solvers' "auto" gamma: svc_gamma_auto / svc_sphere_width_ratio.
  * At the budgeted width the sphere keeps 60-100% of the rows as free
  * support vectors, all with f = 0 within the tolerance, and the

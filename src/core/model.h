@@ -117,6 +117,14 @@ typedef struct SvcModel
 	int64_t		rows_used;		/* rows kept for training and labelling */
 	int64_t		iterations;		/* SGD or SMO steps run */
 	bool		converged;		/* stopped by tol, not by max_iter */
+	/*
+	 * bsgd's gamma "auto" widened (fit.c): gamma_widen the factor applied
+	 * (0 when the automatic width stands), gamma_cover the rows' median
+	 * gamma x squared distance to the nearest support vector per
+	 * dimension at the automatic width that made it (section 9).
+	 */
+	double		gamma_widen;
+	double		gamma_cover;
 
 	/* The exact solver's report (solver smo; 0 for the others). */
 	double		objective;		/* the dual's value at the solution */

@@ -568,9 +568,58 @@ wide_decode(const SvcEnv *env, SvcReader *r, size_t len, SvcModel *m, SvcError *
 }
 
 /*
+ * Tag 9: bsgd's automatic width widened (fit.c): f64 gamma_widen, the
+ * factor in (0, 1) applied to the "auto" gamma, f64 gamma_cover, the
+ * measure that made it (finite, >= 0).  Only a bsgd model of gamma "auto".
+ */
+#define WIDEN_SECTION_SIZE (2 * 8)
+
+static bool
+widen_present(const SvcModel *m)
+{
+	return m->gamma_widen > 0;
+}
+
+static size_t
+widen_size(const SvcModel *m)
+{
+	(void) m;
+	return WIDEN_SECTION_SIZE;
+}
+
+static void
+widen_encode(const SvcModel *m, SvcWriter *w)
+{
+	svc_put_f64(w, m->gamma_widen);
+	svc_put_f64(w, m->gamma_cover);
+}
+
+static SvcStatus
+widen_decode(const SvcEnv *env, SvcReader *r, size_t len, SvcModel *m, SvcError *err)
+{
+	double		f,
+				c;
+
+	(void) env;
+	if (len != WIDEN_SECTION_SIZE)
+		return svc_model_corrupt(err, "The widened width has the wrong length.");
+	f = svc_get_f64(r);
+	c = svc_get_f64(r);
+	if (r->failed)
+		return svc_model_corrupt(err, "The value is truncated.");
+	if (!(f > 0 && f < 1) || !(c >= 0 && isfinite(c)) || m->opt.gamma != 0.0 ||
+		m->solver != SVC_SOLVER_BSGD)
+		return svc_model_corrupt(err, "The widened width is invalid.");
+	m->gamma_widen = f;
+	m->gamma_cover = c;
+	return SVC_OK;
+}
+
+/*
  * Tags, in increasing order: 1 extended options, 2 aid's report, 3 the
  * labelled rows' report, 4 the scoring certificates, 5 the warm start,
- * 6 the kept rows, 7 the clusters' ids, 8 the labelled rows' width.
+ * 6 the kept rows, 7 the clusters' ids, 8 the labelled rows' width,
+ * 9 the automatic width widened.
  */
 static const ModelSection model_sections[] = {
 	{1, ext_options_present, ext_options_size, ext_options_encode, ext_options_decode},
@@ -580,6 +629,7 @@ static const ModelSection model_sections[] = {
 	{6, keep_present, keep_size, keep_encode, keep_decode},
 	{7, ids_present, ids_size, ids_encode, ids_decode},
 	{8, wide_present, wide_size, wide_encode, wide_decode},
+	{9, widen_present, widen_size, widen_encode, widen_decode},
 };
 
 #define N_SECTIONS (sizeof(model_sections) / sizeof(model_sections[0]))

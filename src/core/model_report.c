@@ -172,13 +172,19 @@ svc_model_info_json(const SvcEnv *env, const SvcModel *m, SvcError *err)
 			m->opt.gamma_rule == SVC_GAMMA_RULE_AUTO ?
 			svc_sphere_width_ratio(&m->opt, m->dims) : 1.0;
 
+		/* bsgd's widening (fit.c), undone to read the median */
+		double		widen = m->gamma_widen > 0 ? m->gamma_widen : 1.0;
+
 		emit(&t, "\"gamma_reason\": \"256 / median squared distance of the scaled rows (%s)",
-			 num(&t, SVC_GAMMA_AUTO_FACTOR * f / (m->gamma * ratio)));
+			 num(&t, SVC_GAMMA_AUTO_FACTOR * f * widen / (m->gamma * ratio)));
 		if (m->dims > 2)
 			emit(&t, " x %s (%s at %d dims)", num(&t, f),
 				 m->opt.gamma_rule == SVC_GAMMA_RULE_AUTO ? "max(2/d, 1/8)" : "2/d", m->dims);
 		if (ratio != 1.0)
 			emit(&t, " / %s (the exact sphere's share of the budgeted width)", num(&t, ratio));
+		if (m->gamma_widen > 0)
+			emit(&t, " x %s (the rows sat %s x d kernel units from the nearest support vector at that width, at least %s)",
+				 num(&t, m->gamma_widen), num(&t, m->gamma_cover), num(&t, SVC_GAMMA_COVER_GATE));
 		emit(&t, "\", ");
 	}
 	emit(&t, "\"c\": %s, \"epsilon\": %s, \"tol\": %s, ",

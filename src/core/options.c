@@ -23,7 +23,7 @@ void
 svc_options_default(SvcOptions *opt)
 {
 	memset(opt, 0, sizeof(*opt));
-	opt->budget = 300;
+	opt->budget = SVC_DEFAULT_BUDGET;
 	opt->strategy = SVC_STRATEGY_PROJECT_KNN;
 	opt->k = 5;
 	opt->gamma = 0.0;			/* auto */

@@ -129,6 +129,7 @@ void		svc_error_clear(SvcError *err);
 /* Hard limits, checked at the door. */
 #define SVC_MAX_DIMS		16000	/* as many as an array we accept sensibly */
 #define SVC_MAX_BUDGET		100000
+#define SVC_DEFAULT_BUDGET	300
 #define SVC_MAX_SAMPLE		10000000
 #define SVC_MAX_ITER		100000000
 #define SVC_MAX_K			64

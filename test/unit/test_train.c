@@ -931,6 +931,127 @@ test_sphere_width_high_dims(void)
 }
 
 /*
+ * bsgd's automatic width on rows its budget cannot tile (fit.h): three
+ * z-scored 12-D blobs (sd 1, centres 10 apart, as labelled.py's
+ * scatter12 without its anomalies), 3,000 rows and 300 support vectors.
+ * At the automatic width the median row sits about 0.65 x d kernel units
+ * from the nearest support vector and the tree cut 50-70 clusters; at half
+ * of it the three blobs.  Budget 299 (under the default: the user's) and
+ * a given gamma keep the width.  The model's bytes carry the factor and
+ * gamma_reason names it; the round trip keeps both.
+ */
+static void
+test_width_uncovered_rows(void)
+{
+	enum
+	{
+		N = 3000, D = 12, K = 3
+	};
+	double	   *x = malloc(sizeof(double) * N * D);
+	int32_t    *truth = malloc(sizeof(int32_t) * N);
+	double		pur,
+				inv,
+				g,
+				g_user;
+	int32_t		found;
+	SvcRng		rng;
+	char		reason[512];
+
+	svc_rng_seed(&rng, 12);
+	for (int64_t i = 0; i < N; i++)
+	{
+		truth[i] = (int32_t) (i % K);
+		for (int32_t j = 0; j < D; j++)
+			x[i * D + j] = normal_draw(&rng) + (j == truth[i] ? 10.0 / sqrt(2.0) : 0.0);
+	}
+	found = fit_and_score(x, truth, N, D, K, "{}", &pur, &inv);
+	CHECK(found >= K && found <= K + 1 && pur >= 0.97 && inv >= 0.97,
+		  "three 12-D blobs, defaults: %d clusters, purity %.3f, inverse %.3f", found, pur, inv);
+	found = fit_and_score(x, truth, N, D, K, "{\"budget\": 299}", &pur, &inv);
+	CHECK(found >= 20, "three 12-D blobs, budget 299: the automatic width stands (%d clusters)",
+		  found);
+	g = fit_gamma(x, N, D, "{}", reason, sizeof(reason));
+	g_user = fit_gamma(x, N, D, "{\"budget\": 299}", NULL, 0);
+	CHECK(g * 2 == g_user, "the width halved: gamma %g against %g", g, g_user);
+	CHECK(strstr(reason, " x 0.5 (the rows sat ") != NULL, "gamma_reason names the widening: %s",
+		  reason);
+	CHECK(fit_gamma(x, N, D, "{\"gamma\": 1.5}", NULL, 0) == 1.5, "a given gamma stands");
+	{
+		SvcOptions	opt;
+		SvcModel	m,
+					back;
+		SvcError	err;
+		size_t		len;
+		uint8_t    *buf;
+
+		svc_options_default(&opt);
+		memset(&m, 0, sizeof(m));
+		CHECK(svc_fit_rows(&svc_env_malloc, x, N, D, &opt, &m, &err) == SVC_OK, "fit: %s",
+			  err.message);
+		buf = encode(&m, &len);
+		CHECK(svc_model_decode(&svc_env_malloc, buf, len, &back, &err) == SVC_OK &&
+			  back.gamma_widen == 0.5 && back.gamma_cover == m.gamma_cover &&
+			  m.gamma_cover >= SVC_GAMMA_COVER_GATE,
+			  "the widening's section round-trips (%g, cover %g)", back.gamma_widen, m.gamma_cover);
+		svc_model_free(&svc_env_malloc, &back);
+		free(buf);
+		svc_model_free(&svc_env_malloc, &m);
+	}
+	free(x);
+	free(truth);
+}
+
+/*
+ * The widening's factor from 16 columns (fit.h): three blobs (sd 1,
+ * centres 10 apart) that differ in 3 of 16 columns, the rest noise of the
+ * same scale (the quality benchmark's tables group), 3,000 rows, z-scored.
+ * At the automatic width the tree cuts dozens of clusters; at half of it
+ * (the factor up to 12 columns) the blobs merge into one; at
+ * SVC_GAMMA_COVER_TARGET / median (5/8 of the automatic gamma here) the
+ * three, with at most two small pieces beside them (purity 0.99).
+ */
+static void
+test_width_tables_16d(void)
+{
+	enum
+	{
+		N = 3000, D = 16, K = 3
+	};
+	double	   *x = malloc(sizeof(double) * N * D);
+	int32_t    *truth = malloc(sizeof(int32_t) * N);
+	double		pur,
+				inv,
+				g,
+				g_auto;
+	int32_t		found;
+	SvcRng		rng;
+	char		json[64];
+
+	svc_rng_seed(&rng, 5);
+	for (int64_t i = 0; i < N; i++)
+	{
+		truth[i] = (int32_t) (i % K);
+		for (int32_t j = 0; j < D; j++)
+			x[i * D + j] = normal_draw(&rng) + (j == truth[i] ? 10.0 / sqrt(2.0) : 0.0);
+	}
+	found = fit_and_score(x, truth, N, D, K, "{}", &pur, &inv);
+	CHECK(found >= K && found <= K + 2 && pur >= 0.95 && inv >= 0.9,
+		  "three 16-D blobs among noise columns, defaults: %d clusters, purity %.3f, inverse %.3f",
+		  found, pur, inv);
+	g = fit_gamma(x, N, D, "{}", NULL, 0);
+	g_auto = fit_gamma(x, N, D, "{\"budget\": 299}", NULL, 0);
+	CHECK(g == g_auto * (SVC_GAMMA_COVER_TARGET / 32.0) && g == g_auto * 0.625,
+		  "16 columns: gamma x 20/32 (%g against %g)", g, g_auto);
+	found = fit_and_score(x, truth, N, D, K, "{\"budget\": 299}", &pur, &inv);
+	CHECK(found >= 20, "the automatic width: %d clusters", found);
+	snprintf(json, sizeof(json), "{\"gamma\": %.17g}", g_auto * 0.5);
+	found = fit_and_score(x, truth, N, D, K, json, &pur, &inv);
+	CHECK(found < K, "half the automatic gamma merges the blobs: %d clusters", found);
+	free(x);
+	free(truth);
+}
+
+/*
  * The smallest cluster by default: 15 rows that label, not 3% of them.
  * 50 tight blobs of 40 rows (2% each) on a grid: the default keeps them
  * apart, and min_cluster_share 0.03 alone (the rule before 0.5.0; naming
@@ -1815,6 +1936,8 @@ main(void)
 	test_gamma_auto_dimension();
 	test_default_width_high_dims();
 	test_sphere_width_high_dims();
+	test_width_uncovered_rows();
+	test_width_tables_16d();
 	test_default_smallest_cluster();
 	test_keep_isolated();
 	test_fit_fails_and_stops_cleanly();
