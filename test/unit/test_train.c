@@ -977,6 +977,24 @@ test_width_uncovered_rows(void)
 		  reason);
 	CHECK(fit_gamma(x, N, D, "{\"gamma\": 1.5}", NULL, 0) == 1.5, "a given gamma stands");
 	{
+		/* labelled rows keep the automatic width: their lift is tuned there */
+		SvcOptions	opt;
+		SvcModel	m;
+		SvcError	err;
+		int8_t	   *lab = calloc(N, 1);
+
+		for (int64_t i = 0; i < N; i += 50)
+			lab[i] = 1;
+		svc_options_default(&opt);
+		memset(&m, 0, sizeof(m));
+		CHECK(svc_fit_rows_labelled(&svc_env_malloc, x, lab, N, D, &opt, &m, &err) == SVC_OK,
+			  "labelled fit: %s", err.message);
+		CHECK(m.gamma == g_user && m.gamma_widen == 0.0,
+			  "with labelled rows the automatic width stands: gamma %g against %g", m.gamma, g_user);
+		svc_model_free(&svc_env_malloc, &m);
+		free(lab);
+	}
+	{
 		SvcOptions	opt;
 		SvcModel	m,
 					back;
