@@ -291,6 +291,69 @@ test_smo_format5(const double *x, int64_t n)
 	svc_model_free(&svc_env_malloc, &m);
 }
 
+/*
+ * Section 9, bsgd's automatic width widened (fit.c): it round-trips, is the
+ * only section of a default model that carries it (so at the end), and
+ * every damaged value is refused, as is the section on a model it cannot
+ * belong to (a gamma given, the exact solver).
+ */
+static void
+widen_refused(const uint8_t *buf, size_t len, size_t at, double value, const char *what)
+{
+	uint8_t    *work = malloc(len);
+	SvcError	err;
+
+	memcpy(work, buf, len);
+	svc_store_f64(work + at, value);
+	CHECK(decode_fixed(work, len, &err) == SVC_ERR_CORRUPT &&
+		  strstr(err.detail, "widened width is invalid") != NULL, "%s: %s", what, err.detail);
+	free(work);
+}
+
+static void
+test_widen_section(const double *x, int64_t n)
+{
+	const char *foreign[] = {"{\"budget\": 40, \"gamma\": 2}", "{\"solver\": \"smo\"}"};
+	SvcModel	m = train("{\"budget\": 40}", x, n);
+	SvcModel	back;
+	SvcError	err;
+	size_t		len,
+				sec;
+	uint8_t    *buf;
+
+	m.gamma_widen = 0.625;
+	m.gamma_cover = 0.41;
+	buf = encode(&m, &len);
+	sec = len - 4 - 16 - 8;
+	CHECK(svc_load_u16(buf + OFF_VERSION) == SVC_MODEL_FORMAT_SECTIONS &&
+		  svc_load_u16(buf + sec) == 9 && svc_load_u32(buf + sec + 4) == 16,
+		  "a widened model: version 5, section 9 of 16 bytes last");
+	CHECK(svc_model_decode(&svc_env_malloc, buf, len, &back, &err) == SVC_OK &&
+		  back.gamma_widen == 0.625 && back.gamma_cover == 0.41, "section 9 round-trips: %s",
+		  err.detail);
+	svc_model_free(&svc_env_malloc, &back);
+	widen_refused(buf, len, sec + 8, 1.0, "factor 1");
+	widen_refused(buf, len, sec + 8, 0.0, "factor 0");
+	widen_refused(buf, len, sec + 8, NAN, "factor NaN");
+	widen_refused(buf, len, sec + 16, -0.5, "a negative cover");
+	widen_refused(buf, len, sec + 16, INFINITY, "an infinite cover");
+	free(buf);
+	svc_model_free(&svc_env_malloc, &m);
+
+	for (int i = 0; i < 2; i++)
+	{
+		SvcModel	f = train(foreign[i], x, n);
+
+		f.gamma_widen = 0.5;
+		buf = encode(&f, &len);
+		CHECK(decode_fixed(buf, len, &err) == SVC_ERR_CORRUPT &&
+			  strstr(err.detail, "widened width is invalid") != NULL,
+			  "section 9 on %s: %s", foreign[i], err.detail);
+		free(buf);
+		svc_model_free(&svc_env_malloc, &f);
+	}
+}
+
 int
 main(void)
 {
@@ -300,6 +363,7 @@ main(void)
 	test_extended_options(x, n);
 	test_format5(x, n);
 	test_smo_format5(x, n);
+	test_widen_section(x, n);
 	free(x);
 	return unit_summary("test_sections");
 }
