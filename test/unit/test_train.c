@@ -931,6 +931,25 @@ test_sphere_width_high_dims(void)
 }
 
 /*
+ * n rows of k Gaussian blobs (sd 1) in d columns, blob c at 10 / sqrt(2)
+ * along column c (centres 10 apart), every other column noise of the same
+ * scale; row i in blob i mod k.
+ */
+static void
+blobs_in_columns(double *x, int32_t *truth, int64_t n, int32_t d, int32_t k, uint64_t seed)
+{
+	SvcRng		rng;
+
+	svc_rng_seed(&rng, seed);
+	for (int64_t i = 0; i < n; i++)
+	{
+		truth[i] = (int32_t) (i % k);
+		for (int32_t j = 0; j < d; j++)
+			x[i * d + j] = normal_draw(&rng) + (j == truth[i] ? 10.0 / sqrt(2.0) : 0.0);
+	}
+}
+
+/*
  * bsgd's automatic width on rows its budget cannot tile (fit.h): three
  * z-scored 12-D blobs (sd 1, centres 10 apart, as labelled.py's
  * scatter12 without its anomalies), 3,000 rows and 300 support vectors.
@@ -954,16 +973,9 @@ test_width_uncovered_rows(void)
 				g,
 				g_user;
 	int32_t		found;
-	SvcRng		rng;
 	char		reason[512];
 
-	svc_rng_seed(&rng, 12);
-	for (int64_t i = 0; i < N; i++)
-	{
-		truth[i] = (int32_t) (i % K);
-		for (int32_t j = 0; j < D; j++)
-			x[i * D + j] = normal_draw(&rng) + (j == truth[i] ? 10.0 / sqrt(2.0) : 0.0);
-	}
+	blobs_in_columns(x, truth, N, D, K, 12);
 	found = fit_and_score(x, truth, N, D, K, "{}", &pur, &inv);
 	CHECK(found >= K && found <= K + 1 && pur >= 0.97 && inv >= 0.97,
 		  "three 12-D blobs, defaults: %d clusters, purity %.3f, inverse %.3f", found, pur, inv);
@@ -1042,16 +1054,9 @@ test_width_tables_16d(void)
 				g,
 				g_auto;
 	int32_t		found;
-	SvcRng		rng;
 	char		json[64];
 
-	svc_rng_seed(&rng, 5);
-	for (int64_t i = 0; i < N; i++)
-	{
-		truth[i] = (int32_t) (i % K);
-		for (int32_t j = 0; j < D; j++)
-			x[i * D + j] = normal_draw(&rng) + (j == truth[i] ? 10.0 / sqrt(2.0) : 0.0);
-	}
+	blobs_in_columns(x, truth, N, D, K, 5);
 	found = fit_and_score(x, truth, N, D, K, "{}", &pur, &inv);
 	CHECK(found >= K && found <= K + 2 && pur >= 0.95 && inv >= 0.9,
 		  "three 16-D blobs among noise columns, defaults: %d clusters, purity %.3f, inverse %.3f",
