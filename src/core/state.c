@@ -980,21 +980,53 @@ svc_state_train_lab_rows(const uint8_t *buf)
 	return train_rows(&a, svc_state_lab_kept(buf), lab_sample(buf));
 }
 
+/* Slot i's row into out (width values). */
+static void
+load_row(const SvcSampleArea *a, int64_t i, double *out)
+{
+	const uint8_t *p = svc_sample_row(a, i);
+
+	for (int32_t j = 0; j < a->width; j++)
+		out[j] = svc_load_f64(p + 8 * (size_t) j);
+}
+
+/* svc_state_row_cmp of two slots' rows, read where the area stores them */
+static inline int
+slot_row_cmp(const SvcSampleArea *a, uint32_t x, uint32_t y)
+{
+	const uint8_t *p = svc_sample_row(a, x),
+			   *q = svc_sample_row(a, y);
+
+	for (size_t j = 0; j < (size_t) a->width; j++)
+	{
+		double		u = svc_load_f64(p + 8 * j),
+					v = svc_load_f64(q + 8 * j);
+
+		if (u < v)
+			return -1;
+		if (u > v)
+			return 1;
+	}
+	return 0;
+}
+
 /*
- * The rows distinct[pick[k]], k < n (d doubles each), sorted
+ * The rows of slots slot[pick[k]], k < n (a->width doubles each), sorted
  * lexicographically into out.  The merge sort runs on the row numbers and
- * each row is then copied once, from distinct: on wide rows, moving the
+ * each row is then loaded once, from the area: on wide rows, moving the
  * rows was most of the cost (a 10,000 x 768 sample is 61 MB), and so was
- * writing them out unsorted first and sorting through a scratch copy.
- * Stable, so the order is the one a merge sort of the rows as listed
- * gives (rows equal by the comparison but not in their bytes keep it).
+ * writing them out first (unsorted, then a copy of the distinct rows: at
+ * 768 columns the fresh pages of that copy alone were about 7% of
+ * svc_train).  Stable, so the order is the one a merge sort of the rows as
+ * listed gives (rows equal by the comparison but not in their bytes keep
+ * it).
  */
 static SvcStatus
-sort_picked(const SvcEnv *env, const double *distinct, const int64_t *pick, int64_t n,
-			int32_t d, double *out, SvcError *err)
+sort_picked(const SvcEnv *env, const SvcSampleArea *a, const uint32_t *slot,
+			const int64_t *pick, int64_t n, double *out, SvcError *err)
 {
 	/* bottom-up merge sort: stable, no global state, no qsort_r */
-	size_t		rowsz = sizeof(double) * (size_t) d;
+	size_t		d = (size_t) a->width;
 	int64_t	   *idx,
 			   *src,
 			   *dst;
@@ -1019,8 +1051,7 @@ sort_picked(const SvcEnv *env, const double *distinct, const int64_t *pick, int6
 
 			while (i < mid && j < hi)
 			{
-				if (svc_state_row_cmp(distinct + (size_t) src[j] * d,
-									  distinct + (size_t) src[i] * d, d) < 0)
+				if (slot_row_cmp(a, slot[src[j]], slot[src[i]]) < 0)
 					dst[k++] = src[j++];
 				else
 					dst[k++] = src[i++];
@@ -1038,55 +1069,39 @@ sort_picked(const SvcEnv *env, const double *distinct, const int64_t *pick, int6
 		}
 	}
 	for (int64_t k = 0; k < n; k++)
-		memcpy(out + (size_t) k * d, distinct + (size_t) src[k] * d, rowsz);
+		load_row(a, slot[src[k]], out + (size_t) k * d);
 	svc_free(env, idx);
 	return SVC_OK;
-}
-
-/* Slot i's row into out (width values). */
-static void
-load_row(const SvcSampleArea *a, int64_t i, double *out)
-{
-	const uint8_t *p = svc_sample_row(a, i);
-
-	for (int32_t j = 0; j < a->width; j++)
-		out[j] = svc_load_f64(p + 8 * (size_t) j);
 }
 
 /*
  * An area's rows to train on: every row it stands for when they are at
  * most limit, else limit of them drawn uniformly (without replacement)
  * from the rows it stands for, listed in the slots' canonical order.
- * The limit smallest slots' rows and counts in canonical order (distinct,
+ * The limit smallest slots and their counts in canonical order (slot,
  * counts: room for kept each; *n_distinct of them), for the statistics;
- * the rows to train on as their rows in distinct, unsorted, in pick
- * (room for limit); *n of them.
+ * the rows to train on as their places in slot, unsorted, in pick (room
+ * for limit); *n of them.  The rows stay where the area keeps them.
  */
 static SvcStatus
 area_rows(const SvcEnv *env, const SvcSampleArea *a, int64_t kept, int64_t limit,
-		  uint64_t seed, int64_t *pick, int64_t *n, double *distinct, uint64_t *counts,
+		  uint64_t seed, int64_t *pick, int64_t *n, uint32_t *slot, uint64_t *counts,
 		  int64_t *n_distinct, SvcError *err)
 {
-	uint32_t   *order = svc_alloc(env, sizeof(uint32_t) * (size_t) (kept > 0 ? kept : 1), err);
 	uint64_t   *upto = NULL;
 	uint64_t   *set = NULL;
 	uint64_t	total = 0;
-	size_t		w = (size_t) a->width;
 
-	if (order == NULL)
-		return SVC_ERR_NOMEM;
-	svc_sample_order(a, kept, order);
+	svc_sample_order(a, kept, slot);
 	/* the limit smallest: what the sample stands for */
 	if (kept > limit)
 		kept = limit;
 	for (int64_t i = 0; i < kept; i++)
 	{
-		load_row(a, order[i], distinct + (size_t) i * w);
-		counts[i] = svc_sample_count_at(a, order[i]);
+		counts[i] = svc_sample_count_at(a, slot[i]);
 		total += counts[i];
 	}
 	*n_distinct = kept;
-	svc_free(env, order);
 	*n = 0;
 	if (total <= (uint64_t) limit)
 	{
@@ -1189,8 +1204,9 @@ svc_state_sample(const SvcEnv *env, const uint8_t *buf, double *rows, double *la
 	const uint8_t *st = buf + OFF_STATS;
 	SvcSampleArea area = area_of(buf),
 				lab_area = lab_area_of(buf);
-	double	   *distinct = NULL,
-			   *lab_distinct = NULL;
+	uint32_t   *slot = NULL,
+			   *lab_slot = NULL;
+	double	   *scratch = NULL;
 	uint64_t   *counts = NULL,
 			   *lab_counts = NULL;
 	int64_t    *pick = NULL,
@@ -1203,51 +1219,52 @@ svc_state_sample(const SvcEnv *env, const uint8_t *buf, double *rows, double *la
 				lab_stood;
 	SvcStatus	st_ok = SVC_OK;
 
-	distinct = svc_alloc(env, sizeof(double) * (size_t) (kept > 0 ? kept : 1) * (size_t) dims, err);
+	slot = svc_alloc(env, sizeof(uint32_t) * (size_t) (kept > 0 ? kept : 1), err);
+	scratch = svc_alloc(env, sizeof(double) * (size_t) dims, err);
 	counts = svc_alloc(env, sizeof(uint64_t) * (size_t) (kept > 0 ? kept : 1), err);
 	/* at most one a slot, or the sample's size (area_rows) */
 	pick = svc_alloc(env, sizeof(int64_t) * (size_t) (kept > 0 ? kept : 1) +
 					 sizeof(int64_t) * (size_t) sample_size(buf), err);
 	if (lab != NULL)
 	{
-		lab_distinct = svc_alloc(env, sizeof(double) * (size_t) (lab_kept > 0 ? lab_kept : 1) *
-								 lab_width, err);
+		lab_slot = svc_alloc(env, sizeof(uint32_t) * (size_t) (lab_kept > 0 ? lab_kept : 1), err);
 		lab_counts = svc_alloc(env, sizeof(uint64_t) * (size_t) (lab_kept > 0 ? lab_kept : 1), err);
 		lab_pick = svc_alloc(env, sizeof(int64_t) * (size_t) (lab_kept > 0 ? lab_kept : 1) +
 							 sizeof(int64_t) * (size_t) lab_sample(buf), err);
 	}
-	if (distinct == NULL || counts == NULL || pick == NULL ||
-		(lab != NULL && (lab_distinct == NULL || lab_counts == NULL || lab_pick == NULL)))
+	if (slot == NULL || scratch == NULL || counts == NULL || pick == NULL ||
+		(lab != NULL && (lab_slot == NULL || lab_counts == NULL || lab_pick == NULL)))
 		st_ok = SVC_ERR_NOMEM;
 	if (st_ok == SVC_OK && keeps_rows(buf))
 	{
 		/* a model's kept rows, as they came, each its own */
 		for (int64_t i = 0; i < kept; i++)
 		{
-			load_row(&area, i, distinct + (size_t) i * dims);
+			slot[i] = (uint32_t) i;
 			counts[i] = 1;
 			pick[i] = i;
 		}
 		n = n_distinct = kept;
 	}
 	else if (st_ok == SVC_OK)
-		st_ok = area_rows(env, &area, kept, sample_size(buf), key_seed(buf), pick, &n, distinct,
+		st_ok = area_rows(env, &area, kept, sample_size(buf), key_seed(buf), pick, &n, slot,
 						  counts, &n_distinct, err);
 	if (st_ok == SVC_OK && lab != NULL)
 		st_ok = area_rows(env, &lab_area, lab_kept, lab_sample(buf), key_seed(buf) ^ 1, lab_pick,
-						  &n_lab, lab_distinct, lab_counts, &n_lab_distinct, err);
+						  &n_lab, lab_slot, lab_counts, &n_lab_distinct, err);
 	/* one order whatever the order rows came in */
 	if (st_ok == SVC_OK)
-		st_ok = sort_picked(env, distinct, pick, n, dims, rows, err);
+		st_ok = sort_picked(env, &area, slot, pick, n, rows, err);
 	if (st_ok == SVC_OK && n_lab > 0)
-		st_ok = sort_picked(env, lab_distinct, lab_pick, n_lab, (int32_t) lab_width, lab, err);
+		st_ok = sort_picked(env, &lab_area, lab_slot, lab_pick, n_lab, lab, err);
 	svc_free(env, pick);
 	svc_free(env, lab_pick);
 	if (st_ok != SVC_OK)
 	{
-		svc_free(env, distinct);
+		svc_free(env, slot);
+		svc_free(env, scratch);
 		svc_free(env, counts);
-		svc_free(env, lab_distinct);
+		svc_free(env, lab_slot);
 		svc_free(env, lab_counts);
 		return st_ok;
 	}
@@ -1270,12 +1287,14 @@ svc_state_sample(const SvcEnv *env, const uint8_t *buf, double *rows, double *la
 	else
 	{
 		/* of the rows the sample stands for, each slot weighed by its count */
-		svc_stats_of_counted(st, dims, distinct, counts, n_distinct, lab_distinct, lab_counts,
-							 n_lab_distinct, lab_width, mean, stddev, min, max);
+		svc_stats_of_counted(st, dims, area.rows, slot, counts, n_distinct, lab_area.rows, lab_slot,
+							 lab_counts, n_lab_distinct, lab_width, scratch, mean, stddev, min,
+							 max);
 	}
-	svc_free(env, distinct);
+	svc_free(env, slot);
+	svc_free(env, scratch);
 	svc_free(env, counts);
-	svc_free(env, lab_distinct);
+	svc_free(env, lab_slot);
 	svc_free(env, lab_counts);
 	return SVC_OK;
 }

@@ -84,26 +84,59 @@ scaled(double v, double factor, int e)
 	return factor != 0.0 ? v * factor : ldexp(v, -e);
 }
 
-/* Row i of the sample's rows then its labelled rows, and its count. */
-static inline const double *
-stats_row(const double *rows, const uint64_t *count, int64_t n, const double *lab,
-		  const uint64_t *lab_count, size_t lab_width, int32_t dims, int64_t i, double *c)
+/*
+ * Where the statistics' rows are: doubles one after another (rows, lab),
+ * or slots of stored little-endian doubles (bytes, lab_bytes: row i at
+ * slot[i] * 8 * width bytes), each loaded into scratch before it is read.
+ */
+typedef struct StatsSrc
 {
-	if (i < n)
-	{
-		*c = (double) (count ? count[i] : 1);
-		return rows + (size_t) i * dims;
-	}
-	*c = (double) (lab_count ? lab_count[i - n] : 1);
-	return lab + (size_t) (i - n) * lab_width;
+	const double *rows;
+	const uint8_t *bytes;
+	const uint32_t *slot;
+	const uint64_t *count;
+	int64_t		n;
+	const double *lab;
+	const uint8_t *lab_bytes;
+	const uint32_t *lab_slot;
+	const uint64_t *lab_count;
+	size_t		lab_width;
+	double	   *scratch;
+} StatsSrc;
+
+/* The first dims values of stored row slot (of width values) into out. */
+static inline const double *
+stats_load(const uint8_t *bytes, uint32_t slot, size_t width, int32_t dims, double *out)
+{
+	const uint8_t *p = bytes + 8 * width * (size_t) slot;
+
+	for (size_t j = 0; j < (size_t) dims; j++)
+		out[j] = svc_load_f64(p + 8 * j);
+	return out;
 }
 
-void
-svc_stats_of_counted(const uint8_t *st, int32_t dims, const double *rows,
-					 const uint64_t *count, int64_t n, const double *lab,
-					 const uint64_t *lab_count, int64_t n_lab, size_t lab_width,
-					 double *mean, double *stddev, double *min, double *max)
+/* Row i of the sample's rows then its labelled rows, and its count. */
+static inline const double *
+stats_row(const StatsSrc *s, int32_t dims, int64_t i, double *c)
 {
+	if (i < s->n)
+	{
+		*c = (double) (s->count ? s->count[i] : 1);
+		if (s->bytes)
+			return stats_load(s->bytes, s->slot[i], (size_t) dims, dims, s->scratch);
+		return s->rows + (size_t) i * dims;
+	}
+	*c = (double) (s->lab_count ? s->lab_count[i - s->n] : 1);
+	if (s->lab_bytes)
+		return stats_load(s->lab_bytes, s->lab_slot[i - s->n], s->lab_width, dims, s->scratch);
+	return s->lab + (size_t) (i - s->n) * s->lab_width;
+}
+
+static void
+stats_of(const uint8_t *st, int32_t dims, const StatsSrc *src, int64_t n_lab,
+		 double *mean, double *stddev, double *min, double *max)
+{
+	int64_t		n = src->n;
 	double		total = 0.0;
 	bool		by_product = true;
 
@@ -132,7 +165,7 @@ svc_stats_of_counted(const uint8_t *st, int32_t dims, const double *rows,
 	for (int64_t i = 0; i < n + n_lab; i++)
 	{
 		double		c;
-		const double *r = stats_row(rows, count, n, lab, lab_count, lab_width, dims, i, &c);
+		const double *r = stats_row(src, dims, i, &c);
 
 		if (by_product && c == 1.0)
 			for (size_t j = 0; j < (size_t) dims; j++)
@@ -152,7 +185,7 @@ svc_stats_of_counted(const uint8_t *st, int32_t dims, const double *rows,
 	for (int64_t i = 0; i < n + n_lab; i++)
 	{
 		double		c;
-		const double *r = stats_row(rows, count, n, lab, lab_count, lab_width, dims, i, &c);
+		const double *r = stats_row(src, dims, i, &c);
 
 		if (by_product && c == 1.0)
 			for (size_t j = 0; j < (size_t) dims; j++)
@@ -184,6 +217,32 @@ svc_stats_of_rows(const uint8_t *st, int32_t dims, const double *rows, int64_t n
 				  const double *lab, int64_t n_lab, size_t lab_width, double *mean,
 				  double *stddev, double *min, double *max)
 {
-	svc_stats_of_counted(st, dims, rows, NULL, n, lab, NULL, n_lab, lab_width, mean, stddev,
-						 min, max);
+	StatsSrc	src = {0};
+
+	src.rows = rows;
+	src.n = n;
+	src.lab = lab;
+	src.lab_width = lab_width;
+	stats_of(st, dims, &src, n_lab, mean, stddev, min, max);
+}
+
+void
+svc_stats_of_counted(const uint8_t *st, int32_t dims, const uint8_t *rows,
+					 const uint32_t *slot, const uint64_t *count, int64_t n,
+					 const uint8_t *lab, const uint32_t *lab_slot, const uint64_t *lab_count,
+					 int64_t n_lab, size_t lab_width, double *scratch, double *mean,
+					 double *stddev, double *min, double *max)
+{
+	StatsSrc	src = {0};
+
+	src.bytes = rows;
+	src.slot = slot;
+	src.count = count;
+	src.n = n;
+	src.lab_bytes = lab;
+	src.lab_slot = lab_slot;
+	src.lab_count = lab_count;
+	src.lab_width = lab_width;
+	src.scratch = scratch;
+	stats_of(st, dims, &src, n_lab, mean, stddev, min, max);
 }

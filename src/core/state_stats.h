@@ -101,15 +101,20 @@ void		svc_stats_range(const uint8_t *st, int32_t dims, int32_t j, double *lo,
  * svc_stats_of_rows: of n rows (dims values each), then n_lab rows of
  * lab_width values whose first dims are the features, summed in that
  * order.  svc_stats_of_counted: the same where row i stands for count[i]
- * rows (lab_count[i] for the labelled ones).  The range is the block's,
- * of every row counted.
+ * rows (lab_count[i] for the labelled ones) and is read where a sample
+ * area stores it: the little-endian doubles at rows + 8 * dims * slot[i]
+ * (lab + 8 * lab_width * lab_slot[i]), each loaded into scratch (dims
+ * values) first, so that no copy of the sample is made.  The range is the
+ * block's, of every row counted.
  */
 void		svc_stats_of_rows(const uint8_t *st, int32_t dims, const double *rows, int64_t n,
 							  const double *lab, int64_t n_lab, size_t lab_width,
 							  double *mean, double *stddev, double *min, double *max);
-void		svc_stats_of_counted(const uint8_t *st, int32_t dims, const double *rows,
-								 const uint64_t *count, int64_t n, const double *lab,
+void		svc_stats_of_counted(const uint8_t *st, int32_t dims, const uint8_t *rows,
+								 const uint32_t *slot, const uint64_t *count, int64_t n,
+								 const uint8_t *lab, const uint32_t *lab_slot,
 								 const uint64_t *lab_count, int64_t n_lab, size_t lab_width,
-								 double *mean, double *stddev, double *min, double *max);
+								 double *scratch, double *mean, double *stddev, double *min,
+								 double *max);
 
 #endif							/* SVC_STATE_STATS_H */

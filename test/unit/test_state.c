@@ -1107,9 +1107,110 @@ test_grow_in_place(void)
 	}
 }
 
+/* FNV-1a over n bytes, from h. */
+static uint64_t
+fnv_bytes(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * UINT64_C(0x100000001b3);
+	return h;
+}
+
+/*
+ * The rows, labelled rows and statistics svc_state_sample gives, pinned to
+ * the bytes of the build that copied every kept slot's row out before
+ * sorting and summing (main at cbd9dd6): the sample is now sorted and its
+ * statistics summed where the area stores the rows, which must change no
+ * bit.  Samples that stand for more rows than they hold (the statistics
+ * weighed by the slots' counts), with repeated rows, at 3, 70 and 2 + a
+ * label columns, and one that holds every row.
+ */
+static void
+test_sample_pinned(void)
+{
+	static const struct
+	{
+		int32_t		dims;
+		int64_t		n;
+		int64_t		sample;
+		int64_t		label_sample;	/* 0: no labelled rows */
+		uint64_t	seed;
+		uint64_t	hash;
+	}			cases[] = {
+		{3, 2000, 50, 0, 11, UINT64_C(0xe697448067c99456)},
+		{70, 600, 40, 0, 12, UINT64_C(0x85c4a20ee7b10718)},
+		{2, 1500, 50, 30, 13, UINT64_C(0xcfa6aedeed08b611)},
+		{5, 80, 100, 0, 14, UINT64_C(0x605ecfb4d5c367bc)},
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+	{
+		int32_t		d = cases[c].dims;
+		SvcOptions	opt;
+		SvcRng		rng;
+		uint8_t    *s;
+		double	   *row = malloc(sizeof(double) * (size_t) d);
+		double	   *st = malloc(sizeof(double) * 4 * (size_t) d);
+		double	   *rows,
+				   *lab = NULL;
+		int64_t		n_rows,
+					n_lab = 0;
+		uint64_t	h = UINT64_C(0xcbf29ce484222325);
+		SvcError	err;
+
+		svc_options_default(&opt);
+		opt.sample = cases[c].sample;
+		if (cases[c].label_sample > 0)
+			opt.label_sample = cases[c].label_sample;
+		s = new_state(d, &opt);
+		svc_rng_seed(&rng, cases[c].seed);
+		for (int64_t i = 0; i < cases[c].n; i++)
+		{
+			/* few distinct values: rows repeat, and some zeros are -0.0 */
+			uint64_t	v = svc_rng_below(&rng, 40);
+			int			label = 0;
+
+			for (int32_t j = 0; j < d; j++)
+				row[j] = (double) ((v * (uint64_t) (j + 3)) % 11) * 0.37 - (double) (v % 5);
+			if (row[0] == 0 && v % 2)
+				row[0] = -0.0;
+			if (cases[c].label_sample > 0 && i % 4 == 0)
+				label = v % 3 ? 1 : -1;
+			s = unit_state_add_checked(s, row, label);
+		}
+		n_rows = svc_state_train_rows(s);
+		rows = malloc(sizeof(double) * (size_t) (n_rows + 1) * (size_t) d);
+		if (cases[c].label_sample > 0)
+		{
+			n_lab = svc_state_train_lab_rows(s);
+			lab = malloc(sizeof(double) * (size_t) (n_lab + 1) * (size_t) (d + 1));
+		}
+		CHECK(svc_state_sample(&svc_env_malloc, s, rows, lab, st, st + d, st + 2 * d, st + 3 * d,
+							   &err) == SVC_OK, "case %zu: sample: %s", c, err.message);
+		h = fnv_bytes(h, rows, sizeof(double) * (size_t) n_rows * (size_t) d);
+		if (lab != NULL)
+			h = fnv_bytes(h, lab, sizeof(double) * (size_t) n_lab * (size_t) (d + 1));
+		h = fnv_bytes(h, st, sizeof(double) * 4 * (size_t) d);
+		CHECK(svc_state_seen(s) > n_rows || c == 3, "case %zu: the sample stands for more rows", c);
+		if (getenv("SVC_PRINT_PINS"))
+			printf("case %zu: %lld rows, %lld labelled, hash 0x%016llx\n", c, (long long) n_rows,
+				   (long long) n_lab, (unsigned long long) h);
+		CHECK(h == cases[c].hash, "case %zu: the rows and statistics of the pinned build "
+			  "(0x%016llx)", c, (unsigned long long) h);
+		free(row);
+		free(st);
+		free(rows);
+		free(lab);
+		free(s);
+	}
+}
+
 int
 main(void)
 {
+	test_sample_pinned();
 	test_option_offsets();
 	test_key_forms();
 	test_floats_to_row();
