@@ -118,6 +118,17 @@ void		svc_kernel_fixed_point_cols2(const double *cols, size_t stride,
 										 double *lam1);
 
 /*
+ * svc_kernel_fixed_point_cols at four rows x[0..3], reading the columns
+ * once (with AVX-512; else as two pairs): each row's next[r], ok[r] and
+ * value lam[r] to the bit as four calls give them; work[r] n doubles each.
+ */
+void		svc_kernel_fixed_point_cols4(const double *cols, size_t stride,
+										 const double *alpha, int32_t n, int32_t d,
+										 double gamma, const double *const *x,
+										 double *const *next, double *const *work, bool *ok,
+										 double *lam);
+
+/*
  * A column of the kernel matrix of the n rows of d values in x (row-major):
  * out[t] = exp(-gamma ||x_t - x_row||^2) for t = idx[k], k < m, or for
  * t = k < m when idx is NULL; other entries of out are not touched.  The

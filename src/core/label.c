@@ -297,10 +297,11 @@ svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
 	int64_t		every = svc_label_units_per_check(m);
 	SvcTrajTol	tt;
 	SvcStatus	st;
-	double	   *pair = NULL;	/* two rows' first steps: next, then work */
-	double		pair_lam[2];
-	bool		pair_ok[2];
-	int64_t		pair_at = -1;	/* the first of the two rows, or -1 */
+	double	   *pair = NULL;	/* four rows' first steps: next, then work */
+	double		pair_lam[4];
+	bool		pair_ok[4];
+	int64_t		pair_at = -1;	/* the first of the rows, or -1 */
+	int64_t		pair_n = 0;		/* how many rows from pair_at */
 
 	st = check_inputs(m, xs, n, err);
 	if (st != SVC_OK)
@@ -341,12 +342,13 @@ svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
 	/*
 	 * Every row's trajectory starts with a full step at the row, which
 	 * reads every support vector twice: with the columns and every row
-	 * run, two rows' first steps are taken at once (the same values,
-	 * svc_label_step's), reading the support vectors once for both.
+	 * run, four rows' first steps are taken at once (two for the last
+	 * rows; the same values, svc_label_step's), reading the support
+	 * vectors once for all of them.
 	 */
 	if (all_rows && w.cols != NULL && n > 1)
 	{
-		pair = svc_alloc(env, sizeof(double) * 2 * ((size_t) d + (size_t) m->n_sv), err);
+		pair = svc_alloc(env, sizeof(double) * 4 * ((size_t) d + (size_t) m->n_sv), err);
 		if (!pair)
 		{
 			st = SVC_ERR_NOMEM;
@@ -370,17 +372,38 @@ svc_label_train(const SvcEnv *env, SvcModel *m, const double *xs, int64_t n,
 			st = SVC_ERR_INTERRUPTED;
 			goto done;
 		}
-		if (pair != NULL && i % 2 == 0 && i + 1 < n)
+		if (pair != NULL && i >= pair_at + pair_n && i + 1 < n)
 		{
-			double	   *work = pair + 2 * (size_t) d;
+			double	   *work = pair + 4 * (size_t) d;
 
-			svc_kernel_fixed_point_cols2(w.cols, (size_t) m->n_sv, m->alpha, m->n_sv, d, m->gamma,
-										 xs + (size_t) i * d, xs + (size_t) (i + 1) * d,
-										 pair, pair + d, work, work + m->n_sv,
-										 &pair_ok[0], &pair_ok[1], &pair_lam[0], &pair_lam[1]);
+			if (i + 3 < n)
+			{
+				const double *x4[4];
+				double	   *next4[4],
+						   *work4[4];
+
+				for (int r = 0; r < 4; r++)
+				{
+					x4[r] = xs + (size_t) (i + r) * d;
+					next4[r] = pair + (size_t) r * d;
+					work4[r] = work + (size_t) r * m->n_sv;
+				}
+				svc_kernel_fixed_point_cols4(w.cols, (size_t) m->n_sv, m->alpha, m->n_sv, d,
+											 m->gamma, x4, next4, work4, pair_ok, pair_lam);
+				pair_n = 4;
+			}
+			else
+			{
+				svc_kernel_fixed_point_cols2(w.cols, (size_t) m->n_sv, m->alpha, m->n_sv, d,
+											 m->gamma, xs + (size_t) i * d,
+											 xs + (size_t) (i + 1) * d, pair, pair + d, work,
+											 work + m->n_sv, &pair_ok[0], &pair_ok[1],
+											 &pair_lam[0], &pair_lam[1]);
+				pair_n = 2;
+			}
 			pair_at = i;
 		}
-		if (pair_at >= 0 && (i == pair_at || i == pair_at + 1))
+		if (pair_at >= 0 && i >= pair_at && i < pair_at + pair_n)
 		{
 			w.pre_x = xs + (size_t) i * d;
 			w.pre_next = pair + (size_t) (i - pair_at) * d;

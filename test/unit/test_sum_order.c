@@ -99,6 +99,7 @@ main(void)
 				bad_cols = 0,
 				bad_step = 0,
 				bad_pair = 0,
+				bad_quad = 0,
 				bad_float = 0,
 				bad_stride = 0,
 				steps = 0,
@@ -227,6 +228,47 @@ main(void)
 				}
 			}
 
+			/*
+			 * Four rows' steps at once: each the single step's, to the bit;
+			 * the rows x, the first and the last support vector and x
+			 * moved off them, in two orders
+			 */
+			for (int k = 0; k < 2; k++)
+			{
+				static double xm[MAXD],
+							next4[4 * MAXD],
+							work4[4 * MAXN];
+				const double *x4[4];
+				double	   *nx4[4],
+						   *wk4[4];
+				double		lam[4],
+							lam1;
+				bool		oks[4],
+							ok1;
+
+				for (int j = 0; j < d; j++)
+					xm[j] = 0.5 * (x[j] + rows[(size_t) (n - 1) * d + j]);
+				x4[0] = k ? xm : x;
+				x4[1] = rows;
+				x4[2] = rows + (size_t) (n - 1) * d;
+				x4[3] = k ? x : xm;
+				for (int r = 0; r < 4; r++)
+				{
+					nx4[r] = next4 + (size_t) r * MAXD;
+					wk4[r] = work4 + (size_t) r * MAXN;
+				}
+				svc_kernel_fixed_point_cols4(cols, (size_t) n, alpha, n, d, gamma, x4, nx4, wk4,
+											 oks, lam);
+				for (int r = 0; r < 4; r++)
+				{
+					lam1 = svc_kernel_fixed_point_cols(cols, (size_t) n, alpha, n, d, gamma,
+													   x4[r], next2, work2, &ok1);
+					bad_quad += ok1 != oks[r] || !same(lam1, lam[r]) ||
+						memcmp(next2, nx4[r], sizeof(double) * (size_t) d) != 0 ||
+						memcmp(work2, wk4[r], sizeof(double) * (size_t) n) != 0;
+				}
+			}
+
 			/* float columns (bsgd's wide rows): one float chain a row */
 			svc_sqdist_colsf(colsf, stridef, n, d, xf, out);
 			for (int i = 0; i < n; i++)
@@ -251,6 +293,7 @@ main(void)
 	CHECK(bad_step == 0, "a step's weighted sums are the defined order (%d differ)", bad_step);
 	CHECK(bad_stride == 0, "a step ignores the columns' padding (%d differ)", bad_stride);
 	CHECK(bad_pair == 0, "two rows' steps at once are the single steps (%d differ)", bad_pair);
+	CHECK(bad_quad == 0, "four rows' steps at once are the single steps (%d differ)", bad_quad);
 	CHECK(bad_float == 0, "the float distances are one float chain a row (%d differ)",
 		  bad_float);
 	return unit_summary("test_sum_order");
