@@ -1937,9 +1937,68 @@ test_sqdistf_bounds(void)
 		  wrong, taken);
 }
 
+/*
+ * More rows than the labelling takes (SVC_LABEL_ROWS): its subset is
+ * gathered in place in the fit's own copy of the rows now, not in a fresh
+ * allocation, which must leave every byte of the model as it was (the
+ * hashes of main at cbd9dd6, this build's flags), at 2 and at 70 columns.
+ */
+static void
+test_label_subset_in_place(void)
+{
+	static const struct
+	{
+		int64_t		n;
+		int32_t		d;
+		uint64_t	hash;
+	}			cases[] = {
+		{3400, 2, UINT64_C(0x6d08027b07ebbebb)},
+		{3100, 70, UINT64_C(0xbd97f867b46dae84)},
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+	{
+		int64_t		n = cases[c].n;
+		int32_t		d = cases[c].d;
+		double	   *b = blobs(n, 21 + c);
+		double	   *x = malloc(sizeof(double) * (size_t) n * (size_t) d);
+		SvcOptions	opt;
+		SvcModel	m;
+		SvcError	err;
+		uint64_t	h = UINT64_C(0xcbf29ce484222325);
+
+		/* the blobs' two columns, and mixtures of them for the others */
+		for (int64_t i = 0; i < n; i++)
+			for (int32_t j = 0; j < d; j++)
+				x[(size_t) i * d + j] = j < 2 ? b[2 * i + j] :
+					b[2 * i] * (double) (j % 5) * 0.25 - b[2 * i + 1] * (double) (j % 3) * 0.5;
+		svc_options_default(&opt);
+		opt.budget = 40;
+		CHECK(svc_fit_rows(&svc_env_malloc, x, n, d, &opt, &m, &err) == SVC_OK,
+			  "%lld x %d: fit: %s", (long long) n, d, err.message);
+		{
+			size_t		len = svc_model_encoded_size(&m);
+			uint8_t    *enc = malloc(len);
+
+			svc_model_encode(&m, enc);
+			for (size_t i = 0; i < len; i++)
+				h = (h ^ enc[i]) * UINT64_C(0x100000001b3);
+			free(enc);
+		}
+		if (getenv("SVC_PRINT_PINS"))
+			printf("%lld x %d: model hash 0x%016llx\n", (long long) n, d, (unsigned long long) h);
+		CHECK(h == cases[c].hash, "%lld x %d: the model bytes of the pinned build (0x%016llx)",
+			  (long long) n, d, (unsigned long long) h);
+		svc_model_free(&svc_env_malloc, &m);
+		free(b);
+		free(x);
+	}
+}
+
 int
 main(void)
 {
+	test_label_subset_in_place();
 	test_select_bounded();
 	test_threshold_is_the_full_sums_quantile();
 	test_select_double_is_the_sort();
