@@ -459,6 +459,59 @@ svc_kernel_sum(const double *s, const double *alpha, const double *widths,
 	return total;
 }
 
+void
+svc_kernel_sum_points(const double *s, const double *alpha, const double *widths,
+					  int32_t n, int32_t d, double gamma, const double *pts, int32_t np,
+					  double *out)
+{
+	for (int32_t p0 = 0; p0 < np; p0 += SQB)
+	{
+		int			nb = np - p0 < SQB ? np - p0 : SQB;
+		double		buf[SQB][KBLOCK];
+		double		total[SQB] = {0.0, 0.0, 0.0, 0.0};
+		const double *xs[SQB];
+
+		for (int k = 0; k < SQB; k++)
+			xs[k] = pts + (size_t) (p0 + (k < nb ? k : 0)) * (size_t) d;
+		for (int32_t i0 = 0; i0 < n; i0 += KBLOCK)
+		{
+			int32_t		m = (n - i0 < KBLOCK) ? n - i0 : KBLOCK;
+
+			/* each support vector's row read once for the nb points */
+			for (int32_t i = 0; i < m; i++)
+			{
+				const double *row = s + (size_t) (i0 + i) * d;
+				const double *r[SQB] = {row, row, row, row};
+				double		q[SQB];
+
+				if (nb == 4)
+					sqdist_batch(r, xs, 4, d, q);
+				else if (nb == 3)
+					sqdist_batch(r, xs, 3, d, q);
+				else if (nb == 2)
+					sqdist_batch(r, xs, 2, d, q);
+				else
+					q[0] = sqdist(row, xs[0], d);
+				for (int k = 0; k < nb; k++)
+					buf[k][i] = q[k];
+			}
+			/* then each point's block as svc_kernel_sum takes it */
+			for (int k = 0; k < nb; k++)
+			{
+				if (widths)
+					for (int32_t i = 0; i < m; i++)
+						buf[k][i] = -widths[i0 + i] * buf[k][i];
+				else
+					for (int32_t i = 0; i < m; i++)
+						buf[k][i] = -gamma * buf[k][i];
+				total[k] = block_total(buf[k], (size_t) m, alpha + i0, total[k]);
+			}
+		}
+		for (int k = 0; k < nb; k++)
+			out[p0 + k] = total[k];
+	}
+}
+
 double
 svc_kernel_sum_cols(const double *cols, size_t stride, const double *alpha,
 					int32_t n, int32_t d, double gamma, const double *x)

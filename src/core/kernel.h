@@ -37,6 +37,16 @@ double		svc_kernel_sum(const double *s, const double *alpha,
 						   const double *widths, int32_t n, int32_t d,
 						   double gamma, const double *x);
 
+/*
+ * svc_kernel_sum at np points (pts: np rows of d doubles) into out: each
+ * value to the bit the one svc_kernel_sum gives at that point (the same
+ * distances, blocks and sums); each support vector's row is read once
+ * for up to four points.
+ */
+void		svc_kernel_sum_points(const double *s, const double *alpha, const double *widths,
+								  int32_t n, int32_t d, double gamma, const double *pts,
+								  int32_t np, double *out);
+
 /* The n rows of d values (row-major) by column: cols[j * n + i]. */
 void		svc_rows_to_cols(const double *rows, int64_t n, int32_t d, double *cols);
 

@@ -10,6 +10,11 @@
 #include <string.h>
 
 /* Saddle tree (the measurements behind these: doc/design-notes.md). */
+/*
+ * Points of a segment whose lambdas are summed together (scratch of
+ * SEG_BATCH rows): each support vector is read once for four of them.
+ */
+#define SEG_BATCH			8
 #define CANDIDATE_CHECK_EVERY 64	/* equilibria scanned between interrupt checks */
 #define TREE_KNN			3		/* straight segments: each one's 3 nearest */
 #define SADDLE_POINTS		32		/* evenly spaced, endpoints included */
@@ -28,6 +33,29 @@
  * (pushing the points uphill was measured and not adopted:
  * doc/design-notes.md).
  */
+/*
+ * lambda at a + (k / steps) (b - a) for k = k0 .. k0 + np - 1 (np at most
+ * SEG_BATCH) into v: each svc_lambda_on_segment's value to the bit (the
+ * same points, svc_kernel_sum's sums); pts is scratch of SEG_BATCH rows.
+ */
+static void
+lambdas_on_segment(const SvcModel *m, const double *a, const double *b, int k0, int np,
+				   int steps, double *pts, double *v)
+{
+	int32_t		d = m->dims;
+
+	for (int p = 0; p < np; p++)
+	{
+		double		t = (double) (k0 + p) / steps;
+		double	   *pt = pts + (size_t) p * d;
+
+		for (int32_t j = 0; j < d; j++)
+			pt[j] = a[j] + t * (b[j] - a[j]);
+	}
+	svc_kernel_sum_points(m->sv, m->alpha, m->sv_gamma, m->n_sv, d, m->gamma, pts, np, v);
+}
+
+/* pt: scratch of SEG_BATCH rows */
 static double
 saddle_height(const SvcModel *m, const double *a, const double *b, double *pt)
 {
@@ -41,15 +69,18 @@ saddle_height(const SvcModel *m, const double *a, const double *b, double *pt)
 				v1,
 				v2;
 
-	for (int k = 0; k < SADDLE_POINTS; k++)
+	for (int k0 = 0; k0 < SADDLE_POINTS; k0 += SEG_BATCH)
 	{
-		double		v = svc_lambda_on_segment(m, a, b, (double) k / (SADDLE_POINTS - 1), pt);
+		int			np = SADDLE_POINTS - k0 < SEG_BATCH ? SADDLE_POINTS - k0 : SEG_BATCH;
+		double		v[SEG_BATCH];
 
-		if (v < best)
-		{
-			best = v;
-			kbest = k;
-		}
+		lambdas_on_segment(m, a, b, k0, np, SADDLE_POINTS - 1, pt, v);
+		for (int k = k0; k < k0 + np; k++)
+			if (v[k - k0] < best)
+			{
+				best = v[k - k0];
+				kbest = k;
+			}
 	}
 	if (kbest > 0 && kbest < SADDLE_POINTS - 1)
 	{
@@ -372,7 +403,7 @@ data_edges(const SvcEnv *env, const SvcModel *m, const SvcEqList *eqs,
 	st = svc_rowtree_build(env, xs, n, d, roweq, &tree, err);
 	if (st != SVC_OK)
 		goto done;
-	pt = svc_alloc(env, sizeof(double) * (size_t) d, err);
+	pt = svc_alloc(env, sizeof(double) * SEG_BATCH * (size_t) d, err);
 	if (!pt)
 	{
 		st = SVC_ERR_NOMEM;
@@ -417,11 +448,14 @@ data_edges(const SvcEnv *env, const SvcModel *m, const SvcEqList *eqs,
 			steps = (int) ceil(sqrt(nd2[r]) / (DATA_STEP_SIGMA * sigma));
 			if (steps > DATA_MAX_STEPS)
 				steps = DATA_MAX_STEPS;
-			for (int k = 1; k < steps; k++)
+			for (int k0 = 1; k0 < steps; k0 += SEG_BATCH)
 			{
-				double		v = svc_lambda_on_segment(m, xi, xj, (double) k / steps, pt);
+				int			np = steps - k0 < SEG_BATCH ? steps - k0 : SEG_BATCH;
+				double		v[SEG_BATCH];
 
-				h = v < h ? v : h;
+				lambdas_on_segment(m, xi, xj, k0, np, steps, pt, v);
+				for (int k = 0; k < np; k++)
+					h = v[k] < h ? v[k] : h;
 			}
 			st = svc_grow(env, (void **) &out, &cap, n_out + 1, sizeof(SvcEdge), err);
 			if (st != SVC_OK)
@@ -496,7 +530,7 @@ svc_saddle_tree(const SvcEnv *env, const SvcModel *m, const SvcEqList *eqs,
 		goto done;
 
 	mst = svc_alloc(env, sizeof(int32_t) * (size_t) M, err);
-	pt = svc_alloc(env, sizeof(double) * (size_t) d, err);
+	pt = svc_alloc(env, sizeof(double) * SEG_BATCH * (size_t) d, err);
 	if (!mst || !pt)
 	{
 		st = SVC_ERR_NOMEM;

@@ -100,6 +100,7 @@ main(void)
 				bad_step = 0,
 				bad_pair = 0,
 				bad_quad = 0,
+				bad_points = 0,
 				bad_float = 0,
 				bad_stride = 0,
 				steps = 0,
@@ -269,6 +270,34 @@ main(void)
 				}
 			}
 
+			/*
+			 * Kernel sums at up to nine points at once (the saddle tree's
+			 * segments): each svc_kernel_sum's value at its point, to the
+			 * bit, with one width and with a width a support vector
+			 */
+			{
+				static double pts[9 * MAXD],
+							widths[MAXN],
+							vals[9];
+
+				for (int i = 0; i < n; i++)
+					widths[i] = gamma * (0.5 + (double) (i % 5) * 0.25);
+				for (int p = 0; p < 9; p++)
+					for (int j = 0; j < d; j++)
+						pts[(size_t) p * d + j] = x[j] + (double) p / 8.0 *
+							(rows[(size_t) (n - 1) * d + j] - x[j]);
+				for (int np = 1; np <= 9; np++)
+					for (int wi = 0; wi < 2; wi++)
+					{
+						const double *wv = wi ? widths : NULL;
+
+						svc_kernel_sum_points(rows, alpha, wv, n, d, gamma, pts, np, vals);
+						for (int p = 0; p < np; p++)
+							bad_points += !same(vals[p], svc_kernel_sum(rows, alpha, wv, n, d, gamma,
+																		pts + (size_t) p * d));
+					}
+			}
+
 			/* float columns (bsgd's wide rows): one float chain a row */
 			svc_sqdist_colsf(colsf, stridef, n, d, xf, out);
 			for (int i = 0; i < n; i++)
@@ -293,6 +322,8 @@ main(void)
 	CHECK(bad_step == 0, "a step's weighted sums are the defined order (%d differ)", bad_step);
 	CHECK(bad_stride == 0, "a step ignores the columns' padding (%d differ)", bad_stride);
 	CHECK(bad_pair == 0, "two rows' steps at once are the single steps (%d differ)", bad_pair);
+	CHECK(bad_points == 0, "kernel sums at several points are the single sums (%d differ)",
+		  bad_points);
 	CHECK(bad_quad == 0, "four rows' steps at once are the single steps (%d differ)", bad_quad);
 	CHECK(bad_float == 0, "the float distances are one float chain a row (%d differ)",
 		  bad_float);
