@@ -60,15 +60,22 @@ cmp_keyidx(const void *a, const void *b)
  * them: the same values as svc_sqdist's, sooner) */
 #define DIST_BLOCK 64
 
-/* The ball of node v from its points (in the point order). */
-static void
+/*
+ * The ball of node v from its points (in the point order); returns the
+ * index of the point farthest from its centre (the first of ties), which
+ * a split starts from: the radius's distances are those farthest() would
+ * sum again.
+ */
+static int64_t
 ball_fill(SvcBallTree *t, int32_t v)
 {
 	int32_t		d = t->d;
 	int64_t		lo = t->lo[v],
 				hi = t->hi[v];
 	double	   *c = t->centre + (size_t) v * d;
-	double		r2 = 0.0;
+	double		r2 = 0.0,
+				bd = -1.0;
+	int64_t		best = lo;
 	int32_t		g = t->grp[lo];
 
 	for (int32_t j = 0; j < d; j++)
@@ -91,10 +98,19 @@ ball_fill(SvcBallTree *t, int32_t v)
 
 		svc_sqdist_many(t->pts + (size_t) i0 * d, NULL, m, d, c, q);
 		for (int64_t i = 0; i < m; i++)
+		{
 			r2 = q[i] > r2 ? q[i] : r2;
+			/* farthest()'s choice */
+			if (q[i] > bd)
+			{
+				bd = q[i];
+				best = i0 + i;
+			}
+		}
 	}
 	t->radius[v] = sqrt(r2) * (1.0 + BALL_ROOM);
 	t->pure[v] = g;
+	return best;
 }
 
 /* The index in [lo, hi) of the point farthest from c (the first of ties). */
@@ -126,15 +142,15 @@ ball_build_range(SvcBallTree *t, int64_t lo, int64_t hi, KeyIdx *tmp, double *wo
 {
 	int32_t		v = t->n_node++;
 	int32_t		d = t->d;
+	int64_t		far;
 
 	t->lo[v] = lo;
 	t->hi[v] = hi;
 	t->left[v] = t->right[v] = -1;
-	ball_fill(t, v);
+	far = ball_fill(t, v);
 	if (hi - lo > BALL_LEAF)
 	{
-		const double *c = t->centre + (size_t) v * d;
-		int64_t		a = farthest(t, lo, hi, c);
+		int64_t		a = far;
 		int64_t		b;
 		int64_t		mid = lo + (hi - lo) / 2;
 		double	   *u = work;
