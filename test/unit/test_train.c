@@ -260,6 +260,35 @@ test_interrupt(void)
 	free(x);
 }
 
+/* A standard normal draw (Box-Muller). */
+static double
+normal_draw(SvcRng *rng)
+{
+	double		u1 = svc_rng_unit(rng) + 1e-12,
+				u2 = svc_rng_unit(rng);
+
+	return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+}
+
+/*
+ * n rows of k Gaussian blobs (sd 1) in d columns, blob c at 10 / sqrt(2)
+ * along column c (centres 10 apart), every other column noise of the same
+ * scale; row i in blob i mod k.
+ */
+static void
+blobs_in_columns(double *x, int32_t *truth, int64_t n, int32_t d, int32_t k, uint64_t seed)
+{
+	SvcRng		rng;
+
+	svc_rng_seed(&rng, seed);
+	for (int64_t i = 0; i < n; i++)
+	{
+		truth[i] = (int32_t) (i % k);
+		for (int32_t j = 0; j < d; j++)
+			x[i * d + j] = normal_draw(&rng) + (j == truth[i] ? 10.0 / sqrt(2.0) : 0.0);
+	}
+}
+
 /*
  * The whole fit (scaling, gamma, training, the labelling subset of more
  * than 3,000 rows, labelling) with its k-th allocation failing, or with a
@@ -269,8 +298,8 @@ test_interrupt(void)
  * *bad counts the leaks and wrong statuses.
  */
 static long
-fit_under_budget(const double *x, int64_t n, int32_t d, int32_t bandwidth_k, bool interrupts,
-				 int *bad)
+fit_under_budget(const double *x, int64_t n, int32_t d, int32_t bandwidth_k, int32_t budget,
+				 bool interrupts, int *bad)
 {
 	long		k;
 
@@ -288,7 +317,7 @@ fit_under_budget(const double *x, int64_t n, int32_t d, int32_t bandwidth_k, boo
 		SvcStatus	st;
 
 		svc_options_default(&opt);
-		opt.budget = 20;
+		opt.budget = budget;
 		opt.max_iter = 4000;
 		opt.bandwidth_k = bandwidth_k;
 		st = svc_fit_rows(env, x, n, d, &opt, &m, &err);
@@ -308,13 +337,13 @@ fit_fails_cleanly(int32_t bandwidth_k)
 	int			bad;
 	long		k;
 
-	k = fit_under_budget(x, n, 2, bandwidth_k, false, &bad);
+	k = fit_under_budget(x, n, 2, bandwidth_k, 20, false, &bad);
 	CHECK(bad == 0 && k > 0, "fit, bandwidth_k %d: %d of %ld failing allocations leaked or misreported",
 		  bandwidth_k, bad, k);
 	printf("  fit, bandwidth_k %d: fails cleanly at each of %ld allocations\n", bandwidth_k, k);
 
 	/* training, widths and labelling each check for a cancel */
-	k = fit_under_budget(x, n, 2, bandwidth_k, true, &bad);
+	k = fit_under_budget(x, n, 2, bandwidth_k, 20, true, &bad);
 	CHECK(bad == 0 && k > 0, "fit, bandwidth_k %d: %d of %ld interrupts leaked or misreported",
 		  bandwidth_k, bad, k);
 	printf("  fit, bandwidth_k %d: stops cleanly at each of %ld interrupt checks\n", bandwidth_k, k);
@@ -342,14 +371,55 @@ fit_fails_cleanly_wide(void)
 		for (int32_t j = 0; j < d; j++)
 			x[i * d + j] = (double) ((i % 3) * ((j % 3) == (i % 3) ? 4 : 0)) +
 				svc_rng_unit(&rng) - 0.5;
-	k = fit_under_budget(x, n, d, 0, false, &bad);
+	k = fit_under_budget(x, n, d, 0, 20, false, &bad);
 	CHECK(bad == 0 && k > 0, "fit, 96 columns: %d of %ld failing allocations leaked or misreported",
 		  bad, k);
 	printf("  fit, 96 columns: fails cleanly at each of %ld allocations\n", k);
-	k = fit_under_budget(x, n, d, 0, true, &bad);
+	k = fit_under_budget(x, n, d, 0, 20, true, &bad);
 	CHECK(bad == 0 && k > 0, "fit, 96 columns: %d of %ld interrupts leaked or misreported", bad, k);
 	printf("  fit, 96 columns: stops cleanly at each of %ld interrupt checks\n", k);
 	free(x);
+}
+
+/*
+ * The fit again at a wider gamma (fit.c's widen_if_uncovered): the cover's
+ * pass and the second fit fail and stop cleanly too.  Three blobs among
+ * noise columns at the default budget, which the fit widens.
+ */
+static void
+fit_fails_cleanly_widened(void)
+{
+	enum
+	{
+		N = 700, D = 8, K = 3
+	};
+	double	   *x = malloc(sizeof(double) * N * D);
+	int32_t    *truth = malloc(sizeof(int32_t) * N);
+	SvcOptions	opt;
+	SvcModel	m;
+	SvcError	err;
+	int			bad;
+	long		k;
+
+	blobs_in_columns(x, truth, N, D, K, 3);
+	svc_options_default(&opt);
+	opt.max_iter = 4000;
+	CHECK(svc_fit_rows(&svc_env_malloc, x, N, D, &opt, &m, &err) == SVC_OK && m.gamma_widen > 0,
+		  "the rows widen the fit (factor %g): %s", m.gamma_widen, err.message);
+	svc_model_free(&svc_env_malloc, &m);
+	/* every allocation of a fit of 300 support vectors: too slow for valgrind */
+	if (!under_valgrind())
+	{
+		k = fit_under_budget(x, N, D, 0, SVC_DEFAULT_BUDGET, false, &bad);
+		CHECK(bad == 0 && k > 0, "widened fit: %d of %ld failing allocations leaked or misreported",
+			  bad, k);
+		printf("  widened fit: fails cleanly at each of %ld allocations\n", k);
+		k = fit_under_budget(x, N, D, 0, SVC_DEFAULT_BUDGET, true, &bad);
+		CHECK(bad == 0 && k > 0, "widened fit: %d of %ld interrupts leaked or misreported", bad, k);
+		printf("  widened fit: stops cleanly at each of %ld interrupt checks\n", k);
+	}
+	free(x);
+	free(truth);
 }
 
 static void
@@ -358,6 +428,7 @@ test_fit_fails_and_stops_cleanly(void)
 	fit_fails_cleanly(0);
 	fit_fails_cleanly(5);
 	fit_fails_cleanly_wide();
+	fit_fails_cleanly_widened();
 }
 
 /* n_blob rows of a dense blob at the origin, n_ring of a sparse ring around it. */
@@ -691,15 +762,6 @@ test_gamma_auto_dimension(void)
 }
 
 
-/* A standard normal draw (Box-Muller). */
-static double
-normal_draw(SvcRng *rng)
-{
-	double		u1 = svc_rng_unit(rng) + 1e-12,
-				u2 = svc_rng_unit(rng);
-
-	return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
-}
 
 /*
  * Fit n rows of d columns (classes truth[i] in 0..k-1) with the options
@@ -930,24 +992,6 @@ test_sphere_width_high_dims(void)
 	free(narrow);
 }
 
-/*
- * n rows of k Gaussian blobs (sd 1) in d columns, blob c at 10 / sqrt(2)
- * along column c (centres 10 apart), every other column noise of the same
- * scale; row i in blob i mod k.
- */
-static void
-blobs_in_columns(double *x, int32_t *truth, int64_t n, int32_t d, int32_t k, uint64_t seed)
-{
-	SvcRng		rng;
-
-	svc_rng_seed(&rng, seed);
-	for (int64_t i = 0; i < n; i++)
-	{
-		truth[i] = (int32_t) (i % k);
-		for (int32_t j = 0; j < d; j++)
-			x[i * d + j] = normal_draw(&rng) + (j == truth[i] ? 10.0 / sqrt(2.0) : 0.0);
-	}
-}
 
 /*
  * bsgd's automatic width on rows its budget cannot tile (fit.h): three
