@@ -22,6 +22,7 @@
 #include "state.h"
 #include "unit.h"
 #include "unit_state.h"
+#include "unit_data.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -34,16 +35,6 @@ typedef struct Dataset
 	int64_t		n;
 	double	   *rows;
 } Dataset;
-
-/* A Gaussian deviate from two uniforms (Box-Muller). */
-static double
-gauss(SvcRng *rng)
-{
-	double		u1 = svc_rng_unit(rng) + 1e-12,
-				u2 = svc_rng_unit(rng);
-
-	return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
-}
 
 /* Three round blobs in 2-D, one of them small. */
 static void
@@ -61,8 +52,8 @@ make_blobs(Dataset *ds)
 	{
 		int			c = i % 9 < 4 ? 0 : (i % 9 < 7 ? 1 : 2);
 
-		ds->rows[2 * i] = centre[c][0] + 0.6 * gauss(&rng);
-		ds->rows[2 * i + 1] = centre[c][1] + 0.6 * gauss(&rng);
+		ds->rows[2 * i] = centre[c][0] + 0.6 * unit_normal(&rng);
+		ds->rows[2 * i + 1] = centre[c][1] + 0.6 * unit_normal(&rng);
 	}
 }
 
@@ -88,13 +79,13 @@ make_ring(Dataset *ds)
 		}
 		else if (i % 2 == 0)
 		{
-			ds->rows[2 * i] = 4 * cos(t) + 0.2 * gauss(&rng);
-			ds->rows[2 * i + 1] = 4 * sin(t) + 0.2 * gauss(&rng);
+			ds->rows[2 * i] = 4 * cos(t) + 0.2 * unit_normal(&rng);
+			ds->rows[2 * i + 1] = 4 * sin(t) + 0.2 * unit_normal(&rng);
 		}
 		else
 		{
-			ds->rows[2 * i] = 0.5 * gauss(&rng);
-			ds->rows[2 * i + 1] = 0.5 * gauss(&rng);
+			ds->rows[2 * i] = 0.5 * unit_normal(&rng);
+			ds->rows[2 * i + 1] = 0.5 * unit_normal(&rng);
 		}
 	}
 }
@@ -113,7 +104,7 @@ make_wide(Dataset *ds)
 	for (int64_t i = 0; i < ds->n; i++)
 		for (int j = 0; j < 5; j++)
 			ds->rows[5 * i + j] = (double) ((i % 4) == j) * 6 * (j + 1)
-				+ (j + 1) * 0.7 * gauss(&rng);
+				+ (j + 1) * 0.7 * unit_normal(&rng);
 }
 
 /* FNV-1a, 64 bits. */

@@ -260,16 +260,6 @@ test_interrupt(void)
 	free(x);
 }
 
-/* A standard normal draw (Box-Muller). */
-static double
-normal_draw(SvcRng *rng)
-{
-	double		u1 = svc_rng_unit(rng) + 1e-12,
-				u2 = svc_rng_unit(rng);
-
-	return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
-}
-
 /*
  * n rows of k Gaussian blobs (sd 1) in d columns, blob c at 10 / sqrt(2)
  * along column c (centres 10 apart), every other column noise of the same
@@ -285,68 +275,47 @@ blobs_in_columns(double *x, int32_t *truth, int64_t n, int32_t d, int32_t k, uin
 	{
 		truth[i] = (int32_t) (i % k);
 		for (int32_t j = 0; j < d; j++)
-			x[i * d + j] = normal_draw(&rng) + (j == truth[i] ? 10.0 / sqrt(2.0) : 0.0);
+			x[i * d + j] = unit_normal(&rng) + (j == truth[i] ? 10.0 / sqrt(2.0) : 0.0);
 	}
 }
 
 /*
- * The whole fit (scaling, gamma, training, the labelling subset of more
- * than 3,000 rows, labelling) with its k-th allocation failing, or with a
- * cancel at its k-th interrupt check, for every k until it succeeds: each
- * failure reports SVC_ERR_NOMEM (SVC_ERR_INTERRUPTED) and, once the caller
- * frees the model, leaves no block behind.  Returns how many k failed;
- * *bad counts the leaks and wrong statuses.
+ * svc_fit_rows of n rows (d columns) at this budget and bandwidth_k, made to
+ * fail at each of its allocations and to cancel at each of its interrupt
+ * checks in turn (unit_fit_fails_cleanly): each failure reports NOMEM
+ * (INTERRUPTED) and, once the caller frees the model, leaves no block.
  */
-static long
-fit_under_budget(const double *x, int64_t n, int32_t d, int32_t bandwidth_k, int32_t budget,
-				 bool interrupts, int *bad)
+static void
+sweep_fit(const double *x, int64_t n, int32_t d, int32_t bandwidth_k, int32_t budget,
+		  const char *what)
 {
-	long		k;
+	SvcOptions	opt;
+	int			kinds[2];
 
-	*bad = 0;
-	for (k = 0;; k++)
-	{
-		UnitBudget b = {k, 0};
-		SvcEnv		fail_alloc = {.alloc = unit_fail_after_alloc, .release = unit_counted_free, .realloc = unit_fail_after_realloc, .ctx = &b};
-		SvcEnv		stop = {.alloc = unit_counted_alloc, .release = unit_counted_free, .interrupt = unit_stop_after, .realloc = unit_counted_realloc, .ctx = &b};
-		const SvcEnv *env = interrupts ? &stop : &fail_alloc;
-		SvcStatus	expected = interrupts ? SVC_ERR_INTERRUPTED : SVC_ERR_NOMEM;
-		SvcOptions	opt;
-		SvcModel	m;
-		SvcError	err;
-		SvcStatus	st;
-
-		svc_options_default(&opt);
-		opt.budget = budget;
-		opt.max_iter = 4000;
-		opt.bandwidth_k = bandwidth_k;
-		st = svc_fit_rows(env, x, n, d, &opt, &m, &err);
-		svc_model_free(env, &m);
-		if (b.live != 0 || (st != SVC_OK && st != expected))
-			(*bad)++;
-		if (st == SVC_OK)
-			return k;
-	}
+	svc_options_default(&opt);
+	opt.budget = budget;
+	opt.max_iter = 4000;
+	opt.bandwidth_k = bandwidth_k;
+	unit_fit_fails_cleanly(x, n, d, &opt, kinds);
+	CHECK(kinds[0] > 0 && kinds[1] > 0, "%s: the fit allocates (%d) and checks for a cancel (%d)",
+		  what, kinds[0], kinds[1]);
+	printf("  %s: fails cleanly at each of %d allocations and stops cleanly at each of %d interrupt checks\n",
+		   what, kinds[0], kinds[1]);
 }
 
+/*
+ * The whole fit: scaling, gamma, training, widths, and (3,100 rows, more
+ * than the labelling's 3,000) the labelling subset and the labelling.
+ */
 static void
 fit_fails_cleanly(int32_t bandwidth_k)
 {
 	int64_t		n = 3100;
 	double	   *x = blobs(n, 8);
-	int			bad;
-	long		k;
+	char		what[64];
 
-	k = fit_under_budget(x, n, 2, bandwidth_k, 20, false, &bad);
-	CHECK(bad == 0 && k > 0, "fit, bandwidth_k %d: %d of %ld failing allocations leaked or misreported",
-		  bandwidth_k, bad, k);
-	printf("  fit, bandwidth_k %d: fails cleanly at each of %ld allocations\n", bandwidth_k, k);
-
-	/* training, widths and labelling each check for a cancel */
-	k = fit_under_budget(x, n, 2, bandwidth_k, 20, true, &bad);
-	CHECK(bad == 0 && k > 0, "fit, bandwidth_k %d: %d of %ld interrupts leaked or misreported",
-		  bandwidth_k, bad, k);
-	printf("  fit, bandwidth_k %d: stops cleanly at each of %ld interrupt checks\n", bandwidth_k, k);
+	snprintf(what, sizeof(what), "fit, bandwidth_k %d", bandwidth_k);
+	sweep_fit(x, n, 2, bandwidth_k, 20, what);
 	free(x);
 }
 
@@ -362,8 +331,6 @@ fit_fails_cleanly_wide(void)
 	int32_t		d = 96;
 	double	   *x = malloc(sizeof(double) * (size_t) (n * d));
 	SvcRng		rng;
-	int			bad;
-	long		k;
 
 	svc_rng_seed(&rng, 11);
 	/* three clusters, each its own mean in every column */
@@ -371,13 +338,7 @@ fit_fails_cleanly_wide(void)
 		for (int32_t j = 0; j < d; j++)
 			x[i * d + j] = (double) ((i % 3) * ((j % 3) == (i % 3) ? 4 : 0)) +
 				svc_rng_unit(&rng) - 0.5;
-	k = fit_under_budget(x, n, d, 0, 20, false, &bad);
-	CHECK(bad == 0 && k > 0, "fit, 96 columns: %d of %ld failing allocations leaked or misreported",
-		  bad, k);
-	printf("  fit, 96 columns: fails cleanly at each of %ld allocations\n", k);
-	k = fit_under_budget(x, n, d, 0, 20, true, &bad);
-	CHECK(bad == 0 && k > 0, "fit, 96 columns: %d of %ld interrupts leaked or misreported", bad, k);
-	printf("  fit, 96 columns: stops cleanly at each of %ld interrupt checks\n", k);
+	sweep_fit(x, n, d, 0, 20, "fit, 96 columns");
 	free(x);
 }
 
@@ -398,8 +359,6 @@ fit_fails_cleanly_widened(void)
 	SvcOptions	opt;
 	SvcModel	m;
 	SvcError	err;
-	int			bad;
-	long		k;
 
 	blobs_in_columns(x, truth, N, D, K, 3);
 	svc_options_default(&opt);
@@ -409,15 +368,7 @@ fit_fails_cleanly_widened(void)
 	svc_model_free(&svc_env_malloc, &m);
 	/* every allocation of a fit of 300 support vectors: too slow for valgrind */
 	if (!under_valgrind())
-	{
-		k = fit_under_budget(x, N, D, 0, SVC_DEFAULT_BUDGET, false, &bad);
-		CHECK(bad == 0 && k > 0, "widened fit: %d of %ld failing allocations leaked or misreported",
-			  bad, k);
-		printf("  widened fit: fails cleanly at each of %ld allocations\n", k);
-		k = fit_under_budget(x, N, D, 0, SVC_DEFAULT_BUDGET, true, &bad);
-		CHECK(bad == 0 && k > 0, "widened fit: %d of %ld interrupts leaked or misreported", bad, k);
-		printf("  widened fit: stops cleanly at each of %ld interrupt checks\n", k);
-	}
+		sweep_fit(x, N, D, 0, SVC_DEFAULT_BUDGET, "widened fit");
 	free(x);
 	free(truth);
 }
@@ -844,20 +795,20 @@ latent_rows(double *x, int32_t *truth)
 	svc_rng_seed(&rng, 33);
 	for (int c = 0; c < LATENT_K; c++)
 		for (int j = 0; j < LATENT_L; j++)
-			centre[c][j] = 2.0 * normal_draw(&rng);
+			centre[c][j] = 2.0 * unit_normal(&rng);
 	for (int j = 0; j < LATENT_L; j++)
 		for (int q = 0; q < LATENT_D; q++)
-			w[j][q] = normal_draw(&rng) / 2.0;
+			w[j][q] = unit_normal(&rng) / 2.0;
 	for (int64_t i = 0; i < LATENT_K * LATENT_PER; i++)
 	{
 		double		z[LATENT_L];
 
 		truth[i] = (int32_t) (i % LATENT_K);
 		for (int j = 0; j < LATENT_L; j++)
-			z[j] = centre[truth[i]][j] + 0.2 * normal_draw(&rng);
+			z[j] = centre[truth[i]][j] + 0.2 * unit_normal(&rng);
 		for (int q = 0; q < LATENT_D; q++)
 		{
-			double		v = 0.1 * normal_draw(&rng);
+			double		v = 0.1 * unit_normal(&rng);
 
 			for (int j = 0; j < LATENT_L; j++)
 				v += z[j] * w[j][q];
@@ -1157,8 +1108,8 @@ test_default_smallest_cluster(void)
 	for (int64_t i = 0; i < n; i++)
 	{
 		truth[i] = (int32_t) (i % K);
-		x[2 * i] = 10.0 * (truth[i] % 10) + 0.7 * normal_draw(&rng);
-		x[2 * i + 1] = 10.0 * (truth[i] / 10) + 0.7 * normal_draw(&rng);
+		x[2 * i] = 10.0 * (truth[i] % 10) + 0.7 * unit_normal(&rng);
+		x[2 * i + 1] = 10.0 * (truth[i] / 10) + 0.7 * unit_normal(&rng);
 	}
 	found = fit_and_score(x, truth, n, 2, K, "{}", &pur, &inv);
 	CHECK(found >= K - 5 && found <= K + 5 && pur >= 0.9,
@@ -1248,8 +1199,8 @@ test_keep_isolated(void)
 		int			c = i % 26 == 25 ? (int) ((i / 26) % ISO_SMALL) : -1;
 
 		truth[i] = c + 1;
-		x[2 * i] = (c < 0 ? 0.0 : centre[c][0]) + (c < 0 ? 1.0 : 0.3) * normal_draw(&rng);
-		x[2 * i + 1] = (c < 0 ? 0.0 : centre[c][1]) + (c < 0 ? 1.0 : 0.3) * normal_draw(&rng);
+		x[2 * i] = (c < 0 ? 0.0 : centre[c][0]) + (c < 0 ? 1.0 : 0.3) * unit_normal(&rng);
+		x[2 * i + 1] = (c < 0 ? 0.0 : centre[c][1]) + (c < 0 ? 1.0 : 0.3) * unit_normal(&rng);
 	}
 
 	svc_options_default(&opt);

@@ -19,6 +19,16 @@
 #include <math.h>
 #include <stdlib.h>
 
+/* A standard normal draw (Box-Muller, one of the pair). */
+static inline double
+unit_normal(SvcRng *rng)
+{
+	double		u1 = svc_rng_unit(rng) + 1e-12,
+				u2 = svc_rng_unit(rng);
+
+	return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+}
+
 /* n rows of three Gaussian blobs in 2-D (sd 0.5), reproducible from seed. */
 static inline double *
 blobs(int64_t n, uint64_t seed)
