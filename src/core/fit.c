@@ -489,7 +489,7 @@ gamma_cover(const SvcEnv *env, const SvcModel *m, const double *rows, int64_t n,
  * The fit again at a wider gamma when the cover (above) is at the gate:
  * bsgd, gamma "auto", above two columns, the default budget or more (a
  * smaller budget a user sets is theirs to pair with a width), no labelled
- * rows (the caller's test).  The factor is svc_gamma_cover_widen's: half
+ * rows in the solver's bounds (the caller's test).  The factor is svc_gamma_cover_widen's: half
  * up to 12 columns, SVC_GAMMA_COVER_TARGET / median squared distance from
  * 16 (fit.h).
  */
@@ -586,11 +586,14 @@ fit_scaled(const SvcEnv *env, double *rows, const int8_t *label, int64_t n, SvcM
 	}
 	st = solver->fit(env, rows, n, m->dims, &m->opt, gamma, weight, m, err);
 	/*
-	 * Not with labelled rows: their lift (supervision.c) is measured at the
-	 * automatic width, and widened it lost labelled anomalies in 4-D
-	 * (doc/design-notes.md).
+	 * With "label_spread" (weight NULL) the solver trained on every row
+	 * alike, labelled or not, so the gate reads the unlabelled fit and a
+	 * labelled fit takes the same width as the unlabelled one of the same
+	 * rows; the labelled rows act after it (supervision.c).  With the
+	 * labelled rows in the bounds the fit is another one: it keeps the
+	 * automatic width, as before 0.5.0.
 	 */
-	if (st == SVC_OK && weight == NULL && !supervised)
+	if (st == SVC_OK && weight == NULL)
 		st = widen_if_uncovered(env, solver, rows, n, &gamma, m, err);
 	svc_free(env, weight);
 	if (st != SVC_OK)

@@ -292,6 +292,33 @@ lift_scale(const SvcEnv *env, SvcModel *m, const double *rows, int64_t n, double
 	return st;
 }
 
+/*
+ * The hyperplane's lift in a model whose automatic gamma was widened
+ * (fit.c, m->gamma_widen > 0; supervision.h): where the solver's kernels
+ * sat apart at the automatic width (island_level over the widening factor
+ * at SVC_SPREAD_ISLAND or more) the lift of scale SVC_SPREAD_WIDENED_K,
+ * else the labelled normals at the solver's own width, weight
+ * SVC_SPREAD_LIFT_HYPERPLANE.  Sets *lift (times SVC_SPREAD_LIFT q0) and
+ * *lab_gamma.
+ */
+static SvcStatus
+lift_widened(const SvcEnv *env, const SvcModel *m, double *lift, double *lab_gamma,
+			 SvcError *err)
+{
+	double		level,
+				k = SVC_SPREAD_WIDENED_K;
+	SvcStatus	st;
+
+	*lift = SVC_SPREAD_LIFT_HYPERPLANE;
+	*lab_gamma = m->gamma;
+	st = island_level(env, m, &level, err);
+	if (st != SVC_OK || !(level >= SVC_SPREAD_ISLAND * m->gamma_widen))
+		return st;
+	*lift = SVC_SPREAD_LIFT_HYPERPLANE * k * k;
+	*lab_gamma = m->gamma / (SVC_SPREAD_LIFT_WIDTH * k);
+	return SVC_OK;
+}
+
 SvcStatus
 svc_supervision_spread(const SvcEnv *env, SvcModel *m, const double *rows,
 					   const int8_t *label, int64_t n, SvcError *err)
@@ -313,7 +340,14 @@ svc_supervision_spread(const SvcEnv *env, SvcModel *m, const double *rows,
 	st = threshold(env, m, rows, n, err);
 	if (st != SVC_OK || n_lab == 0)
 		return st;
-	if (m->boundary != SVC_BOUNDARY_SPHERE)
+	if (m->boundary != SVC_BOUNDARY_SPHERE && m->gamma_widen > 0)
+	{
+		/* a widened model's f is smoother: a lift of its own */
+		st = lift_widened(env, m, &lift, &lab_gamma, err);
+		if (st != SVC_OK)
+			return st;
+	}
+	else if (m->boundary != SVC_BOUNDARY_SPHERE)
 	{
 		/* the hyperplane's labelled normals lift a wider neighbourhood */
 		st = lift_scale(env, m, rows, n, &k, err);

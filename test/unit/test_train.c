@@ -990,7 +990,11 @@ test_width_uncovered_rows(void)
 		  reason);
 	CHECK(fit_gamma(x, N, D, "{\"gamma\": 1.5}", NULL, 0) == 1.5, "a given gamma stands");
 	{
-		/* labelled rows keep the automatic width: their lift is tuned there */
+		/*
+		 * Labelled rows after the solver ("label_spread", the default): the
+		 * solver's fit is the unlabelled one, and so is its width; with the
+		 * labelled rows in the solver's bounds the automatic width stands.
+		 */
 		SvcOptions	opt;
 		SvcModel	m;
 		SvcError	err;
@@ -1002,8 +1006,16 @@ test_width_uncovered_rows(void)
 		memset(&m, 0, sizeof(m));
 		CHECK(svc_fit_rows_labelled(&svc_env_malloc, x, lab, N, D, &opt, &m, &err) == SVC_OK,
 			  "labelled fit: %s", err.message);
+		CHECK(m.gamma == g && m.gamma_widen == 0.5,
+			  "with labelled rows the width halves as without: gamma %g against %g", m.gamma, g);
+		svc_model_free(&svc_env_malloc, &m);
+		opt.label_spread = 0;
+		memset(&m, 0, sizeof(m));
+		CHECK(svc_fit_rows_labelled(&svc_env_malloc, x, lab, N, D, &opt, &m, &err) == SVC_OK,
+			  "labelled fit, labels in the bounds: %s", err.message);
 		CHECK(m.gamma == g_user && m.gamma_widen == 0.0,
-			  "with labelled rows the automatic width stands: gamma %g against %g", m.gamma, g_user);
+			  "with the labelled rows in the bounds the automatic width stands: gamma %g against %g",
+			  m.gamma, g_user);
 		svc_model_free(&svc_env_malloc, &m);
 		free(lab);
 	}
