@@ -906,6 +906,29 @@ test_spread_dims(int D)
 			  D, own ? "yes" : "no", (long long) m1.lab_wrong_normal, (long long) out0,
 			  (long long) out1);
 	}
+	{
+		/* the widened labelled model round-trips: section 9, the lift's width or none */
+		size_t		len;
+		uint8_t    *buf = encode(&m1, &len);
+		SvcModel	back;
+		SvcError	err;
+		bool		decoded = svc_model_decode(&svc_env_malloc, buf, len, &back, &err) == SVC_OK,
+					kept;
+
+		kept = decoded && back.gamma_widen == m1.gamma_widen && back.lab_wide == m1.lab_wide &&
+			back.lab_gamma == m1.lab_gamma && back.offset == m1.offset;
+		for (int64_t i = NN; kept && i < N; i++)
+		{
+			double		xs[16];
+
+			svc_model_scale_row(&m1, x + i * D, xs);
+			kept = svc_model_decision_scaled(&m1, xs) == svc_model_decision_scaled(&back, xs);
+		}
+		CHECK(kept, "%d-D widened labelled model: the round trip keeps its width, lift and f", D);
+		if (decoded)
+			svc_model_free(&svc_env_malloc, &back);
+		free(buf);
+	}
 	if (D == 12)
 	{
 		/* the automatic width, given: no widening, the rugged f's lift */
