@@ -489,9 +489,9 @@ gamma_cover(const SvcEnv *env, const SvcModel *m, const double *rows, int64_t n,
  * The fit again at a wider gamma when the cover (above) is at the gate:
  * bsgd, gamma "auto", above two columns, the default budget or more (a
  * smaller budget a user sets is theirs to pair with a width), no labelled
- * rows in the solver's bounds (the caller's test).  The factor is svc_gamma_cover_widen's: half
- * up to 12 columns, SVC_GAMMA_COVER_TARGET / median squared distance from
- * 16 (fit.h).
+ * rows in the solver's bounds (the caller's test).  The factor is
+ * svc_gamma_cover_widen's: half up to 12 columns, SVC_GAMMA_COVER_TARGET /
+ * median squared distance from 16 (fit.h).
  */
 static SvcStatus
 widen_if_uncovered(const SvcEnv *env, const SvcSolverOps *solver, const double *rows,

@@ -122,10 +122,11 @@ SvcStatus	svc_supervision_weights(const SvcEnv *env, const double *x,
  * solver's own width and SVC_SPREAD_LIFT_HYPERPLANE q0, so that they end
  * inside without moving f at their neighbours.  Measured on test/bench/
  * labelled.py's scatter12 and the same shape in 4, 5, 6, 8 and 16
- * columns (doc/design-notes.md): at 4-6 columns any lift at gamma / 8 or
- * wider lowered the outlier F1 (4-D -0.12 to -0.28, 5-D -0.04 to -0.08);
- * at 8-16 columns k 1.5 gained +0.023 to +0.034 (k 1 +0.017 to +0.031,
- * k 2 about k 1.5 with lower minima).
+ * columns (doc/design-notes.md): at 4-5 columns a lift at gamma / 8 or
+ * wider lowered the outlier F1 (4-D -0.12 to -0.34, 5-D -0.04 to -0.09)
+ * and at 6 it gained nothing (+0.002 to -0.035), while the solver's own
+ * width kept within 0.01 of 0; at 8-16 columns k 1.5 gained +0.023 to
+ * +0.034 (k 1 +0.017 to +0.031, k 2 about k 1.5 with lower minima).
  */
 #define SVC_SPREAD_LIFT 1.0
 #define SVC_SPREAD_DEPTH 0.5
