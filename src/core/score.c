@@ -1056,13 +1056,21 @@ svc_scorer_eq_bounds(const SvcScorer *s, double *lb)
 	{
 		const float *pe = s->proj_e + (size_t) (c / WIDE_HALF) * PROJ * WIDE_HALF;
 		f16			acc = proj_sqdist16(&z, pe);
+		double		out[WIDE_HALF];
 
-		for (int32_t t = 0; t < WIDE_HALF && c + t < n; t++)
+		/*
+		 * all sixteen lanes, then the ones there are: a loop of a known
+		 * count vectorises, square roots and all (each correctly rounded,
+		 * as the scalar one)
+		 */
+		for (int t = 0; t < WIDE_HALF; t++)
 		{
 			double		v = ((double) acc[t] * (1.0 - 0x1p-18) - s->proj_slack) * s->proj_inv;
 
-			lb[c + t] = v > 0.0 ? sqrt(v) * (1.0 - 0x1p-40) : 0.0;
+			v = v > 0.0 ? v : 0.0;
+			out[t] = sqrt(v) * (1.0 - 0x1p-40);
 		}
+		memcpy(lb + c, out, sizeof(double) * (size_t) (n - c < WIDE_HALF ? n - c : WIDE_HALF));
 	}
 	return true;
 }
