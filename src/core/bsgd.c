@@ -127,6 +127,7 @@ typedef struct Bsgd
 	float	   *xf;				/* [d]: the kernel sum's row, as floats */
 	double	   *snorm;			/* [cap]: each slot's squared norm */
 	double	   *d2hi;			/* [cap]: d2's upper bounds; scratch */
+	double	   *nnhi;			/* [cap]: bsgd_nn_find's upper bounds */
 	int32_t		d2_n;			/* its slots */
 	const double *d2_row;		/* the row whose float sums d2 holds, not yet
 								 * made bounds (bsgd_d2_ready), or NULL */
@@ -139,12 +140,12 @@ typedef struct Bsgd
 static SvcStatus
 bsgd_grow(Bsgd *g, int32_t need, SvcError *err)
 {
-	int64_t		c[16];
+	int64_t		c[17];
 	SvcStatus	st = SVC_OK;
 
 	if (need <= g->cap)
 		return SVC_OK;
-	for (int i = 0; i < 16; i++)
+	for (int i = 0; i < 17; i++)
 		c[i] = g->cap;
 	st = svc_grow(g->env, (void **) &g->sv, &c[0], need, sizeof(double) * (size_t) g->d, err);
 	if (st == SVC_OK)
@@ -177,6 +178,8 @@ bsgd_grow(Bsgd *g, int32_t need, SvcError *err)
 		st = svc_grow(g->env, (void **) &g->d2hi, &c[14], need, sizeof(double), err);
 	if (st == SVC_OK)
 		st = svc_grow(g->env, (void **) &g->uid, &c[15], need, sizeof(uint64_t), err);
+	if (st == SVC_OK && g->fl && g->isolated)
+		st = svc_grow(g->env, (void **) &g->nnhi, &c[16], need, sizeof(double), err);
 	if (st != SVC_OK)
 		return st;
 	if (c[0] > INT32_MAX)
@@ -307,6 +310,7 @@ bsgd_free(Bsgd *g)
 	svc_free(g->env, g->svtf);
 	svc_free(g->env, g->xf);
 	svc_free(g->env, g->snorm);
+	svc_free(g->env, g->nnhi);
 	svc_free(g->env, g->d2hi);
 	svc_free(g->env, g->a);
 	svc_free(g->env, g->kbuf);
@@ -409,10 +413,28 @@ bsgd_nn_scan(Bsgd *g, int32_t i, const double *dist)
 		}
 }
 
-/* keep_isolated: slot i's nearest other slot, from every distance. */
+/*
+ * keep_isolated: slot i's nearest other slot, the first of ties, and its
+ * distance as svc_sqdist_many gives it.  With floats, from the float
+ * columns' bounds and the exact distances of the few slots they leave in
+ * (svc_select_nearest_slotf) instead of every slot's double distance.
+ */
 static void
 bsgd_nn_find(Bsgd *g, int32_t i)
 {
+	if (g->fl)
+	{
+		double		v;
+		int32_t		at = svc_select_nearest_slotf(g->sv, g->svtf, (size_t) g->capf, g->snorm,
+												  g->b, g->d, i, g->xf, g->work, g->nnhi, &v);
+
+		if (at >= 0)
+		{
+			g->nn[i] = at;
+			g->nnd[i] = v;
+			return;
+		}
+	}
 	svc_sqdist_many(g->sv, NULL, g->b, g->d, g->sv + (size_t) i * g->d, g->work);
 	bsgd_nn_scan(g, i, g->work);
 }

@@ -397,3 +397,29 @@ svc_sqdistf_bounds(const double *d2f, const double *sn2, double xn2, int32_t n, 
 		hi[i] = (v + a) * khi + ehi * e2 + abs_err;
 	}
 }
+
+int32_t
+svc_select_nearest_slotf(const double *rows, const float *cols, size_t stride,
+						 const double *sn2, int32_t b, int32_t d, int32_t i, float *xf,
+						 double *lo, double *hi, double *dist)
+{
+	const double *x = rows + (size_t) i * (size_t) d;
+	int32_t		at;
+
+	if (b < 9 || i < 0 || i >= b)
+		return -1;
+	for (size_t j = 0; j < (size_t) d; j++)
+		xf[j] = (float) x[j];
+	/*
+	 * The float sums made bounds; the selection of one (k = 1) then sums
+	 * exactly the slots whose lower bound is within the least upper one,
+	 * which hold every slot at the least distance, and takes the first
+	 * of them at it: the scan's choice
+	 */
+	svc_sqdist_colsf(cols, stride, b, d, xf, lo);
+	svc_sqdistf_bounds(lo, sn2, sn2[i], b, d, lo, hi);
+	if (!nearest_from_first(rows, b, d, i, x, 1, 0.0, lo, hi, &at))
+		return -1;
+	*dist = lo[at];
+	return at;
+}

@@ -9,6 +9,7 @@
 #include "solver.h"
 #include "supervision.h"
 #include "kernel.h"
+#include "bsgd_select.h"
 #include "kdtree.h"
 #include "model_codec.h"
 #include "keep.h"
@@ -446,21 +447,151 @@ svc_gamma_cover_widen(int32_t d, SvcGammaRule rule)
 	return w < 1.0 ? w : 1.0;
 }
 
+/*
+ * The cover's first sums in float from this many columns (bsgd's
+ * BSGD_FLOAT_DIMS): fewer columns cost a distance about what its bound
+ * does.  Coordinates at most COVER_FLOAT_MAX (svc_sqdistf_bounds').
+ */
+#define COVER_FLOAT_DIMS 64
+#define COVER_FLOAT_MAX 0x1.0p40
+
+static bool
+cover_float_range(const double *v, size_t n)
+{
+	bool		ok = true;
+
+	for (size_t i = 0; i < n; i++)
+		ok &= fabs(v[i]) <= COVER_FLOAT_MAX;
+	return ok;
+}
+
+/*
+ * Scratch of the cover's float bounds: the support vectors by column as
+ * floats (capf a multiple of 64, the rest zero), their squared norms, the
+ * bounds, the candidates and their exact distances, the row as floats.
+ */
+typedef struct CoverFloat
+{
+	size_t		capf;
+	float	   *cols;
+	double	   *sn2;
+	double	   *lo;
+	double	   *hi;
+	int32_t    *cand;
+	float	   *xf;
+} CoverFloat;
+
+static void
+cover_float_free(const SvcEnv *env, CoverFloat *cf)
+{
+	svc_free(env, cf->cols);
+	svc_free(env, cf->sn2);
+	svc_free(env, cf->lo);
+	svc_free(env, cf->hi);
+	svc_free(env, cf->cand);
+	svc_free(env, cf->xf);
+	memset(cf, 0, sizeof(*cf));
+}
+
+/* The float columns of m's support vectors; false on a failed allocation. */
+static bool
+cover_float_init(const SvcEnv *env, const SvcModel *m, CoverFloat *cf, SvcError *err)
+{
+	size_t		d = (size_t) m->dims,
+				b = (size_t) m->n_sv;
+
+	memset(cf, 0, sizeof(*cf));
+	cf->capf = (b + 63) / 64 * 64;
+	cf->cols = svc_alloc(env, sizeof(float) * cf->capf * d, err);
+	cf->sn2 = svc_alloc(env, sizeof(double) * b, err);
+	cf->lo = svc_alloc(env, sizeof(double) * cf->capf, err);
+	cf->hi = svc_alloc(env, sizeof(double) * b, err);
+	cf->cand = svc_alloc(env, sizeof(int32_t) * b, err);
+	cf->xf = svc_alloc(env, sizeof(float) * d, err);
+	if (!cf->cols || !cf->sn2 || !cf->lo || !cf->hi || !cf->cand || !cf->xf)
+	{
+		cover_float_free(env, cf);
+		return false;
+	}
+	memset(cf->cols, 0, sizeof(float) * cf->capf * d);
+	for (size_t i = 0; i < b; i++)
+	{
+		const double *s = m->sv + i * d;
+		double		nn = 0.0;
+
+		for (size_t j = 0; j < d; j++)
+		{
+			cf->cols[j * cf->capf + i] = (float) s[j];
+			nn += s[j] * s[j];
+		}
+		cf->sn2[i] = nn;
+	}
+	return true;
+}
+
+/*
+ * The least svc_sqdist of x to m's support vectors, from the float bounds:
+ * the least upper bound is at least the least distance, so every vector
+ * at the least distance has its lower bound within it, and the exact
+ * distances of those candidates (svc_sqdist_many's, svc_sqdist's bits)
+ * hold the least.  d2 holds n_sv doubles.
+ */
+static double
+cover_least_float(const SvcModel *m, CoverFloat *cf, const double *x, double *d2)
+{
+	int32_t		d = m->dims,
+				b = m->n_sv,
+				nc = 0;
+	double		xn2 = 0.0,
+				cut = HUGE_VAL,
+				best = HUGE_VAL;
+
+	for (int32_t j = 0; j < d; j++)
+	{
+		cf->xf[j] = (float) x[j];
+		xn2 += x[j] * x[j];
+	}
+	svc_sqdist_colsf(cf->cols, cf->capf, b, d, cf->xf, cf->lo);
+	svc_sqdistf_bounds(cf->lo, cf->sn2, xn2, b, d, cf->lo, cf->hi);
+	for (int32_t i = 0; i < b; i++)
+		cut = cf->hi[i] < cut ? cf->hi[i] : cut;
+	for (int32_t i = 0; i < b; i++)
+	{
+		cf->cand[nc] = i;
+		nc += cf->lo[i] <= cut;
+	}
+	svc_sqdist_many(m->sv, cf->cand, nc, d, x, d2);
+	for (int32_t c = 0; c < nc; c++)
+		best = d2[c] < best ? d2[c] : best;
+	return best;
+}
+
 /* The cover of the fitted support vectors over the rows (fit.h). */
-static SvcStatus
-gamma_cover(const SvcEnv *env, const SvcModel *m, const double *rows, int64_t n,
-			double *cover, SvcError *err)
+SvcStatus
+svc_gamma_cover(const SvcEnv *env, const SvcModel *m, const double *rows, int64_t n,
+				double *cover, SvcError *err)
 {
 	int64_t		probe = n < SVC_GAMMA_COVER_PROBE ? n : SVC_GAMMA_COVER_PROBE;
 	int32_t		d = m->dims;
-	double	   *v;
+	double	   *v,
+			   *d2;
+	CoverFloat	cf;
+	bool		fl;
 
 	*cover = 0.0;
 	if (probe < 1 || m->n_sv < 1)
 		return SVC_OK;
-	v = svc_alloc(env, sizeof(double) * (size_t) probe, err);
+	v = svc_alloc(env, sizeof(double) * ((size_t) probe + (size_t) m->n_sv), err);
 	if (v == NULL)
 		return SVC_ERR_NOMEM;
+	d2 = v + probe;
+	fl = d >= COVER_FLOAT_DIMS &&
+		cover_float_range(m->sv, (size_t) m->n_sv * (size_t) d);
+	if (fl && !cover_float_init(env, m, &cf, err))
+	{
+		svc_free(env, v);
+		return SVC_ERR_NOMEM;
+	}
 	for (int64_t p = 0; p < probe; p++)
 	{
 		/* p * n / probe < n, and fits: n is at most a sample of rows */
@@ -469,18 +600,29 @@ gamma_cover(const SvcEnv *env, const SvcModel *m, const double *rows, int64_t n,
 
 		if ((p & 63) == 0 && svc_interrupted(env, err))
 		{
+			if (fl)
+				cover_float_free(env, &cf);
 			svc_free(env, v);
 			return SVC_ERR_INTERRUPTED;
 		}
-		for (int32_t j = 0; j < m->n_sv; j++)
+		if (fl && cover_float_range(x, (size_t) d))
+			best = cover_least_float(m, &cf, x, d2);
+		else
 		{
-			double		d2 = svc_sqdist(x, m->sv + (size_t) j * (size_t) d, d);
-
-			best = d2 < best ? d2 : best;
+			/*
+			 * svc_sqdist's distances to every support vector, four at a
+			 * time (svc_sqdist_many: the same sums); the least in any
+			 * order
+			 */
+			svc_sqdist_many(m->sv, NULL, m->n_sv, d, x, d2);
+			for (int32_t j = 0; j < m->n_sv; j++)
+				best = d2[j] < best ? d2[j] : best;
 		}
 		v[p] = best * m->gamma;
 	}
 	*cover = svc_select_double(v, probe, probe / 2) / (double) d;
+	if (fl)
+		cover_float_free(env, &cf);
 	svc_free(env, v);
 	return SVC_OK;
 }
@@ -507,7 +649,7 @@ widen_if_uncovered(const SvcEnv *env, const SvcSolverOps *solver, const double *
 	widen = svc_gamma_cover_widen(m->dims, m->opt.gamma_rule);
 	if (!(widen < 1.0))
 		return SVC_OK;
-	st = gamma_cover(env, m, rows, n, &cover, err);
+	st = svc_gamma_cover(env, m, rows, n, &cover, err);
 	if (st != SVC_OK || !(cover >= SVC_GAMMA_COVER_GATE))
 		return st;
 	svc_free(env, m->sv);

@@ -46,6 +46,15 @@ double		svc_gamma_dims_factor(int32_t d, SvcGammaRule rule);
 #define SVC_GAMMA_COVER_WIDEN 0.5
 
 /*
+ * The cover of model m's support vectors over n rows of m->dims values
+ * (scaled as the fit scaled them) into *cover: the median over the probed
+ * rows of m->gamma times the least squared distance (svc_sqdist's) to a
+ * support vector, over m->dims; 0 with no rows or no support vectors.
+ */
+SvcStatus	svc_gamma_cover(const SvcEnv *env, const SvcModel *m, const double *rows,
+							int64_t n, double *cover, SvcError *err);
+
+/*
  * The widened gamma, as a share of the automatic one g:
  * max(g / 2, SVC_GAMMA_COVER_TARGET / median squared distance of the scaled
  * rows), at most g.  Up to 12 columns (g = 512 / (d x median)) the half is

@@ -1623,6 +1623,157 @@ test_select_nearest_cols_is_the_sort(void)
  * selection: it must be the sorted array's, ties and all sizes included,
  * also where it gives up partitioning and sorts.
  */
+/*
+ * svc_gamma_cover's distances come four support vectors at a time
+ * (svc_sqdist_many): the cover must be the one of svc_sqdist's distance
+ * of every probed row and support vector, its least, and the median as a
+ * sort gives it, to the bit (the widening's gate reads it).  Widths and
+ * support-vector counts that leave every tail of the batches.
+ */
+static void
+test_gamma_cover_is_the_pairs(void)
+{
+	static const int32_t dims[] = {5, 37, 64, 128};
+	static const int32_t nsv[] = {1, 2, 3, 4, 7, 301};
+	static const int64_t nrows[] = {1, 700, 1500};
+	SvcRng		rng;
+	int			wrong = 0,
+				cases = 0;
+
+	svc_rng_seed(&rng, 36);
+	for (int a = 0; a < 4; a++)
+		for (int b = 0; b < 6; b++)
+			for (int c = 0; c < 3; c++)
+			{
+				int32_t		d = dims[a];
+				int64_t		n = nrows[c];
+				int64_t		probe = n < SVC_GAMMA_COVER_PROBE ? n : SVC_GAMMA_COVER_PROBE;
+				double	   *rows,
+						   *v;
+				SvcModel	m;
+				SvcError	err;
+				double		got = -1,
+							want;
+
+				if (a >= 2 && c == 2 && b < 5)
+					continue;	/* the long ones once */
+				rows = malloc(sizeof(double) * (size_t) (n * d));
+				v = malloc(sizeof(double) * (size_t) probe);
+				memset(&m, 0, sizeof(m));
+				m.dims = d;
+				m.n_sv = nsv[b];
+				m.gamma = 0.37;
+				m.sv = malloc(sizeof(double) * (size_t) (m.n_sv * d));
+				/* coarse levels, so that distances tie between vectors */
+				for (int64_t i = 0; i < n * d; i++)
+					rows[i] = (double) svc_rng_below(&rng, 9) * 0.25 - 1.0 +
+						(i % 3 == 0 ? svc_rng_unit(&rng) : 0.0);
+				for (int64_t i = 0; i < (int64_t) m.n_sv * d; i++)
+					m.sv[i] = (double) svc_rng_below(&rng, 9) * 0.25 - 1.0 +
+						(i % 5 == 0 ? svc_rng_unit(&rng) : 0.0);
+				/*
+				 * beyond float's safe range (the float bounds' 2^40): a
+				 * row, then a support vector, so that the exact sums
+				 * serve them
+				 */
+				if (b == 5 && n > 1)
+					rows[d + 1] = 0x1.0p41;
+				if (b == 4 && c == 1)
+					m.sv[d - 1] = -0x1.0p41;
+				for (int64_t p = 0; p < probe; p++)
+				{
+					const double *x = rows + (size_t) (p * n / probe) * (size_t) d;
+					double		best = HUGE_VAL;
+
+					for (int32_t j = 0; j < m.n_sv; j++)
+					{
+						double		d2 = svc_sqdist(x, m.sv + (size_t) j * (size_t) d, d);
+
+						best = d2 < best ? d2 : best;
+					}
+					v[p] = best * m.gamma;
+				}
+				qsort(v, (size_t) probe, sizeof(double), svc_cmp_double);
+				want = v[probe / 2] / (double) d;
+				if (svc_gamma_cover(&svc_env_malloc, &m, rows, n, &got, &err) != SVC_OK ||
+					memcmp(&got, &want, sizeof(got)) != 0)
+				{
+					if (wrong++ < 3)
+						printf("  cover of %lld rows x %d, %d vectors: %.17g, the pairs %.17g\n",
+							   (long long) n, d, m.n_sv, got, want);
+				}
+				cases++;
+				free(m.sv);
+				free(rows);
+				free(v);
+			}
+	CHECK(wrong == 0, "svc_gamma_cover is the pairs' svc_sqdist cover to the bit "
+		  "(%d of %d cases differ)", wrong, cases);
+	{
+		/*
+		 * Support vectors at distances from the row that differ in the
+		 * last bits of a double only (one coordinate each moved by 1 + k
+		 * 2^-40): their float sums cannot order them, so the least is
+		 * found only if every vector the bounds leave in is summed
+		 * exactly.
+		 */
+		enum
+		{
+			D = 64, B = 30
+		};
+		double		x[D],
+					sv[B * D];
+		int			off = 0;
+
+		for (int trial = 0; trial < 40; trial++)
+		{
+			SvcModel	m;
+			SvcError	err;
+			double		got = -1,
+						want = HUGE_VAL;
+
+			for (int j = 0; j < D; j++)
+				x[j] = svc_rng_unit(&rng) * 4.0 - 2.0;
+			for (int k = 0; k < B; k++)
+			{
+				int			at = (k * 7 + trial) % D;
+
+				memcpy(sv + k * D, x, sizeof(x));
+				sv[k * D + at] += (k % 2 ? -1.0 : 1.0) * (1.0 + (B - 1 - k) * 0x1.0p-40);
+			}
+			memset(&m, 0, sizeof(m));
+			m.dims = D;
+			m.n_sv = B;
+			m.gamma = 1.0;
+			m.sv = sv;
+			for (int k = 0; k < B; k++)
+			{
+				double		d2 = svc_sqdist(x, sv + k * D, D);
+
+				want = d2 < want ? d2 : want;
+			}
+			want /= D;
+			if (svc_gamma_cover(&svc_env_malloc, &m, x, 1, &got, &err) != SVC_OK ||
+				memcmp(&got, &want, sizeof(got)) != 0)
+				off++;
+		}
+		CHECK(off == 0, "svc_gamma_cover: the least of distances that float sums cannot "
+			  "order (%d of 40 rows differ)", off);
+	}
+	{
+		SvcModel	m;
+		SvcError	err;
+		double		got = -1,
+					row[3] = {1, 2, 3};
+
+		memset(&m, 0, sizeof(m));
+		m.dims = 3;
+		m.gamma = 1;
+		CHECK(svc_gamma_cover(&svc_env_malloc, &m, row, 1, &got, &err) == SVC_OK && got == 0.0,
+			  "no support vectors: cover 0 (%g)", got);
+	}
+}
+
 static void
 test_select_double_is_the_sort(void)
 {
@@ -1830,6 +1981,78 @@ test_threshold_is_the_full_sums_quantile(void)
 
 
 /*
+ * svc_select_nearest_slotf where the float sums cannot order the slots:
+ * slot 0 and others each one coordinate away from it by 1 + k 2^-40,
+ * the nearest the one with k least, so that only the exact sums of every
+ * slot the bounds leave in find it.
+ */
+static void
+test_nearest_slotf_near_ties(void)
+{
+	enum
+	{
+		D = 64, B = 40, CAPF = 64
+	};
+	SvcRng		rng;
+	double		rows[B * D],
+				sn2[B],
+				lo[CAPF],
+				hi[B];
+	float		cols[CAPF * D],
+				xf[D];
+	int			wrong = 0,
+				taken = 0;
+
+	svc_rng_seed(&rng, 41);
+	for (int trial = 0; trial < 40; trial++)
+	{
+		int32_t		want = -1,
+					at;
+		double		best = HUGE_VAL,
+					v = -1.0;
+
+		for (int j = 0; j < D; j++)
+			rows[j] = svc_rng_unit(&rng) * 4.0 - 2.0;
+		for (int k = 1; k < B; k++)
+		{
+			memcpy(rows + k * D, rows, sizeof(double) * D);
+			/* k's distance grows with (B - k + trial) % B: the nearest moves */
+			rows[k * D + (k * 7 + trial) % D] += (k % 2 ? -1.0 : 1.0) *
+				(1.0 + ((B - k + trial) % B) * 0x1.0p-40);
+		}
+		memset(cols, 0, sizeof(cols));
+		for (int i = 0; i < B; i++)
+		{
+			sn2[i] = 0.0;
+			for (int j = 0; j < D; j++)
+			{
+				cols[j * CAPF + i] = (float) rows[i * D + j];
+				sn2[i] += rows[i * D + j] * rows[i * D + j];
+			}
+		}
+		for (int i = 1; i < B; i++)
+		{
+			double		e = svc_sqdist(rows + i * D, rows, D);
+
+			if (e < best)
+			{
+				best = e;
+				want = i;
+			}
+		}
+		at = svc_select_nearest_slotf(rows, cols, CAPF, sn2, B, D, 0, xf, lo, hi, &v);
+		if (at >= 0)
+		{
+			taken++;
+			wrong += at != want || memcmp(&v, &best, sizeof(v)) != 0;
+		}
+	}
+	CHECK(wrong == 0 && taken == 40,
+		  "the nearest slot among distances that float sums cannot order (%d wrong, %d of 40 taken)",
+		  wrong, taken);
+}
+
+/*
  * Wide rows' float kernel sums (svc_kernel_sum_colsf) and the bounds
  * svc_sqdistf_bounds makes of their squared distances: svc_sqdist's
  * distance of every slot within them, on spread rows, near duplicates,
@@ -1846,7 +2069,9 @@ test_sqdistf_bounds(void)
 				loose = 0,
 				taken = 0,
 				wrong = 0,
-				plain = 0;
+				plain = 0,
+				slot_taken = 0,
+				slot_wrong = 0;
 	double		worst = 0.0;
 
 	svc_rng_seed(&rng, 23);
@@ -1938,6 +2163,33 @@ test_sqdistf_bounds(void)
 		else
 			for (int32_t i = 0; i < b; i++)
 				wrong += got[i] != -7;
+		{
+			/*
+			 * keep_isolated's nearest other slot of slot q from the same
+			 * columns (svc_select_nearest_slotf): a scan's choice over
+			 * every svc_sqdist_many distance, and that distance's bits
+			 */
+			int32_t		q = (trial * 37) % b,
+						want = -1,
+						at;
+			double		best = HUGE_VAL,
+						v = -1.0;
+
+			svc_sqdist_many(rows, NULL, b, d, rows + (size_t) q * d, d2);
+			for (int32_t i = 0; i < b; i++)
+				if (i != q && d2[i] < best)
+				{
+					best = d2[i];
+					want = i;
+				}
+			at = svc_select_nearest_slotf(rows, colsf, (size_t) capf, sn2, b, d, q, xf, lo, hi,
+										  &v);
+			if (at >= 0)
+			{
+				slot_taken++;
+				slot_wrong += at != want || memcmp(&v, &best, sizeof(v)) != 0;
+			}
+		}
 		free(rows);
 		free(d2);
 		free(lo);
@@ -1956,6 +2208,9 @@ test_sqdistf_bounds(void)
 		  loose, plain, worst);
 	CHECK(wrong == 0 && taken > 500, "the selection from bounds is the sort's (%d wrong, %d of 600 taken)",
 		  wrong, taken);
+	CHECK(slot_wrong == 0 && slot_taken > 500,
+		  "the nearest other slot from bounds is the scan's, with its distance (%d wrong, "
+		  "%d of 600 taken)", slot_wrong, slot_taken);
 }
 
 /*
@@ -2023,9 +2278,11 @@ main(void)
 	test_select_bounded();
 	test_threshold_is_the_full_sums_quantile();
 	test_select_double_is_the_sort();
+	test_gamma_cover_is_the_pairs();
 	test_select_nearest_replays_the_sort();
 	test_select_nearest_cols_is_the_sort();
 	test_sqdistf_bounds();
+	test_nearest_slotf_near_ties();
 	test_grow();
 	test_solver_table();
 	test_strategies_keep_budget();
