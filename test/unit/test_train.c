@@ -1761,6 +1761,58 @@ test_gamma_cover_is_the_pairs(void)
 			  "order (%d of 40 rows differ)", off);
 	}
 	{
+		/*
+		 * The float path's allocations and interrupt checks, each failing
+		 * in turn: the right status and nothing left allocated (the
+		 * widened fit's sweep runs below 64 columns)
+		 */
+		enum
+		{
+			D = 64, B = 70, N = 200
+		};
+		double	   *rows = malloc(sizeof(double) * N * D);
+		SvcModel	m;
+		int			bad = 0;
+		long		k,
+					nalloc = 0,
+					nstop = 0;
+
+		memset(&m, 0, sizeof(m));
+		m.dims = D;
+		m.n_sv = B;
+		m.gamma = 0.5;
+		m.sv = malloc(sizeof(double) * B * D);
+		for (int i = 0; i < N * D; i++)
+			rows[i] = svc_rng_unit(&rng);
+		for (int i = 0; i < B * D; i++)
+			m.sv[i] = svc_rng_unit(&rng);
+		for (int stop = 0; stop < 2; stop++)
+			for (k = 0;; k++)
+			{
+				UnitBudget	ub = {k, 0};
+				SvcEnv		fail_alloc = {.alloc = unit_fail_after_alloc, .release = unit_counted_free, .realloc = unit_fail_after_realloc, .ctx = &ub};
+				SvcEnv		stop_env = {.alloc = unit_counted_alloc, .release = unit_counted_free, .interrupt = unit_stop_after, .realloc = unit_counted_realloc, .ctx = &ub};
+				SvcError	err;
+				double		got;
+				SvcStatus	st = svc_gamma_cover(stop ? &stop_env : &fail_alloc, &m, rows, N,
+												 &got, &err);
+
+				if (ub.live != 0 ||
+					(st != SVC_OK && st != (stop ? SVC_ERR_INTERRUPTED : SVC_ERR_NOMEM)))
+					bad++;
+				if (st == SVC_OK)
+				{
+					*(stop ? &nstop : &nalloc) = k;
+					break;
+				}
+			}
+		CHECK(bad == 0 && nalloc >= 7 && nstop >= 1,
+			  "svc_gamma_cover fails cleanly at each of %ld allocations and stops cleanly at each "
+			  "of %ld interrupt checks (%d wrong)", nalloc, nstop, bad);
+		free(m.sv);
+		free(rows);
+	}
+	{
 		SvcModel	m;
 		SvcError	err;
 		double		got = -1,
