@@ -63,8 +63,9 @@ void		svc_sqdistf_bounds(const double *d2f, const double *sn2, double xn2, int32
  * coordinate at most 2^40 in magnitude): the slot of the least of
  * svc_sqdist_many's distances from rows[i] to the others, the first of
  * ties, as a scan of every distance with < takes it, and that distance in
- * *dist.  xf holds d floats, lo and hi b doubles each.  -1 where the bounds cannot tell (b < 9, too many candidates, no
- * finite bound): the caller then takes every distance.
+ * *dist.  xf holds d floats, lo and hi b doubles each.  -1 where the
+ * bounds cannot tell (b < 9, too many candidates, no finite bound): the
+ * caller then takes every distance.
  */
 int32_t		svc_select_nearest_slotf(const double *rows, const float *cols, size_t stride,
 									 const double *sn2, int32_t b, int32_t d, int32_t i,

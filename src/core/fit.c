@@ -468,7 +468,7 @@ cover_float_range(const double *v, size_t n)
 /*
  * Scratch of the cover's float bounds: the support vectors by column as
  * floats (capf a multiple of 64, the rest zero), their squared norms, the
- * bounds, the candidates and their exact distances, the row as floats.
+ * bounds, the candidates, the row as floats.
  */
 typedef struct CoverFloat
 {
