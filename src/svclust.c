@@ -165,16 +165,22 @@ svc_varlena_send(const bytea *value)
 	return pq_endtypsend(&buf);
 }
 
-const double *
-svc_check_features(ArrayType *arr, int expected_dims, int *dims, const char *what)
+/*
+ * The checks every features array takes whatever its element type (elem,
+ * named type_name in the message): one dimension, not empty, no NULL, at
+ * most SVC_MAX_DIMS elements, and expected_dims of them when that is
+ * positive.  Returns the number of elements.
+ */
+static int
+check_features_shape(ArrayType *arr, Oid elem, const char *type_name, int expected_dims,
+					 const char *what)
 {
-	const double *values;
 	int			n;
 
-	if (ARR_ELEMTYPE(arr) != FLOAT8OID)
+	if (ARR_ELEMTYPE(arr) != elem)
 		ereport(ERROR,
 				errcode(ERRCODE_DATATYPE_MISMATCH),
-				errmsg("%s must be of type double precision[]", what));
+				errmsg("%s must be of type %s", what, type_name));
 	if (ARR_NDIM(arr) > 1)
 		ereport(ERROR,
 				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
@@ -197,18 +203,24 @@ svc_check_features(ArrayType *arr, int expected_dims, int *dims, const char *wha
 						  n, SVC_MAX_DIMS));
 	if (expected_dims > 0)
 		svc_check_dims(expected_dims, n);
-	values = (const double *) ARR_DATA_PTR(arr);
-	{
-		int			bad = svc_first_nonfinite(values, (size_t) n);
+	return n;
+}
 
-		if (bad >= 0)
-			ereport(ERROR,
-					errcode(ERRCODE_DATA_EXCEPTION),
-					errmsg("%s must not contain NaN or infinity", what),
-					errdetail("Element %d is %s.", bad + 1,
-							  isnan(values[bad]) ? "NaN" :
-							  (values[bad] > 0 ? "Infinity" : "-Infinity")));
-	}
+const double *
+svc_check_features(ArrayType *arr, int expected_dims, int *dims, const char *what)
+{
+	int			n = check_features_shape(arr, FLOAT8OID, "double precision[]", expected_dims,
+										 what);
+	const double *values = (const double *) ARR_DATA_PTR(arr);
+	int			bad = svc_first_nonfinite(values, (size_t) n);
+
+	if (bad >= 0)
+		ereport(ERROR,
+				errcode(ERRCODE_DATA_EXCEPTION),
+				errmsg("%s must not contain NaN or infinity", what),
+				errdetail("Element %d is %s.", bad + 1,
+						  isnan(values[bad]) ? "NaN" :
+						  (values[bad] > 0 ? "Infinity" : "-Infinity")));
 	*dims = n;
 	return values;
 }
@@ -272,37 +284,10 @@ const double *
 svc_check_features_float4(ArrayType *arr, int expected_dims, int *dims, const char *what,
 						  double *out)
 {
-	const float *values;
-	int			n;
+	int			n = check_features_shape(arr, FLOAT4OID, "real[]", expected_dims, what);
+	const float *values = (const float *) ARR_DATA_PTR(arr);
 	int			bad;
 
-	if (ARR_ELEMTYPE(arr) != FLOAT4OID)
-		ereport(ERROR,
-				errcode(ERRCODE_DATATYPE_MISMATCH),
-				errmsg("%s must be of type real[]", what));
-	if (ARR_NDIM(arr) > 1)
-		ereport(ERROR,
-				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				errmsg("%s must be a one-dimensional array", what),
-				errdetail("The array has %d dimensions.", ARR_NDIM(arr)));
-	n = ARR_NDIM(arr) == 1 ? ARR_DIMS(arr)[0] : 0;
-	if (n == 0)
-		ereport(ERROR,
-				errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				errmsg("%s must not be empty", what));
-	if (ARR_HASNULL(arr) && array_contains_nulls(arr))
-		ereport(ERROR,
-				errcode(ERRCODE_ARRAY_ELEMENT_ERROR),
-				errmsg("%s must not contain NULL elements", what));
-	if (n > SVC_MAX_DIMS)
-		ereport(ERROR,
-				errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				errmsg("%s has too many elements", what),
-				errdetail("The array has %d elements; at most %d are supported.",
-						  n, SVC_MAX_DIMS));
-	if (expected_dims > 0)
-		svc_check_dims(expected_dims, n);
-	values = (const float *) ARR_DATA_PTR(arr);
 	if (!floats_finite(values, n))
 	{
 		for (bad = 0; bad < n && isfinite(values[bad]); bad++)
