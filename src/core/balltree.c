@@ -13,6 +13,7 @@
  * found and their distances are those of the k-d tree's searches.
  */
 #include "balltree.h"
+#include "kbest.h"
 #include "kernel.h"
 
 #include <float.h>
@@ -451,35 +452,6 @@ svc_ball_kth_bound(const SvcBallTree *t, int64_t p, int32_t k)
 	svc_sqdist_many(t->pts + (size_t) t->lo[v] * t->d, NULL, t->hi[v] - t->lo[v], t->d,
 					t->pts + (size_t) at * t->d, t->kwork);
 	return svc_select_double(t->kwork, t->hi[v] - t->lo[v], k - 1);
-}
-
-/* The k best so far, sorted by (distance, index), as kdtree.c keeps them. */
-typedef struct KBest
-{
-	int32_t		k;
-	int32_t		found;
-	int64_t    *idx;
-	double	   *d2;
-} KBest;
-
-static void
-kbest_offer(KBest *kb, int64_t p, double d2)
-{
-	int32_t		pos;
-
-	if (kb->found == kb->k &&
-		!(d2 < kb->d2[kb->k - 1] || (d2 == kb->d2[kb->k - 1] && p < kb->idx[kb->k - 1])))
-		return;
-	pos = kb->found < kb->k ? kb->found++ : kb->k - 1;
-	while (pos > 0 && (kb->d2[pos - 1] > d2 ||
-					   (kb->d2[pos - 1] == d2 && kb->idx[pos - 1] > p)))
-	{
-		kb->d2[pos] = kb->d2[pos - 1];
-		kb->idx[pos] = kb->idx[pos - 1];
-		pos--;
-	}
-	kb->d2[pos] = d2;
-	kb->idx[pos] = p;
 }
 
 static void

@@ -13,6 +13,7 @@
  * exact in any build.
  */
 #include "kdtree.h"
+#include "kbest.h"
 #include "kernel.h"
 #include "vec8.h"
 
@@ -381,41 +382,6 @@ svc_sqdist_far(const double *a, const double *b, int32_t d)
 		s += t * t;
 	}
 	return s;
-}
-
-/* The k best so far, sorted by (distance, index); found counts them. */
-typedef struct KBest
-{
-	int32_t		k;
-	int32_t		found;
-	int64_t    *idx;
-	double	   *d2;
-} KBest;
-
-static double
-kbest_bound(const KBest *kb)
-{
-	return kb->found < kb->k ? DBL_MAX : kb->d2[kb->found - 1];
-}
-
-static void
-kbest_offer(KBest *kb, int64_t p, double d2)
-{
-	int32_t		pos;
-
-	if (kb->found == kb->k &&
-		!(d2 < kb->d2[kb->k - 1] || (d2 == kb->d2[kb->k - 1] && p < kb->idx[kb->k - 1])))
-		return;
-	pos = kb->found < kb->k ? kb->found++ : kb->k - 1;
-	while (pos > 0 && (kb->d2[pos - 1] > d2 ||
-					   (kb->d2[pos - 1] == d2 && kb->idx[pos - 1] > p)))
-	{
-		kb->d2[pos] = kb->d2[pos - 1];
-		kb->idx[pos] = kb->idx[pos - 1];
-		pos--;
-	}
-	kb->d2[pos] = d2;
-	kb->idx[pos] = p;
 }
 
 /*
