@@ -21,26 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A ring of radius 4 around a blob (every other row), with some noise. */
-static double *
-ring(int64_t n, uint64_t seed)
-{
-	SvcRng		rng;
-	double	   *x = malloc(sizeof(double) * 2 * (size_t) n);
-
-	svc_rng_seed(&rng, seed);
-	for (int64_t i = 0; i < n; i++)
-	{
-		double		t = 2 * M_PI * svc_rng_unit(&rng);
-		double		r = i % 2 == 0 ? 4 + 0.3 * (svc_rng_unit(&rng) - 0.5)
-			: 0.6 * svc_rng_unit(&rng);
-
-		x[2 * i] = r * cos(t);
-		x[2 * i + 1] = r * sin(t);
-	}
-	return x;
-}
-
 /* n rows uniform in [0, 1]^d; every third row repeats the one before. */
 static double *
 noise(int64_t n, int32_t d, uint64_t seed)
@@ -213,7 +193,7 @@ test_solve(void)
 {
 	bool		vg = under_valgrind();
 	double	   *b = blobs(vg ? 120 : 400, 1);
-	double	   *r = ring(vg ? 120 : 300, 2);
+	double	   *r = unit_ring_blob(vg ? 120 : 300, 2);
 	double	   *u = noise(vg ? 90 : 240, 3, 3);
 
 	size_t		mb = (size_t) 100 << 20;

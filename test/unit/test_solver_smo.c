@@ -22,26 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A ring of radius 4 around a blob (every other row), with some noise. */
-static double *
-ring(int64_t n, uint64_t seed)
-{
-	SvcRng		rng;
-	double	   *x = malloc(sizeof(double) * 2 * (size_t) n);
-
-	svc_rng_seed(&rng, seed);
-	for (int64_t i = 0; i < n; i++)
-	{
-		double		t = 2 * M_PI * svc_rng_unit(&rng);
-		double		r = i % 2 == 0 ? 4 + 0.3 * (svc_rng_unit(&rng) - 0.5)
-			: 0.6 * svc_rng_unit(&rng);
-
-		x[2 * i] = r * cos(t);
-		x[2 * i + 1] = r * sin(t);
-	}
-	return x;
-}
-
 /* ------------------------------------------------------------------ */
 
 static void
@@ -296,7 +276,7 @@ static void
 test_fit(void)
 {
 	double	   *b = blobs(300, 5);
-	double	   *r = ring(300, 6);
+	double	   *r = unit_ring_blob(300, 6);
 
 	check_fit("blobs", b, 300, "{\"solver\": \"smo\"}");
 	check_fit("blobs nu 0.2", b, 300, "{\"solver\": \"smo\", \"outlier_fraction\": 0.2}");

@@ -29,6 +29,26 @@ unit_normal(SvcRng *rng)
 	return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
 }
 
+/* A ring of radius 4 around a blob (every other row), with some noise. */
+static inline double *
+unit_ring_blob(int64_t n, uint64_t seed)
+{
+	SvcRng		rng;
+	double	   *x = malloc(sizeof(double) * 2 * (size_t) n);
+
+	svc_rng_seed(&rng, seed);
+	for (int64_t i = 0; i < n; i++)
+	{
+		double		t = 2 * M_PI * svc_rng_unit(&rng);
+		double		r = i % 2 == 0 ? 4 + 0.3 * (svc_rng_unit(&rng) - 0.5)
+			: 0.6 * svc_rng_unit(&rng);
+
+		x[2 * i] = r * cos(t);
+		x[2 * i + 1] = r * sin(t);
+	}
+	return x;
+}
+
 /* n rows of three Gaussian blobs in 2-D (sd 0.5), reproducible from seed. */
 static inline double *
 blobs(int64_t n, uint64_t seed)
