@@ -206,6 +206,19 @@ check_features_shape(ArrayType *arr, Oid elem, const char *type_name, int expect
 	return n;
 }
 
+/* The error for element bad (from 0) of a features array, v, not finite. */
+static void
+pg_attribute_noreturn()
+nonfinite_error(const char *what, int bad, double v)
+{
+	ereport(ERROR,
+			errcode(ERRCODE_DATA_EXCEPTION),
+			errmsg("%s must not contain NaN or infinity", what),
+			errdetail("Element %d is %s.", bad + 1,
+					  isnan(v) ? "NaN" : (v > 0 ? "Infinity" : "-Infinity")));
+	pg_unreachable();
+}
+
 const double *
 svc_check_features(ArrayType *arr, int expected_dims, int *dims, const char *what)
 {
@@ -215,12 +228,7 @@ svc_check_features(ArrayType *arr, int expected_dims, int *dims, const char *wha
 	int			bad = svc_first_nonfinite(values, (size_t) n);
 
 	if (bad >= 0)
-		ereport(ERROR,
-				errcode(ERRCODE_DATA_EXCEPTION),
-				errmsg("%s must not contain NaN or infinity", what),
-				errdetail("Element %d is %s.", bad + 1,
-						  isnan(values[bad]) ? "NaN" :
-						  (values[bad] > 0 ? "Infinity" : "-Infinity")));
+		nonfinite_error(what, bad, values[bad]);
 	*dims = n;
 	return values;
 }
@@ -292,12 +300,7 @@ svc_check_features_float4(ArrayType *arr, int expected_dims, int *dims, const ch
 	{
 		for (bad = 0; bad < n && isfinite(values[bad]); bad++)
 			;
-		ereport(ERROR,
-				errcode(ERRCODE_DATA_EXCEPTION),
-				errmsg("%s must not contain NaN or infinity", what),
-				errdetail("Element %d is %s.", bad + 1,
-						  isnan(values[bad]) ? "NaN" :
-						  (values[bad] > 0 ? "Infinity" : "-Infinity")));
+		nonfinite_error(what, bad, values[bad]);
 	}
 	floats_to_doubles(values, n, out);
 	*dims = n;
