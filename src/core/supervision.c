@@ -148,7 +148,12 @@ append_labelled(const SvcEnv *env, SvcModel *m, const double *rows, const int8_t
 
 	for (int64_t i = 0; i < n; i++)
 		n_wide += label[i] > 0;
-	if (lab_gamma == m->gamma)
+	/*
+	 * A width gamma / (SVC_SPREAD_LIFT_WIDTH k) that rounds to 0 (gamma a
+	 * few times the least double) has no run of its own: the codec keeps
+	 * such a run only at a width in (0, gamma)
+	 */
+	if (!(lab_gamma > 0.0 && lab_gamma < m->gamma))
 		n_wide = 0;
 	widths = m->sv_gamma != NULL || n_wide > 0;
 	if (total > INT32_MAX)

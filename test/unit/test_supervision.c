@@ -952,6 +952,54 @@ test_spread_dims(int D)
 	free(lab);
 }
 
+/*
+ * A labelled bsgd fit at a gamma so small that the labelled normals' own
+ * width, gamma / (SVC_SPREAD_LIFT_WIDTH k), rounds to 0: the normals stay
+ * at gamma, and the model decodes (its section of labelled widths only
+ * holds a width in (0, gamma)).  At a gamma whose width is still a
+ * positive double, the run keeps its width.  (Found by fuzz_state: such
+ * a model did not decode.)
+ */
+static void
+test_tiny_gamma(void)
+{
+	static const double gammas[] = {0x1p-1074, 0x1p-1060};
+	int64_t		n = 300;
+	double	   *x = blobs(n, 23);
+	int8_t	   *lab = calloc((size_t) n, 1);
+
+	for (int64_t i = 0; i < 6; i++)
+		lab[i] = i < 3 ? 1 : -1;
+	for (int t = 0; t < 2; t++)
+	{
+		SvcOptions	opt;
+		SvcModel	m,
+					back;
+		SvcError	err;
+		SvcStatus	st;
+		uint8_t    *buf;
+		size_t		len;
+
+		CHECK(parse("{}", &opt, &err) == SVC_OK, "options");
+		opt.gamma = gammas[t];
+		CHECK(svc_fit_rows_labelled(&svc_env_malloc, x, lab, n, 2, &opt, &m, &err) == SVC_OK,
+			  "gamma %a: labelled fit: %s", gammas[t], err.message);
+		CHECK(t == 0 ? m.lab_wide == 0 : m.lab_wide == 3 && m.lab_gamma > 0 && m.lab_gamma < m.gamma,
+			  "gamma %a: labelled normals' run %lld at %a", gammas[t], (long long) m.lab_wide,
+			  m.lab_gamma);
+		buf = encode(&m, &len);
+		st = svc_model_decode(&svc_env_malloc, buf, len, &back, &err);
+		CHECK(st == SVC_OK, "gamma %a: the labelled model decodes: %s %s", gammas[t],
+			  err.message, err.detail);
+		/* a failed decode leaves what it allocated to the caller's free */
+		svc_model_free(&svc_env_malloc, &back);
+		free(buf);
+		svc_model_free(&svc_env_malloc, &m);
+	}
+	free(x);
+	free(lab);
+}
+
 int
 main(void)
 {
@@ -963,5 +1011,6 @@ main(void)
 	test_spread_dims(4);
 	test_state();
 	test_fit_fails_cleanly();
+	test_tiny_gamma();
 	return unit_summary("test_supervision");
 }
