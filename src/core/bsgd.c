@@ -51,11 +51,10 @@
 /*
  * From this many columns the kernel sums read a float copy of the support
  * vectors (svc_kernel_sum_colsf): on wide rows they are most of a fit, and
- * bound by the bytes read.  Coordinates beyond BSGD_FLOAT_MAX keep the
+ * bound by the bytes read.  Coordinates beyond SVC_SQDISTF_MAX keep the
  * double sums (no float overflow in a square's sum).
  */
 #define BSGD_FLOAT_DIMS 64
-#define BSGD_FLOAT_MAX 0x1.0p40
 /*
  * Projection's squared distances between two support vectors, remembered
  * (direct-mapped, by the vectors' ids): nearly every step projects the
@@ -1048,17 +1047,6 @@ bsgd_maintain(Bsgd *g, const SvcOptions *opt, SvcRng *rng)
 	bsgd_drop(g, p);
 }
 
-/* Whether every |v[i]|, i < n, is at most BSGD_FLOAT_MAX. */
-static bool
-bsgd_float_range(const double *v, size_t n)
-{
-	bool		ok = true;
-
-	for (size_t i = 0; i < n; i++)
-		ok &= fabs(v[i]) <= BSGD_FLOAT_MAX;
-	return ok;
-}
-
 /* Tag xored into the seed of a warm start's passes ("WARM"). */
 #define SEED_TAG_WARM	UINT64_C(0x5741524D)
 
@@ -1098,8 +1086,8 @@ svc_bsgd_run(const SvcEnv *env, const double *x, int64_t n, int32_t d,
 	g.isolated = budgeted && opt->keep_isolated;
 	g.undo_slot = -1;
 	g.pending = -1;
-	g.fl = d >= BSGD_FLOAT_DIMS && bsgd_float_range(x, (size_t) n * (size_t) d) &&
-		(init == NULL || bsgd_float_range(init->sv, (size_t) init->n_sv * (size_t) d));
+	g.fl = d >= BSGD_FLOAT_DIMS && svc_sqdistf_range(x, (size_t) n * (size_t) d) &&
+		(init == NULL || svc_sqdistf_range(init->sv, (size_t) init->n_sv * (size_t) d));
 	if (g.fl)
 	{
 		g.xf = svc_alloc(env, sizeof(float) * (size_t) d, err);

@@ -204,7 +204,8 @@ svc_select_nearest(const double *dist, int32_t *idx, int32_t m, int32_t k)
  * The rest of svc_select_nearest_cols once work[0..b) holds first sums of
  * the slots' distances to x: slack is what a first sum may exceed
  * svc_sqdist_many's distance by in absolute terms (underflow), beyond the
- * relative error the cut-off allows.
+ * relative error the cut-off allows.  Slot p is left out of the list (its
+ * successors move up one place); p = -1 leaves none out.
  */
 static bool
 nearest_from_first(const double *rows, int32_t b, int32_t d, int32_t p, const double *x,
@@ -222,11 +223,13 @@ nearest_from_first(const double *rows, int32_t b, int32_t d, int32_t p, const do
 
 	if (k <= 0)
 		return false;			/* (the callers check; so the compiler knows) */
-	work[p] = HUGE_VAL;			/* not in the list */
+	if (p >= 0)
+		work[p] = HUGE_VAL;		/* not in the list */
 	if (hi != NULL)
 	{
 		/* bounds given: a row whose least exceeds the k-th greatest is out */
-		hi[p] = HUGE_VAL;
+		if (p >= 0)
+			hi[p] = HUGE_VAL;
 		bound = lanes_bound(hi, b, k);
 		if (bound != bound)
 			return false;
@@ -263,7 +266,7 @@ nearest_from_first(const double *rows, int32_t b, int32_t d, int32_t p, const do
 		{
 			/* nw <= c: the arrays are compacted in place */
 			exact[nw] = exact[c];
-			pos[nw] = cand[c] - (cand[c] > p);
+			pos[nw] = cand[c] - (p >= 0 && cand[c] > p);
 			cand[nw] = cand[c];
 			nw++;
 		}
@@ -399,14 +402,14 @@ svc_sqdistf_bounds(const double *d2f, const double *sn2, double xn2, int32_t n, 
 }
 
 int32_t
-svc_select_nearest_slotf(const double *rows, const float *cols, size_t stride,
-						 const double *sn2, int32_t b, int32_t d, int32_t i, float *xf,
-						 double *lo, double *hi, double *dist)
+svc_select_nearest_floatcols(const double *rows, const float *cols, size_t stride,
+							 const double *sn2, int32_t b, int32_t d, int32_t p,
+							 const double *x, double xn2, float *xf, double *lo, double *hi,
+							 double *dist)
 {
-	const double *x = rows + (size_t) i * (size_t) d;
 	int32_t		at;
 
-	if (b < 9 || i < 0 || i >= b)
+	if (b < 9 || p < -1 || p >= b)
 		return -1;
 	for (size_t j = 0; j < (size_t) d; j++)
 		xf[j] = (float) x[j];
@@ -417,9 +420,21 @@ svc_select_nearest_slotf(const double *rows, const float *cols, size_t stride,
 	 * of them at it: the scan's choice
 	 */
 	svc_sqdist_colsf(cols, stride, b, d, xf, lo);
-	svc_sqdistf_bounds(lo, sn2, sn2[i], b, d, lo, hi);
-	if (!nearest_from_first(rows, b, d, i, x, 1, 0.0, lo, hi, &at))
+	svc_sqdistf_bounds(lo, sn2, xn2, b, d, lo, hi);
+	if (!nearest_from_first(rows, b, d, p, x, 1, 0.0, lo, hi, &at))
 		return -1;
 	*dist = lo[at];
 	return at;
+}
+
+int32_t
+svc_select_nearest_slotf(const double *rows, const float *cols, size_t stride,
+						 const double *sn2, int32_t b, int32_t d, int32_t i, float *xf,
+						 double *lo, double *hi, double *dist)
+{
+	if (b < 9 || i < 0 || i >= b)
+		return -1;
+	return svc_select_nearest_floatcols(rows, cols, stride, sn2, b, d, i,
+										rows + (size_t) i * (size_t) d, sn2[i], xf, lo, hi,
+										dist);
 }

@@ -7,6 +7,8 @@
 
 #include "svc_core.h"
 
+#include <math.h>
+
 /*
  * Budget maintenance's choice of the k nearest (bsgd_pick): idx[0..k) set
  * to the slots of the k smallest of dist[0..m) in the order a partial
@@ -49,6 +51,24 @@ bool		svc_select_nearest_bounds(const double *rows, int32_t b, int32_t d, int32_
 									  int32_t *idx);
 
 /*
+ * The largest magnitude of a coordinate that svc_sqdistf_bounds' float
+ * sums take (no float overflow in a sum of squares), and whether every
+ * |v[i]|, i < n, is within it.
+ */
+#define SVC_SQDISTF_MAX 0x1.0p40
+
+static inline bool
+svc_sqdistf_range(const double *v, size_t n)
+{
+	bool		ok = true;
+
+	/* no exit inside: the loop vectorises */
+	for (size_t i = 0; i < n; i++)
+		ok &= fabs(v[i]) <= SVC_SQDISTF_MAX;
+	return ok;
+}
+
+/*
  * Bounds lo[i] <= svc_sqdist(s_i, x) <= hi[i] from d2f[i], the squared
  * distance svc_kernel_sum_colsf summed in float from s_i and x rounded to
  * float, sn2[i] = |s_i|^2 and xn2 = |x|^2 (d columns, every coordinate at
@@ -58,14 +78,23 @@ void		svc_sqdistf_bounds(const double *d2f, const double *sn2, double xn2, int32
 							   int32_t d, double *lo, double *hi);
 
 /*
- * keep_isolated's nearest other slot of slot i among b, from float
- * columns (cols, stride apart, a multiple of 64; sn2[j] = |s_j|^2, every
- * coordinate at most 2^40 in magnitude): the slot of the least of
- * svc_sqdist_many's distances from rows[i] to the others, the first of
- * ties, as a scan of every distance with < takes it, and that distance in
- * *dist.  xf holds d floats, lo and hi b doubles each.  -1 where the
- * bounds cannot tell (b < 9, too many candidates, no finite bound): the
- * caller then takes every distance.
+ * The slot of b nearest x (svc_sqdist_many's distance from x to rows[j],
+ * the first of ties, as a scan of every distance with < takes it), slot
+ * p left out (-1: none), from float columns of the same vectors (cols,
+ * stride apart, a multiple of 64; sn2[j] = |s_j|^2, xn2 = |x|^2, every
+ * coordinate at most 2^40 in magnitude), with that distance in *dist.
+ * xf holds d floats, lo and hi b doubles each.  -1 where the bounds
+ * cannot tell (b < 9, too many candidates, no finite bound): the caller
+ * then takes every distance.
+ */
+int32_t		svc_select_nearest_floatcols(const double *rows, const float *cols, size_t stride,
+										 const double *sn2, int32_t b, int32_t d, int32_t p,
+										 const double *x, double xn2, float *xf, double *lo,
+										 double *hi, double *dist);
+
+/*
+ * keep_isolated's nearest other slot of slot i among b:
+ * svc_select_nearest_floatcols from rows[i], slot i left out.
  */
 int32_t		svc_select_nearest_slotf(const double *rows, const float *cols, size_t stride,
 									 const double *sn2, int32_t b, int32_t d, int32_t i,

@@ -450,25 +450,14 @@ svc_gamma_cover_widen(int32_t d, SvcGammaRule rule)
 /*
  * The cover's first sums in float from this many columns (bsgd's
  * BSGD_FLOAT_DIMS): fewer columns cost a distance about what its bound
- * does.  Coordinates at most COVER_FLOAT_MAX (svc_sqdistf_bounds').
+ * does.  Coordinates at most SVC_SQDISTF_MAX.
  */
 #define COVER_FLOAT_DIMS 64
-#define COVER_FLOAT_MAX 0x1.0p40
-
-static bool
-cover_float_range(const double *v, size_t n)
-{
-	bool		ok = true;
-
-	for (size_t i = 0; i < n; i++)
-		ok &= fabs(v[i]) <= COVER_FLOAT_MAX;
-	return ok;
-}
 
 /*
  * Scratch of the cover's float bounds: the support vectors by column as
  * floats (capf a multiple of 64, the rest zero), their squared norms, the
- * bounds, the candidates, the row as floats.
+ * bounds, the row as floats.
  */
 typedef struct CoverFloat
 {
@@ -477,7 +466,6 @@ typedef struct CoverFloat
 	double	   *sn2;
 	double	   *lo;
 	double	   *hi;
-	int32_t    *cand;
 	float	   *xf;
 } CoverFloat;
 
@@ -488,7 +476,6 @@ cover_float_free(const SvcEnv *env, CoverFloat *cf)
 	svc_free(env, cf->sn2);
 	svc_free(env, cf->lo);
 	svc_free(env, cf->hi);
-	svc_free(env, cf->cand);
 	svc_free(env, cf->xf);
 	memset(cf, 0, sizeof(*cf));
 }
@@ -504,11 +491,10 @@ cover_float_init(const SvcEnv *env, const SvcModel *m, CoverFloat *cf, SvcError 
 	cf->capf = (b + 63) / 64 * 64;
 	cf->cols = svc_alloc(env, sizeof(float) * cf->capf * d, err);
 	cf->sn2 = svc_alloc(env, sizeof(double) * b, err);
-	cf->lo = svc_alloc(env, sizeof(double) * cf->capf, err);
+	cf->lo = svc_alloc(env, sizeof(double) * b, err);
 	cf->hi = svc_alloc(env, sizeof(double) * b, err);
-	cf->cand = svc_alloc(env, sizeof(int32_t) * b, err);
 	cf->xf = svc_alloc(env, sizeof(float) * d, err);
-	if (!cf->cols || !cf->sn2 || !cf->lo || !cf->hi || !cf->cand || !cf->xf)
+	if (!cf->cols || !cf->sn2 || !cf->lo || !cf->hi || !cf->xf)
 	{
 		cover_float_free(env, cf);
 		return false;
@@ -530,39 +516,21 @@ cover_float_init(const SvcEnv *env, const SvcModel *m, CoverFloat *cf, SvcError 
 }
 
 /*
- * The least svc_sqdist of x to m's support vectors, from the float bounds:
- * the least upper bound is at least the least distance, so every vector
- * at the least distance has its lower bound within it, and the exact
- * distances of those candidates (svc_sqdist_many's, svc_sqdist's bits)
- * hold the least.  d2 holds n_sv doubles.
+ * The least svc_sqdist of x to m's support vectors from the float bounds
+ * (svc_select_nearest_floatcols, no vector left out), or -1 where they
+ * cannot tell.
  */
 static double
-cover_least_float(const SvcModel *m, CoverFloat *cf, const double *x, double *d2)
+cover_least_float(const SvcModel *m, CoverFloat *cf, const double *x)
 {
-	int32_t		d = m->dims,
-				b = m->n_sv,
-				nc = 0;
 	double		xn2 = 0.0,
-				cut = HUGE_VAL,
-				best = HUGE_VAL;
+				best;
 
-	for (int32_t j = 0; j < d; j++)
-	{
-		cf->xf[j] = (float) x[j];
+	for (int32_t j = 0; j < m->dims; j++)
 		xn2 += x[j] * x[j];
-	}
-	svc_sqdist_colsf(cf->cols, cf->capf, b, d, cf->xf, cf->lo);
-	svc_sqdistf_bounds(cf->lo, cf->sn2, xn2, b, d, cf->lo, cf->hi);
-	for (int32_t i = 0; i < b; i++)
-		cut = cf->hi[i] < cut ? cf->hi[i] : cut;
-	for (int32_t i = 0; i < b; i++)
-	{
-		cf->cand[nc] = i;
-		nc += cf->lo[i] <= cut;
-	}
-	svc_sqdist_many(m->sv, cf->cand, nc, d, x, d2);
-	for (int32_t c = 0; c < nc; c++)
-		best = d2[c] < best ? d2[c] : best;
+	if (svc_select_nearest_floatcols(m->sv, cf->cols, cf->capf, cf->sn2, m->n_sv, m->dims, -1,
+									 x, xn2, cf->xf, cf->lo, cf->hi, &best) < 0)
+		return -1.0;
 	return best;
 }
 
@@ -586,7 +554,7 @@ svc_gamma_cover(const SvcEnv *env, const SvcModel *m, const double *rows, int64_
 		return SVC_ERR_NOMEM;
 	d2 = v + probe;
 	fl = d >= COVER_FLOAT_DIMS &&
-		cover_float_range(m->sv, (size_t) m->n_sv * (size_t) d);
+		svc_sqdistf_range(m->sv, (size_t) m->n_sv * (size_t) d);
 	if (fl && !cover_float_init(env, m, &cf, err))
 	{
 		svc_free(env, v);
@@ -596,7 +564,7 @@ svc_gamma_cover(const SvcEnv *env, const SvcModel *m, const double *rows, int64_
 	{
 		/* p * n / probe < n, and fits: n is at most a sample of rows */
 		const double *x = rows + (size_t) (p * n / probe) * (size_t) d;
-		double		best = HUGE_VAL;
+		double		best = -1.0;	/* not found yet */
 
 		if ((p & 63) == 0 && svc_interrupted(env, err))
 		{
@@ -605,15 +573,16 @@ svc_gamma_cover(const SvcEnv *env, const SvcModel *m, const double *rows, int64_
 			svc_free(env, v);
 			return SVC_ERR_INTERRUPTED;
 		}
-		if (fl && cover_float_range(x, (size_t) d))
-			best = cover_least_float(m, &cf, x, d2);
-		else
+		if (fl && svc_sqdistf_range(x, (size_t) d))
+			best = cover_least_float(m, &cf, x);
+		if (best < 0.0)
 		{
 			/*
 			 * svc_sqdist's distances to every support vector, four at a
 			 * time (svc_sqdist_many: the same sums); the least in any
 			 * order
 			 */
+			best = HUGE_VAL;
 			svc_sqdist_many(m->sv, NULL, m->n_sv, d, x, d2);
 			for (int32_t j = 0; j < m->n_sv; j++)
 				best = d2[j] < best ? d2[j] : best;

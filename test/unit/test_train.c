@@ -1806,7 +1806,7 @@ test_gamma_cover_is_the_pairs(void)
 					break;
 				}
 			}
-		CHECK(bad == 0 && nalloc >= 7 && nstop >= 1,
+		CHECK(bad == 0 && nalloc >= 6 && nstop >= 1,
 			  "svc_gamma_cover fails cleanly at each of %ld allocations and stops cleanly at each "
 			  "of %ld interrupt checks (%d wrong)", nalloc, nstop, bad);
 		free(m.sv);
